@@ -1,0 +1,5 @@
+import sys
+
+from felt.cli import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""Subcommands of `felt`; each module defines `register(subparsers)`."""
