@@ -1,0 +1,46 @@
+"""`felt serve <service> --port N --metrics-port M`: one service in the foreground."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from felt import registry
+from servicekit.config import SERVICES, ConfigError
+from servicekit.server import Service, serve_forever
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = subparsers.add_parser("serve", help="run one service in the foreground")
+    parser.add_argument("service", choices=SERVICES)
+    parser.add_argument("--host", help="listen address (FELT_HOST, default 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="gRPC port (FELT_<SERVICE>_PORT)")
+    parser.add_argument("--metrics-port", type=int, help="Prometheus port (FELT_<SERVICE>_METRICS_PORT)")
+    parser.add_argument("--data-dir", help="local state directory (FELT_DATA_DIR)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.data_dir:
+        os.environ["FELT_DATA_DIR"] = args.data_dir
+    entry = registry.find(args.service)
+    if entry is None:
+        print(f"felt: the {args.service} service is not implemented in this checkout", file=sys.stderr)
+        return 2
+    try:
+        config = entry.load_config(host=args.host, port=args.port, metrics_port=args.metrics_port)
+        spec = entry.service_spec(config)
+    except ConfigError as exc:
+        print(f"felt: {exc}", file=sys.stderr)
+        return 2
+
+    def announce(service: Service) -> None:
+        print(
+            f"{args.service} listening on {service.address}  metrics http://{config.host}:{service.metrics_port}/metrics",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    serve_forever(spec, config, announce)
+    return 0

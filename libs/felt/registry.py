@@ -1,0 +1,39 @@
+"""Which services exist in this checkout, and how to build each one's spec and config."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from servicekit.config import SERVICES, ServerConfig
+from servicekit.server import ServiceSpec
+
+
+@dataclass(frozen=True)
+class ServiceEntry:
+    name: str
+    load_config: Callable[..., ServerConfig]
+    service_spec: Callable[[ServerConfig], ServiceSpec]
+
+
+def available() -> list[ServiceEntry]:
+    """The services implemented so far, in port order (evaluator, dealer, wallet, table, tournament)."""
+    entries = []
+    for name in SERVICES:
+        entry = find(name)
+        if entry is not None:
+            entries.append(entry)
+    return entries
+
+
+def find(name: str) -> ServiceEntry | None:
+    try:
+        server: Any = importlib.import_module(f"services.{name}.server")
+        config: Any = importlib.import_module(f"services.{name}.config")
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith(f"services.{name}"):
+            return None
+        raise
+    return ServiceEntry(name, config.load_config, server.service_spec)

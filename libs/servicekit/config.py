@@ -1,0 +1,105 @@
+"""Configuration from environment variables with defaults (the same settings exist as CLI flags).
+
+Every service reads the platform settings below; a service adds its own with `setting()`. A required
+setting that is missing fails at start with a message that names the variable.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+# Fixed, documented ports: evaluator, dealer, wallet, table, tournament in that order from the base.
+SERVICES = ("evaluator", "dealer", "wallet", "table", "tournament")
+DEFAULT_BASE_PORT = 50051
+DEFAULT_METRICS_BASE_PORT = 9101
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+class ConfigError(RuntimeError):
+    """A setting is missing or malformed; the message says which and how to fix it."""
+
+
+def setting(
+    name: str,
+    default: T | None = None,
+    *,
+    parse: Callable[[str], T] | None = None,
+    required: bool = False,
+    environ: Mapping[str, str] | None = None,
+) -> T:
+    """Read `name` from the environment, parsed, or return the default."""
+    env = os.environ if environ is None else environ
+    raw = env.get(name)
+    if raw is None or raw == "":
+        if required and default is None:
+            raise ConfigError(f"missing required setting {name}: set the environment variable {name}")
+        return default  # type: ignore[return-value]
+    if parse is None:
+        return raw  # type: ignore[return-value]
+    try:
+        return parse(raw)
+    except ValueError as exc:
+        raise ConfigError(f"malformed setting {name}={raw!r}: {exc}") from exc
+
+
+def default_port(service: str) -> int:
+    return DEFAULT_BASE_PORT + SERVICES.index(service)
+
+
+def default_metrics_port(service: str) -> int:
+    return DEFAULT_METRICS_BASE_PORT + SERVICES.index(service)
+
+
+def data_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The one directory for local state (SQLite files, development keys, logs)."""
+    raw = setting("FELT_DATA_DIR", str(REPO_ROOT / ".felt-data"), environ=environ)
+    path = Path(raw).expanduser().resolve()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """Settings every service shares."""
+
+    service: str
+    host: str
+    port: int
+    metrics_port: int | None  # None: no metrics HTTP server (tests that do not scrape)
+    data_dir: Path
+    max_workers: int = 16
+    shutdown_grace_seconds: float = 10.0
+    production: bool = False
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def with_overrides(self, **overrides: Any) -> ServerConfig:
+        known = {k: v for k, v in overrides.items() if k in self.__dataclass_fields__ and v is not None}
+        extra = {k: v for k, v in overrides.items() if k not in self.__dataclass_fields__}
+        config = replace(self, **known)
+        if extra:
+            config = replace(config, extra={**self.extra, **extra})
+        return config
+
+
+def load_server_config(service: str, environ: Mapping[str, str] | None = None, **overrides: Any) -> ServerConfig:
+    """Platform settings for `service` from FELT_* variables, then explicit overrides (CLI flags, tests)."""
+    prefix = f"FELT_{service.upper()}_"
+    config = ServerConfig(
+        service=service,
+        host=setting("FELT_HOST", "127.0.0.1", environ=environ),
+        port=setting(prefix + "PORT", default_port(service), parse=int, environ=environ),
+        metrics_port=setting(
+            prefix + "METRICS_PORT", default_metrics_port(service), parse=int, environ=environ
+        ),
+        data_dir=data_dir(environ),
+        max_workers=setting(prefix + "MAX_WORKERS", 16, parse=int, environ=environ),
+        shutdown_grace_seconds=setting("FELT_SHUTDOWN_GRACE_SECONDS", 10.0, parse=float, environ=environ),
+        production=setting("FELT_ENV", "development", environ=environ) == "production",
+    )
+    return config.with_overrides(**overrides)

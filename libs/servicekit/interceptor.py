@@ -1,0 +1,199 @@
+"""The one server interceptor: authentication, request ids, logging, metrics and error mapping.
+
+In a sync gRPC server a contextvar bound in `intercept_service` does not reach the handler (it runs on
+another thread), so the interceptor wraps the handler's behaviour instead: everything below runs on the
+handler's thread, around the servicer method.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import grpc
+import structlog
+
+from servicekit import auth, errors, metrics
+from servicekit.logging import bind_ids, get_logger
+
+# Request fields that name domain objects; bound to the RPC's log lines when present.
+DOMAIN_ID_FIELDS = (
+    "table_id",
+    "hand_id",
+    "account_id",
+    "shoe_id",
+    "transfer_id",
+    "hold_id",
+    "tournament_id",
+    "round_id",
+)
+# Infrastructure services: never need a token, and their calls are not logged (probes would flood).
+_OPEN_PREFIXES = ("/grpc.health.v1.", "/grpc.reflection.")
+
+
+class RpcInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
+    def __init__(self, service: str, keys: auth.KeyPair, allow_anonymous: bool) -> None:
+        self._service = service
+        self._keys = keys
+        self._allow_anonymous = allow_anonymous
+        self._log = get_logger()
+
+    def intercept_service(
+        self, continuation: Callable[[Any], Any], handler_call_details: grpc.HandlerCallDetails
+    ) -> Any:
+        handler = continuation(handler_call_details)
+        if handler is None:
+            return None
+        full_method: str = handler_call_details.method
+        grpc_service, _, grpc_method = full_method.lstrip("/").rpartition("/")
+        open_method = full_method.startswith(_OPEN_PREFIXES)
+        if handler.unary_unary:
+            return grpc.unary_unary_rpc_method_handler(
+                self._wrap_unary(handler.unary_unary, "unary", grpc_service, grpc_method, open_method),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.unary_stream:
+            return grpc.unary_stream_rpc_method_handler(
+                self._wrap_stream(handler.unary_stream, grpc_service, grpc_method, open_method),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return handler  # client/bidi streaming: not used by Felt; served unwrapped
+
+    # -- the pieces shared by unary and streaming calls --------------------------------------------
+
+    def _begin(self, request: Any, context: grpc.ServicerContext, open_method: bool) -> Any:
+        structlog.contextvars.clear_contextvars()
+        request_id = _request_id(request, context)
+        bind_ids(service=self._service, request_id=request_id)
+        _bind_request_ids(request)
+        caller = auth.ANONYMOUS
+        if not open_method:
+            token = auth.token_from_metadata(context.invocation_metadata())
+            if token is not None:
+                caller = auth.verify_token(self._keys, token)
+            elif not self._allow_anonymous:
+                raise errors.unauthenticated("TOKEN_MISSING", "this service needs a bearer token")
+        if caller is not auth.ANONYMOUS:
+            bind_ids(caller=caller.subject, caller_role=caller.role.value)
+        return auth.set_current_caller(caller)
+
+    def _fail(self, exc: BaseException, context: grpc.ServicerContext) -> grpc.StatusCode:
+        """Abort the call for `exc`; returns the code sent (the abort itself raises)."""
+        if isinstance(exc, errors.DomainError):
+            context.abort_with_status(errors.to_grpc_status(exc, self._service))
+        self._log.error("unhandled_exception", exc_info=exc)
+        internal = errors.DomainError(grpc.StatusCode.INTERNAL, "INTERNAL", "internal error")
+        context.abort_with_status(errors.to_grpc_status(internal, self._service))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _finish(
+        self,
+        grpc_type: str,
+        grpc_service: str,
+        grpc_method: str,
+        code: grpc.StatusCode,
+        started: float,
+        open_method: bool,
+        reason: str = "",
+    ) -> None:
+        elapsed = time.perf_counter() - started
+        metrics.HANDLED.labels(grpc_type, grpc_service, grpc_method, metrics.code_label(code)).inc()
+        metrics.HANDLING_SECONDS.labels(grpc_type, grpc_service, grpc_method).observe(elapsed)
+        if not open_method:
+            fields: dict[str, Any] = {
+                "rpc": grpc_method,
+                "grpc_code": code.name,
+                "duration_ms": round(elapsed * 1000, 3),
+            }
+            if reason:
+                fields["reason"] = reason
+            self._log.info("rpc", **fields)
+        structlog.contextvars.clear_contextvars()
+
+    def _wrap_unary(
+        self, behavior: Any, grpc_type: str, grpc_service: str, grpc_method: str, open_method: bool
+    ) -> Callable[[Any, grpc.ServicerContext], Any]:
+        def handle(request: Any, context: grpc.ServicerContext) -> Any:
+            started = time.perf_counter()
+            metrics.STARTED.labels(grpc_type, grpc_service, grpc_method).inc()
+            code, reason = grpc.StatusCode.OK, ""
+            caller_token = None
+            try:
+                caller_token = self._begin(request, context, open_method)
+                return behavior(request, context)
+            except errors.DomainError as exc:
+                code, reason = exc.code, exc.reason
+                self._fail(exc, context)
+            except Exception as exc:
+                aborted = _aborted_code(context)
+                if aborted is not None:  # the handler called context.abort itself
+                    code = aborted
+                    raise
+                code, reason = grpc.StatusCode.INTERNAL, "INTERNAL"
+                self._fail(exc, context)
+            finally:
+                self._finish(grpc_type, grpc_service, grpc_method, code, started, open_method, reason)
+                if caller_token is not None:
+                    auth._current.reset(caller_token)
+
+        return handle
+
+    def _wrap_stream(
+        self, behavior: Any, grpc_service: str, grpc_method: str, open_method: bool
+    ) -> Callable[[Any, grpc.ServicerContext], Iterator[Any]]:
+        grpc_type = "server_stream"
+
+        def handle(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
+            started = time.perf_counter()
+            metrics.STARTED.labels(grpc_type, grpc_service, grpc_method).inc()
+            code, reason = grpc.StatusCode.OK, ""
+            try:
+                self._begin(request, context, open_method)
+                yield from behavior(request, context)
+            except errors.DomainError as exc:
+                code, reason = exc.code, exc.reason
+                self._fail(exc, context)
+            except GeneratorExit:
+                code = grpc.StatusCode.CANCELLED
+                raise
+            except Exception as exc:
+                aborted = _aborted_code(context)
+                if aborted is not None:  # the handler called context.abort itself
+                    code = aborted
+                    raise
+                code, reason = grpc.StatusCode.INTERNAL, "INTERNAL"
+                self._fail(exc, context)
+            finally:
+                self._finish(grpc_type, grpc_service, grpc_method, code, started, open_method, reason)
+
+        return handle
+
+
+def _aborted_code(context: grpc.ServicerContext) -> grpc.StatusCode | None:
+    """The code a handler set with context.abort / set_code, if any."""
+    code = context.code()  # type: ignore[attr-defined]
+    if code is None or code is grpc.StatusCode.OK:
+        return None
+    if isinstance(code, grpc.StatusCode):
+        return code
+    return None
+
+
+def _request_id(request: Any, context: grpc.ServicerContext) -> str:
+    fields = getattr(getattr(request, "DESCRIPTOR", None), "fields_by_name", {})
+    if "request_id" in fields and request.request_id:
+        return str(request.request_id)
+    for key, value in context.invocation_metadata() or ():
+        if key == "x-request-id" and value:
+            return str(value)
+    return uuid.uuid4().hex
+
+
+def _bind_request_ids(request: Any) -> None:
+    fields = getattr(getattr(request, "DESCRIPTOR", None), "fields_by_name", {})
+    present = {name: getattr(request, name) for name in DOMAIN_ID_FIELDS if name in fields}
+    bind_ids(**{k: v for k, v in present.items() if isinstance(v, str) and v})

@@ -1,0 +1,133 @@
+"""Server bootstrap shared by every service: health, reflection, metrics, logging, auth, SIGTERM drain."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable, Sequence
+from concurrent import futures
+from dataclasses import dataclass, field
+from types import FrameType
+from wsgiref.simple_server import WSGIServer
+
+import grpc
+from google.protobuf.descriptor import ServiceDescriptor
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from servicekit import auth, metrics
+from servicekit.config import ServerConfig
+from servicekit.interceptor import RpcInterceptor
+from servicekit.logging import configure_logging, get_logger
+
+
+@dataclass
+class ServiceSpec:
+    """What a service brings to the platform."""
+
+    name: str  # short name: evaluator, dealer, wallet, table, tournament
+    services: Sequence[ServiceDescriptor]  # the gRPC services it implements
+    register: Callable[[grpc.Server], None]  # adds the servicers to the server
+    allow_anonymous: bool = False  # only the evaluator serves calls without a token
+    ready: Callable[[], bool] = lambda: True  # dependencies answer (SERVING only once true)
+    on_stop: Callable[[], None] = lambda: None  # release resources after the drain
+    options: Sequence[tuple[str, object]] = field(default_factory=tuple)
+
+
+class Service:
+    """A built, not yet started, gRPC server for one service, with its metrics endpoint."""
+
+    def __init__(self, spec: ServiceSpec, config: ServerConfig, keys: auth.KeyPair | None = None) -> None:
+        self.spec = spec
+        self.config = config
+        self.keys = keys or auth.load_keys(config.data_dir, config.production)
+        self.log = get_logger(service=spec.name)
+        self.server = grpc.server(
+            futures.ThreadPoolExecutor(max_workers=config.max_workers, thread_name_prefix=spec.name),
+            interceptors=[RpcInterceptor(spec.name, self.keys, spec.allow_anonymous)],
+            options=[
+                ("grpc.max_receive_message_length", 64 * 1024 * 1024),
+                ("grpc.max_send_message_length", 64 * 1024 * 1024),
+                ("grpc.so_reuseport", 0),
+                *spec.options,
+            ],
+        )
+        spec.register(self.server)
+        self.health = health.HealthServicer(experimental_non_blocking=True)
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        names = [s.full_name for s in spec.services]
+        reflection.enable_server_reflection(
+            [*names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME],
+            self.server,
+        )
+        self.port = self.server.add_insecure_port(f"{config.host}:{config.port}")
+        if self.port == 0:
+            raise RuntimeError(f"{spec.name}: cannot listen on {config.host}:{config.port}")
+        self.metrics_port: int | None = None
+        self._metrics_server: WSGIServer | None = None
+        self._stopped = threading.Event()
+        for descriptor in spec.services:
+            metrics.precreate(metrics.methods_of(descriptor))
+
+    @property
+    def address(self) -> str:
+        return f"{self.config.host}:{self.port}"
+
+    def start(self) -> Service:
+        self.server.start()
+        if self.config.metrics_port is not None:
+            self._metrics_server, self.metrics_port = metrics.start_metrics_server(
+                self.config.host, self.config.metrics_port
+            )
+        self._set_health(
+            health_pb2.HealthCheckResponse.SERVING
+            if self.spec.ready()
+            else health_pb2.HealthCheckResponse.NOT_SERVING
+        )
+        self.log.info("started", address=self.address, metrics_port=self.metrics_port)
+        return self
+
+    def _set_health(self, status: int) -> None:
+        self.health.set("", status)
+        for descriptor in self.spec.services:
+            self.health.set(descriptor.full_name, status)
+
+    def stop(self, grace: float | None = None) -> None:
+        """Drain: NOT_SERVING, refuse new calls (UNAVAILABLE), let in-flight calls finish, then stop."""
+        if self._stopped.is_set():
+            return
+        self._stopped.set()
+        self.health.enter_graceful_shutdown()
+        grace = self.config.shutdown_grace_seconds if grace is None else grace
+        self.log.info("draining", grace_seconds=grace)
+        self.server.stop(grace).wait()
+        if self._metrics_server is not None:
+            self._metrics_server.shutdown()
+            self._metrics_server.server_close()
+        self.spec.on_stop()
+        self.log.info("stopped")
+
+    def wait(self) -> None:
+        self.server.wait_for_termination()
+
+
+def build(spec: ServiceSpec, config: ServerConfig) -> Service:
+    configure_logging()
+    return Service(spec, config)
+
+
+def serve_forever(spec: ServiceSpec, config: ServerConfig, on_started: Callable[[Service], None] | None = None) -> None:
+    """Run one service in the foreground until SIGTERM or SIGINT, then drain and exit."""
+    service = build(spec, config).start()
+    if on_started is not None:
+        on_started(service)
+    stop_requested = threading.Event()
+
+    def request_stop(signum: int, _frame: FrameType | None) -> None:
+        service.log.info("signal", signal=signal.Signals(signum).name)
+        stop_requested.set()
+
+    signal.signal(signal.SIGTERM, request_stop)
+    signal.signal(signal.SIGINT, request_stop)
+    stop_requested.wait()
+    service.stop()
