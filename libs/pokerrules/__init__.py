@@ -1,0 +1,1 @@
+"""Pure game rules of Felt: cards, betting engine, pots, casino games — no I/O."""

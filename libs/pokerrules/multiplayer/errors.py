@@ -1,0 +1,36 @@
+"""The one domain error of the betting engine: a refused command, with an UPPER_SNAKE reason."""
+
+from __future__ import annotations
+
+
+class IllegalAction(Exception):
+    """A command the rules do not allow now. The state it was applied to is unchanged.
+
+    `reason` is a stable UPPER_SNAKE code (NOT_YOUR_TURN, BELOW_MIN_RAISE, ...) that the table service maps
+    to a gRPC status once; `details` carries the dynamic values (min, max, ...) as strings.
+    """
+
+    __slots__ = ("details", "reason")
+
+    def __init__(self, reason: str, message: str = "", **details: object) -> None:
+        super().__init__(f"{reason}: {message}" if message else reason)
+        self.reason = reason
+        self.details = {k: str(v) for k, v in details.items()}
+
+
+# Reasons, listed once so services and tests spell them the same way.
+NOT_YOUR_TURN = "NOT_YOUR_TURN"
+HAND_OVER = "HAND_OVER"
+UNKNOWN_SEAT = "UNKNOWN_SEAT"
+CANNOT_CHECK = "CANNOT_CHECK"
+NOTHING_TO_CALL = "NOTHING_TO_CALL"
+CHECK_AVAILABLE = "CHECK_AVAILABLE"
+CANNOT_BET = "CANNOT_BET"
+CANNOT_RAISE = "CANNOT_RAISE"
+RAISE_NOT_REOPENED = "RAISE_NOT_REOPENED"
+BELOW_MIN_BET = "BELOW_MIN_BET"
+BELOW_MIN_RAISE = "BELOW_MIN_RAISE"
+ABOVE_POT_LIMIT = "ABOVE_POT_LIMIT"
+ABOVE_STACK = "ABOVE_STACK"
+INVALID_AMOUNT = "INVALID_AMOUNT"
+INVALID_SETUP = "INVALID_SETUP"

@@ -1,0 +1,100 @@
+"""Events the engine emits: small immutable facts, in order, that a table service logs and publishes.
+
+Events carrying private cards say so through `private_to` (the one seat that may see them); the table
+service filters per viewer. No event names a burned or undealt card.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pokerrules.multiplayer.actions import ActionKind
+
+PREFLOP, FLOP, TURN, RIVER = 0, 1, 2, 3
+STREET_NAMES = ("preflop", "flop", "turn", "river")
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    @property
+    def private_to(self) -> int | None:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class HandStarted(Event):
+    button: int
+    small_blind_seat: int
+    big_blind_seat: int
+    stacks: tuple[tuple[int, int], ...]  # (seat, stack) before the blinds
+
+
+@dataclass(frozen=True, slots=True)
+class BlindPosted(Event):
+    seat: int
+    blind: str  # "small" or "big"
+    amount: int
+    all_in: bool
+
+
+@dataclass(frozen=True, slots=True)
+class HoleCardsDealt(Event):
+    seat: int
+    cards: tuple[int, ...]
+
+    @property
+    def private_to(self) -> int | None:
+        return self.seat
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerActed(Event):
+    seat: int
+    kind: ActionKind  # as resolved: an ALL_IN command is reported as the CALL/BET/RAISE it made
+    added: int  # chips moved from the stack this action
+    round_bet: int  # the seat's total bet in this round afterwards
+    all_in: bool
+
+
+@dataclass(frozen=True, slots=True)
+class UncalledBetReturned(Event):
+    """NK-4.2: the part of a bet nobody called goes back; it is not winnings."""
+
+    seat: int
+    amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class BettingRoundEnded(Event):
+    street: int
+    pot: int  # every chip in the middle after the round
+
+
+@dataclass(frozen=True, slots=True)
+class BoardDealt(Event):
+    street: int
+    cards: tuple[int, ...]  # only the new cards; the burn card is never revealed
+
+
+@dataclass(frozen=True, slots=True)
+class CardsShown(Event):
+    """NK-4.4: at showdown every player still in shows."""
+
+    seat: int
+    cards: tuple[int, ...]
+    strength: int
+
+
+@dataclass(frozen=True, slots=True)
+class PotAwarded(Event):
+    index: int  # 0 = main pot, then side pots in increasing contribution level (MP-A11)
+    amount: int
+    eligible: tuple[int, ...]
+    shares: tuple[tuple[int, int], ...]  # (seat, chips won)
+
+
+@dataclass(frozen=True, slots=True)
+class HandEnded(Event):
+    stacks: tuple[tuple[int, int], ...]  # (seat, final stack)
+    nets: tuple[tuple[int, int], ...]  # (seat, final - starting stack)
+    showdown: bool

@@ -1,0 +1,518 @@
+"""One hand of multiplayer Hold'em / Omaha as a state advanced by explicit, checked operations.
+
+Player arrays are indexed by position in clockwise seat order (ascending seat numbers, MP section 7), but
+every public operation and event speaks in seat numbers: seats are the identity, not positions.
+
+Every operation validates completely before it mutates, so a refused command (IllegalAction) leaves the
+state untouched. `engine.apply` adds copy-on-write on top for callers that keep the old state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from pokerrules.multiplayer import errors as e
+from pokerrules.multiplayer.actions import Action, ActionKind, LegalActions
+from pokerrules.multiplayer.config import GameConfig, Limit
+from pokerrules.multiplayer.errors import IllegalAction
+from pokerrules.multiplayer.events import (
+    PREFLOP,
+    RIVER,
+    BettingRoundEnded,
+    BlindPosted,
+    BoardDealt,
+    CardsShown,
+    Event,
+    HandEnded,
+    HandStarted,
+    HoleCardsDealt,
+    PlayerActed,
+    PotAwarded,
+    UncalledBetReturned,
+)
+from pokerrules.multiplayer.pots import build_pots, split_pot
+
+Ranker = Callable[[Sequence[int], Sequence[int]], int]
+"""rank(hole, board) -> strength; higher wins, equal ties. For Omaha it must use exactly two hole cards."""
+
+_BOARD_CARDS = (0, 3, 1, 1)  # new community cards dealt at the start of each street (MP-3.3 to MP-3.5)
+
+
+class HandState:
+    __slots__ = (
+        "acted_at",
+        "actor",
+        "bb_index",
+        "bets",
+        "board",
+        "button_index",
+        "config",
+        "contrib",
+        "current_bet",
+        "deck",
+        "deck_pos",
+        "finished",
+        "folded",
+        "holes",
+        "last_full_raise",
+        "pot_capped",
+        "rank",
+        "sb_index",
+        "seats",
+        "stacks",
+        "starting_stacks",
+        "street",
+        "version",
+    )
+
+    config: GameConfig
+    seats: tuple[int, ...]
+    rank: Ranker
+    deck: Sequence[int]
+    deck_pos: int
+    button_index: int
+    sb_index: int
+    bb_index: int
+    starting_stacks: tuple[int, ...]
+    stacks: list[int]
+    bets: list[int]  # this round
+    contrib: list[int]  # whole hand, including this round
+    folded: list[bool]
+    acted_at: list[int]  # the current bet when the player last acted this round, -1 if not yet
+    pot_capped: list[bool]  # NK-3.6 hook: this round the player's raises are capped at pot size
+    holes: list[tuple[int, ...]]
+    board: list[int]
+    street: int
+    current_bet: int
+    last_full_raise: int
+    actor: int  # index of the player to act, -1 when nobody is to act
+    finished: bool
+    version: int
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def start(
+        cls,
+        config: GameConfig,
+        stacks: Mapping[int, int],
+        button: int,
+        deck: Sequence[int],
+        rank: Ranker,
+    ) -> tuple[HandState, list[Event]]:
+        """Post the blinds, deal hole cards and open pre-flop betting.
+
+        `stacks` maps every seat dealt into this hand to its stack (> 0); `button` is one of those seats;
+        `deck` is the deck order (card codes) from the dealer.
+        """
+        seats = tuple(sorted(stacks))
+        n = len(seats)
+        if not 2 <= n <= 10:
+            raise IllegalAction(e.INVALID_SETUP, "a hand needs 2 to 10 players", players=n)
+        if button not in stacks:
+            raise IllegalAction(e.INVALID_SETUP, "the button must be a seat in the hand", button=button)
+        if any(stacks[s] <= 0 for s in seats):
+            raise IllegalAction(e.INVALID_SETUP, "every seat dealt in needs chips")
+        needed = n * config.variant.hole_cards + 8  # hole cards, 5 board cards, 3 burns
+        if len(deck) < needed or len(set(deck)) != len(deck):
+            raise IllegalAction(e.INVALID_SETUP, "the deck must hold enough distinct cards", needed=needed)
+        self = cls.__new__(cls)
+        self.config = config
+        self.seats = seats
+        self.rank = rank
+        self.deck = deck
+        self.deck_pos = 0
+        b = seats.index(button)
+        self.button_index = b
+        # NK-2.2: heads-up the button posts the small blind; NK-2.1 / MP-2.2: otherwise the two seats
+        # to its left post small then big blind.
+        self.sb_index = b if n == 2 else (b + 1) % n
+        self.bb_index = (self.sb_index + 1) % n
+        self.starting_stacks = tuple(stacks[s] for s in seats)
+        self.stacks = list(self.starting_stacks)
+        self.bets = [0] * n
+        self.contrib = [0] * n
+        self.folded = [False] * n
+        self.acted_at = [-1] * n
+        self.pot_capped = [False] * n
+        self.board = []
+        self.street = PREFLOP
+        self.finished = False
+        self.version = 0
+        events: list[Event] = [
+            HandStarted(
+                button,
+                seats[self.sb_index],
+                seats[self.bb_index],
+                tuple(zip(seats, self.stacks, strict=True)),
+            )
+        ]
+        for index, blind, amount in (
+            (self.sb_index, "small", config.small_blind),
+            (self.bb_index, "big", config.big_blind),
+        ):
+            # NK-2.3: a short blind puts the player all-in for what they have.
+            posted = min(amount, self.stacks[index])
+            self.stacks[index] -= posted
+            self.bets[index] = posted
+            self.contrib[index] = posted
+            events.append(BlindPosted(seats[index], blind, posted, self.stacks[index] == 0))
+        # NK-EX-4: against a short big blind the bet to call is what was actually posted.
+        self.current_bet = max(self.bets)
+        self.last_full_raise = config.big_blind
+        # Hole cards one at a time, starting left of the button (MP-1.2).
+        per_player = config.variant.hole_cards
+        holes: list[list[int]] = [[] for _ in range(n)]
+        for _ in range(per_player):
+            for k in range(1, n + 1):
+                holes[(b + k) % n].append(deck[self.deck_pos])
+                self.deck_pos += 1
+        self.holes = [tuple(h) for h in holes]
+        events.extend(HoleCardsDealt(seats[i], self.holes[i]) for i in range(n))
+        # MP-2.4 / NK-2.1: pre-flop the first to act is the player after the big blind
+        # (heads-up that is the button, NK-2.2).
+        self.actor = self._next_to_act(self.bb_index)
+        if self.actor < 0:
+            self._finish_round(events)
+        return self, events
+
+    def copy(self) -> HandState:
+        """A copy sharing only immutable parts: the cheap copy-on-write step of `engine.apply`."""
+        other = HandState.__new__(HandState)
+        other.config = self.config
+        other.seats = self.seats
+        other.rank = self.rank
+        other.deck = self.deck
+        other.deck_pos = self.deck_pos
+        other.button_index = self.button_index
+        other.sb_index = self.sb_index
+        other.bb_index = self.bb_index
+        other.starting_stacks = self.starting_stacks
+        other.stacks = self.stacks[:]
+        other.bets = self.bets[:]
+        other.contrib = self.contrib[:]
+        other.folded = self.folded[:]
+        other.acted_at = self.acted_at[:]
+        other.pot_capped = self.pot_capped[:]
+        other.holes = self.holes[:]
+        other.board = self.board[:]
+        other.street = self.street
+        other.current_bet = self.current_bet
+        other.last_full_raise = self.last_full_raise
+        other.actor = self.actor
+        other.finished = self.finished
+        other.version = self.version
+        return other
+
+    # ------------------------------------------------------------------ views
+
+    @property
+    def button(self) -> int:
+        return self.seats[self.button_index]
+
+    @property
+    def seat_to_act(self) -> int | None:
+        return self.seats[self.actor] if self.actor >= 0 else None
+
+    @property
+    def pot(self) -> int:
+        """Every chip in the middle: earlier rounds plus this round's bets (NK-3.7)."""
+        return sum(self.contrib)
+
+    def stack_of(self, seat: int) -> int:
+        return self.stacks[self._index(seat)]
+
+    def hole_cards(self, seat: int) -> tuple[int, ...]:
+        return self.holes[self._index(seat)]
+
+    def in_hand(self, seat: int) -> bool:
+        return not self.folded[self._index(seat)]
+
+    def total_chips(self) -> int:
+        """Chips conserved by every operation: stacks plus everything committed."""
+        return sum(self.stacks) + sum(self.contrib)
+
+    def legal_actions(self) -> LegalActions | None:
+        """The legal actions of the player to act, with min/max amounts; None when nobody is to act."""
+        i = self.actor
+        if i < 0:
+            return None
+        stack = self.stacks[i]
+        bet = self.bets[i]
+        to_call = self.current_bet - bet
+        call_amount = to_call if to_call < stack else stack
+        all_in_to = bet + stack
+        min_to = max_to = 0
+        if stack > to_call and self._may_raise(i):
+            min_to = self.current_bet + self.last_full_raise
+            max_to = all_in_to
+            if self.config.limit is Limit.POT_LIMIT or self.pot_capped[i]:
+                # NK-3.7: max raise-to = current bet + (pot + to_call); NK-12.6: never below the minimum.
+                cap = self.current_bet + sum(self.contrib) + to_call
+                if cap < min_to:
+                    cap = min_to
+                if cap < max_to:
+                    max_to = cap
+            if min_to > all_in_to:
+                # NK-3.5: a stack short of a full raise may still go all-in.
+                min_to = max_to = all_in_to
+        return LegalActions(
+            seat=self.seats[i],
+            can_fold=to_call > 0,
+            can_check=to_call == 0,
+            call_amount=call_amount,
+            bet_kind=ActionKind.BET if self.current_bet == 0 else ActionKind.RAISE,
+            min_to=min_to,
+            max_to=max_to,
+            all_in_to=all_in_to,
+            stack=stack,
+            current_bet=self.current_bet,
+            pot=sum(self.contrib),
+        )
+
+    # ------------------------------------------------------------------ operations
+
+    def act(self, seat: int, action: Action) -> list[Event]:
+        """Apply one player action in place; refuses (state unchanged) with IllegalAction."""
+        if self.finished:
+            raise IllegalAction(e.HAND_OVER, "the hand is over")
+        i = self.actor
+        if i < 0 or self.seats[i] != seat:
+            if seat not in self.seats:
+                raise IllegalAction(e.UNKNOWN_SEAT, "no such seat in this hand", seat=seat)
+            raise IllegalAction(e.NOT_YOUR_TURN, "another seat is to act", seat=seat)
+        kind = action.kind
+        to_call = self.current_bet - self.bets[i]
+        stack = self.stacks[i]
+        events: list[Event] = []
+        if kind is ActionKind.FOLD:
+            if to_call <= 0:
+                # MP-A5: fold is not offered when checking is free (it is never needed).
+                raise IllegalAction(e.CHECK_AVAILABLE, "nothing to call: check instead of folding")
+            self.folded[i] = True
+            events.append(PlayerActed(seat, kind, 0, self.bets[i], False))
+        elif kind is ActionKind.CHECK:
+            if to_call > 0:
+                raise IllegalAction(e.CANNOT_CHECK, "there is a bet to call", to_call=to_call)
+            events.append(PlayerActed(seat, kind, 0, self.bets[i], False))
+        elif kind is ActionKind.CALL:
+            if to_call <= 0:
+                raise IllegalAction(e.NOTHING_TO_CALL, "nothing to call: check instead")
+            added = to_call if to_call < stack else stack  # a short call is all-in (MP-4.14)
+            self._put_in(i, added)
+            events.append(PlayerActed(seat, kind, added, self.bets[i], self.stacks[i] == 0))
+        elif kind is ActionKind.ALL_IN:
+            if stack <= to_call:
+                before = self.bets[i]
+                self._put_in(i, stack)
+                events.append(PlayerActed(seat, ActionKind.CALL, self.bets[i] - before, self.bets[i], True))
+            else:
+                self._bet_or_raise(i, self.bets[i] + stack, None, events)
+        elif kind is ActionKind.BET or kind is ActionKind.RAISE:
+            self._bet_or_raise(i, action.amount, kind, events)
+        else:  # pragma: no cover - enum is closed
+            raise IllegalAction(e.INVALID_AMOUNT, "unknown action")
+        self.acted_at[i] = self.current_bet
+        self.version += 1
+        self._advance(i, events)
+        return events
+
+    def cap_raises_to_pot(self, seat: int) -> None:
+        """Hook for Jangkar Pendek (NK-3.6, NK-12.2): cap this seat's raises at pot size this round.
+
+        The power's own conditions (Carrusel, Destellos, response window) belong to the powers module;
+        this only applies the effect, which expires at the next betting round (NK-12.7).
+        """
+        if self.finished:
+            raise IllegalAction(e.HAND_OVER, "the hand is over")
+        self.pot_capped[self._index(seat)] = True
+        self.version += 1
+
+    # ------------------------------------------------------------------ internals
+
+    def _index(self, seat: int) -> int:
+        try:
+            return self.seats.index(seat)
+        except ValueError:
+            raise IllegalAction(e.UNKNOWN_SEAT, "no such seat in this hand", seat=seat) from None
+
+    def _may_raise(self, i: int) -> bool:
+        """NK-3.5: betting is reopened for a player who already acted only by at least a full raise
+        (counted from the bet they last acted on). Raising also needs an opponent who can put in more
+        than the current bet: one who cannot even cover it could not answer a raise."""
+        acted = self.acted_at[i]
+        if acted >= 0 and self.current_bet - acted < self.last_full_raise:
+            return False
+        stacks = self.stacks
+        bets = self.bets
+        folded = self.folded
+        current = self.current_bet
+        return any(j != i and not folded[j] and stacks[j] + bets[j] > current for j in range(len(stacks)))
+
+    def _put_in(self, i: int, amount: int) -> None:
+        self.stacks[i] -= amount
+        self.bets[i] += amount
+        self.contrib[i] += amount
+
+    def _bet_or_raise(self, i: int, to: int, kind: ActionKind | None, events: list[Event]) -> None:
+        legal = self.legal_actions()
+        assert legal is not None
+        opening = self.current_bet == 0
+        if kind is ActionKind.BET and not opening:
+            raise IllegalAction(
+                e.CANNOT_BET, "there is already a bet: raise instead", current_bet=self.current_bet
+            )
+        if kind is ActionKind.RAISE and opening:
+            raise IllegalAction(e.CANNOT_RAISE, "nobody has bet: bet instead")
+        if legal.max_to == 0:
+            if self.stacks[i] <= self.current_bet - self.bets[i]:
+                raise IllegalAction(e.ABOVE_STACK, "the stack only covers a call", stack=self.stacks[i])
+            raise IllegalAction(e.RAISE_NOT_REOPENED, "betting was not reopened by a full raise (NK-3.5)")
+        if to > legal.all_in_to:
+            raise IllegalAction(e.ABOVE_STACK, "more than the stack", max_to=legal.all_in_to)
+        if to > legal.max_to:
+            raise IllegalAction(e.ABOVE_POT_LIMIT, "above the pot-size raise (NK-3.7)", max_to=legal.max_to)
+        if to < legal.min_to:
+            reason = e.BELOW_MIN_BET if opening else e.BELOW_MIN_RAISE
+            raise IllegalAction(reason, "below the minimum", min_to=legal.min_to)
+        increase = to - self.current_bet
+        if increase >= self.last_full_raise:
+            self.last_full_raise = increase  # NK-3.3: a full raise sets the next minimum increment
+        before = self.bets[i]
+        self._put_in(i, to - before)
+        self.current_bet = to
+        resolved = ActionKind.BET if opening else ActionKind.RAISE
+        events.append(PlayerActed(self.seats[i], resolved, to - before, to, self.stacks[i] == 0))
+
+    def _next_to_act(self, after: int) -> int:
+        """First player clockwise after `after` who must act (MP-A3: folded and all-in players skipped)."""
+        n = len(self.seats)
+        stacks = self.stacks
+        folded = self.folded
+        bets = self.bets
+        acted_at = self.acted_at
+        current = self.current_bet
+        able = 0
+        for j in range(n):
+            if not folded[j] and stacks[j] > 0:
+                able += 1
+        for k in range(1, n + 1):
+            j = (after + k) % n
+            if folded[j] or stacks[j] == 0:
+                continue
+            # NK-2.4: a player still able to act must respond until they have matched the bet; a lone
+            # player who already matches everything has nobody to bet against.
+            if bets[j] < current or (acted_at[j] < 0 and able > 1):
+                return j
+        return -1
+
+    def _advance(self, i: int, events: list[Event]) -> None:
+        folded = self.folded
+        live = 0
+        for f in folded:
+            if not f:
+                live += 1
+        if live == 1:
+            self._finish_round(events)  # MP-3.6 / NK-2.5: the last player in wins without a showdown
+            return
+        self.actor = self._next_to_act(i)
+        if self.actor < 0:
+            self._finish_round(events)
+
+    def _return_uncalled(self, events: list[Event]) -> None:
+        """NK-4.2: chips above the second-highest bet of the round go back to their owner."""
+        bets = self.bets
+        top = -1
+        top_bet = second = 0
+        for j, b in enumerate(bets):
+            if b > top_bet:
+                second = top_bet
+                top_bet = b
+                top = j
+            elif b > second:
+                second = b
+        if top >= 0 and top_bet > second:
+            excess = top_bet - second
+            bets[top] -= excess
+            self.contrib[top] -= excess
+            self.stacks[top] += excess
+            events.append(UncalledBetReturned(self.seats[top], excess))
+
+    def _finish_round(self, events: list[Event]) -> None:
+        """End the betting round; deal the next street, run the board out, or settle the hand."""
+        while True:
+            self._return_uncalled(events)
+            events.append(BettingRoundEnded(self.street, sum(self.contrib)))
+            n = len(self.seats)
+            for j in range(n):
+                self.bets[j] = 0
+                self.acted_at[j] = -1
+                self.pot_capped[j] = False  # NK-12.7: the Jangkar cap expires with the round
+            self.current_bet = 0
+            self.last_full_raise = self.config.big_blind  # NK-3.2: a full opening bet is the big blind
+            live = [j for j in range(n) if not self.folded[j]]
+            if len(live) == 1:
+                self._settle(events, showdown=False)
+                return
+            if self.street == RIVER:
+                self._settle(events, showdown=True)
+                return
+            self._deal_street(events)
+            # MP-2.5 / NK-2.1: after the flop the first player able to act left of the button starts.
+            self.actor = self._next_to_act(self.button_index)
+            if self.actor >= 0:
+                return
+            # NK-4.3: nobody can bet any more, the remaining cards are dealt automatically.
+
+    def _deal_street(self, events: list[Event]) -> None:
+        self.street += 1
+        self.deck_pos += 1  # burn one card before each street; it is never shown
+        count = _BOARD_CARDS[self.street]
+        cards = tuple(self.deck[self.deck_pos : self.deck_pos + count])
+        self.deck_pos += count
+        self.board.extend(cards)
+        events.append(BoardDealt(self.street, cards))
+
+    def _settle(self, events: list[Event], showdown: bool) -> None:
+        n = len(self.seats)
+        live = [not f for f in self.folded]
+        seats = self.seats
+        if showdown:
+            strengths = [0] * n
+            for k in range(1, n + 1):
+                j = (self.button_index + k) % n
+                if live[j]:
+                    strengths[j] = self.rank(self.holes[j], self.board)
+                    events.append(CardsShown(seats[j], self.holes[j], strengths[j]))
+        # Pots are settled main pot first (MP-6.6, MP-A11).
+        for index, pot in enumerate(build_pots(self.contrib, live)):
+            if showdown and len(pot.eligible) > 1:
+                best = max(strengths[j] for j in pot.eligible)
+                winners = [j for j in pot.eligible if strengths[j] == best]
+            else:
+                winners = list(pot.eligible)
+            # MP-A10 / NK-4.6: odd chips from the winner closest to the left of the button.
+            winners.sort(key=lambda j: (j - self.button_index - 1) % n)
+            shares = split_pot(pot.amount, winners)
+            for j, amount in shares:
+                self.stacks[j] += amount
+            events.append(
+                PotAwarded(
+                    index,
+                    pot.amount,
+                    tuple(seats[j] for j in pot.eligible),
+                    tuple((seats[j], amount) for j, amount in shares),
+                )
+            )
+        for j in range(n):
+            self.contrib[j] = 0
+            self.bets[j] = 0
+        self.actor = -1
+        self.finished = True
+        events.append(
+            HandEnded(
+                tuple(zip(seats, self.stacks, strict=True)),
+                tuple((seats[j], self.stacks[j] - self.starting_stacks[j]) for j in range(n)),
+                showdown,
+            )
+        )
