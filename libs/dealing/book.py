@@ -1,0 +1,162 @@
+"""The dealer's shoes, in memory: idempotent creation, idle expiry, and purging of ended shoes.
+
+State lives only in this process (the dealer is a stateless Deployment: a restarted pod forgets its
+shoes, and the table service voids a hand whose shoe is gone). One lock serialises every operation;
+each one is a few microseconds of work, so a finer scheme would buy nothing under the GIL.
+Time comes from an injectable monotonic clock so expiry is testable.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from dealing.errors import RequestConflict, ShoeNotFound, TooManyShoes
+from dealing.seeds import SeedSource
+from dealing.shoe import (
+    DealtCard,
+    PeekedCard,
+    Revelation,
+    Shoe,
+    ShoeState,
+    validate_parameters,
+    validate_request_id,
+)
+
+
+@dataclass(frozen=True)
+class BookSettings:
+    idle_seconds: float = 900.0  # an open shoe untouched this long expires
+    retention_seconds: float = 3600.0  # an ended shoe stays revealable this long, then is forgotten
+    max_shoes: int = 100_000  # open and ended shoes held at once
+
+
+def _new_shoe_id() -> str:
+    return str(uuid.uuid4())
+
+
+class ShoeBook:
+    def __init__(
+        self,
+        seeds: SeedSource,
+        settings: BookSettings | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        new_id: Callable[[], str] = _new_shoe_id,
+    ) -> None:
+        self._seeds = seeds
+        self._settings = settings or BookSettings()
+        self._clock = clock
+        self._new_id = new_id
+        self._lock = threading.Lock()
+        self._shoes: dict[str, Shoe] = {}
+        self._by_request: dict[tuple[str, str], tuple[tuple[int, str, int, str], str]] = {}
+        self._last_sweep = float("-inf")
+
+    def create(
+        self,
+        *,
+        owner: str,
+        request_id: str,
+        decks: int,
+        client_seed: str = "",
+        nonce: int = 0,
+        deck_set: str = "",
+    ) -> tuple[Shoe, bool]:
+        """A new shoe, or the one this owner already created with this request id; True when new."""
+        validate_request_id(request_id)
+        validate_parameters(decks, client_seed, nonce, deck_set)
+        params = (decks, client_seed, nonce, deck_set)
+        with self._lock:
+            now = self._clock()
+            self._sweep(now)
+            known = self._by_request.get((owner, request_id))
+            if known is not None:
+                if known[0] != params:
+                    raise RequestConflict(
+                        "request_id was already used to create a shoe with other parameters",
+                        request_id=request_id,
+                    )
+                return self._shoes[known[1]], False
+            if len(self._shoes) >= self._settings.max_shoes:
+                raise TooManyShoes("the dealer holds its maximum number of shoes; retry later")
+            seed = self._seeds.server_seed()  # raises EntropyUnavailable: nothing is recorded
+            shoe = Shoe(
+                shoe_id=self._new_id(),
+                owner=owner,
+                server_seed=seed,
+                decks=decks,
+                client_seed=client_seed,
+                nonce=nonce,
+                deck_set=deck_set,
+                now=now,
+            )
+            self._shoes[shoe.shoe_id] = shoe
+            self._by_request[(owner, request_id)] = (params, shoe.shoe_id)
+            return shoe, True
+
+    def get(self, shoe_id: str) -> Shoe:
+        with self._lock:
+            return self._find(shoe_id, self._clock())
+
+    def deal(self, shoe_id: str, count: int, request_id: str) -> list[DealtCard]:
+        with self._lock:
+            now = self._clock()
+            return self._find(shoe_id, now).deal(count, request_id, now)
+
+    def burn(self, shoe_id: str, count: int, request_id: str) -> list[int]:
+        with self._lock:
+            now = self._clock()
+            return self._find(shoe_id, now).burn(count, request_id, now)
+
+    def peek(self, shoe_id: str, offset: int) -> PeekedCard:
+        with self._lock:
+            now = self._clock()
+            return self._find(shoe_id, now).peek(offset, now)
+
+    def close(self, shoe_id: str) -> Shoe:
+        with self._lock:
+            now = self._clock()
+            shoe = self._find(shoe_id, now)
+            shoe.close(now)
+            return shoe
+
+    def reveal(self, shoe_id: str) -> Revelation:
+        with self._lock:
+            return self._find(shoe_id, self._clock()).reveal()
+
+    def counts(self) -> dict[ShoeState, int]:
+        """Shoes held per state (for the metrics gauge)."""
+        with self._lock:
+            now = self._clock()
+            self._sweep(now, force=True)
+            tally = dict.fromkeys(ShoeState, 0)
+            for shoe in self._shoes.values():
+                tally[shoe.state] += 1
+            return tally
+
+    def _find(self, shoe_id: str, now: float) -> Shoe:
+        shoe = self._shoes.get(shoe_id)
+        if shoe is None:
+            raise ShoeNotFound("no such shoe (unknown, or ended and purged)", shoe_id=shoe_id)
+        shoe.expire_if_idle(now, self._settings.idle_seconds)
+        return shoe
+
+    def _sweep(self, now: float, force: bool = False) -> None:
+        """Expire idle shoes and forget long-ended ones; at most once a second unless forced."""
+        if not force and now - self._last_sweep < 1.0:
+            return
+        self._last_sweep = now
+        retention = self._settings.retention_seconds
+        gone = []
+        for shoe_id, shoe in self._shoes.items():
+            shoe.expire_if_idle(now, self._settings.idle_seconds)
+            if shoe.ended_at is not None and now - shoe.ended_at >= retention:
+                gone.append(shoe_id)
+        if gone:
+            dropped = set(gone)
+            for shoe_id in gone:
+                del self._shoes[shoe_id]
+            self._by_request = {k: v for k, v in self._by_request.items() if v[1] not in dropped}

@@ -1,0 +1,234 @@
+"""Stand-alone verifier for Felt dealer shoes (algorithm felt-hmac-sha256-fisher-yates-v1).
+
+This file imports only the Python standard library: copy it anywhere and run
+    python verifier.py revealed_shoe.json
+where the JSON holds what the dealer's Reveal returned (snake_case or lowerCamelCase keys):
+    {"algorithm": ..., "decks": 1, "server_seed": "<64 hex>", "client_seed": "...", "nonce": 0,
+     "commitment": "<64 hex>", "dealt": [{"position": 0, "card": "As"}, ...],
+     "card_commitments": ["<64 hex>", ...]}          # card_commitments optional
+or, for one card a player received with its salt (no seed needed):
+    {"card_commitments": [...], "openings": [{"position": 3, "card": "Td", "salt": "<32 hex>"}]}
+It prints one line per problem and exits 0 when everything matches, 1 otherwise.
+
+The specification (docs/fairness.md): block k of the stream is HMAC-SHA256(server_seed,
+"shuffle:{nonce}:{k}:{client_seed}"), read as eight big-endian 32-bit words; a draw below b rejects
+words >= 2**32 - 2**32 % b and returns w % b; Fisher–Yates from the last position down swaps position i
+with a draw below i + 1; the shoe starts as decks × (2c 2d 2h 2s 3c ... As). The commitment is
+SHA-256(server_seed); the salt of position p is HMAC-SHA256(server_seed, "salt:{p}")[:16], and the
+commitment of position p is SHA-256("card:{p}:{card}:{salt hex}").
+
+This is deliberately a second, plain implementation (not the dealer's optimised one), so that a
+mistake in either shows up as a disagreement in Felt's tests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+ALGORITHM = "felt-hmac-sha256-fisher-yates-v1"
+RANKS = "23456789TJQKA"
+SUITS = "cdhs"
+MAX_DECKS = 8
+
+
+@dataclass(frozen=True)
+class Problem:
+    reason: str
+    message: str
+    position: int = -1  # -1 when the problem is not about one position
+
+
+@dataclass
+class Verification:
+    problems: list[Problem] = field(default_factory=list)
+    cards_checked: int = 0
+
+    @property
+    def valid(self) -> bool:
+        return not self.problems
+
+
+def canonical_card(text: str) -> str | None:
+    """`As`-style text of a card, or None if `text` is not a card."""
+    text = text.strip()
+    if len(text) != 2 or text[0].upper() not in RANKS or text[1].lower() not in SUITS:
+        return None
+    return text[0].upper() + text[1].lower()
+
+
+def _words(server_seed: bytes, client_seed: str, nonce: int) -> Iterator[int]:
+    counter = 0
+    while True:
+        message = f"shuffle:{nonce}:{counter}:{client_seed}".encode()
+        block = hmac.digest(server_seed, message, "sha256")
+        for i in range(0, 32, 4):
+            yield int.from_bytes(block[i : i + 4], "big")
+        counter += 1
+
+
+def shoe_order(server_seed: bytes, client_seed: str, nonce: int, decks: int) -> list[str]:
+    """Every card of the shoe, as text, in dealing order (position 0 first)."""
+    cards = [rank + suit for _ in range(decks) for rank in RANKS for suit in SUITS]
+    words = _words(server_seed, client_seed, nonce)
+    for i in range(len(cards) - 1, 0, -1):
+        bound = i + 1
+        limit = 2**32 - 2**32 % bound
+        word = next(words)
+        while word >= limit:
+            word = next(words)
+        j = word % bound
+        cards[i], cards[j] = cards[j], cards[i]
+    return cards
+
+
+def seed_commitment(server_seed: bytes) -> str:
+    return hashlib.sha256(server_seed).hexdigest()
+
+
+def position_salt(server_seed: bytes, position: int) -> bytes:
+    return hmac.digest(server_seed, f"salt:{position}".encode(), "sha256")[:16]
+
+
+def card_commitment(position: int, card: str, salt: bytes) -> str:
+    return hashlib.sha256(f"card:{position}:{card}:{salt.hex()}".encode()).hexdigest()
+
+
+def verify_opening(position: int, card: str, salt: bytes, commitment: str) -> bool:
+    """True when (position, card, salt) opens `commitment`: a player checking a card they were dealt."""
+    canonical = canonical_card(card)
+    if canonical is None:
+        return False
+    return hmac.compare_digest(card_commitment(position, canonical, salt), commitment.lower())
+
+
+def verify_openings(
+    card_commitments: Sequence[str], openings: Iterable[tuple[int, str, bytes]]
+) -> Verification:
+    """Check cards a player saw, each with its salt, against the per-card commitments published earlier."""
+    result = Verification()
+    for position, card, salt in openings:
+        if not 0 <= position < len(card_commitments):
+            result.problems.append(
+                Problem("POSITION_OUT_OF_RANGE", f"no commitment for position {position}", position)
+            )
+        elif not verify_opening(position, card, salt, card_commitments[position]):
+            result.problems.append(
+                Problem("CARD_COMMITMENT_MISMATCH", f"card at position {position} does not open", position)
+            )
+        result.cards_checked += 1
+    return result
+
+
+def verify_shoe(
+    *,
+    algorithm: str,
+    decks: int,
+    server_seed: bytes,
+    client_seed: str,
+    nonce: int,
+    commitment: str,
+    dealt: Iterable[tuple[int, str]] = (),
+    card_commitments: Sequence[str] = (),
+) -> Verification:
+    """Check a revealed shoe: the seed against its commitment, then every dealt card and per-card
+    commitment against the order recomputed from (server_seed, client_seed, nonce)."""
+    result = Verification()
+    problems = result.problems
+    if algorithm != ALGORITHM:
+        problems.append(Problem("ALGORITHM_UNSUPPORTED", f"this verifier checks {ALGORITHM} only"))
+        return result
+    if not 1 <= decks <= MAX_DECKS:
+        problems.append(Problem("DECKS_OUT_OF_RANGE", f"decks must be 1 to {MAX_DECKS}"))
+        return result
+    if len(server_seed) != 32:
+        problems.append(Problem("SEED_MALFORMED", "the server seed must be 32 bytes"))
+        return result
+    if not 0 <= nonce < 2**64:
+        problems.append(Problem("NONCE_OUT_OF_RANGE", "the nonce must fit 64 bits"))
+        return result
+    if not hmac.compare_digest(seed_commitment(server_seed), commitment.lower()):
+        problems.append(Problem("COMMITMENT_MISMATCH", "SHA-256(server_seed) is not the commitment"))
+    order = shoe_order(server_seed, client_seed, nonce, decks)
+    for position, card in dealt:
+        canonical = canonical_card(card)
+        if not 0 <= position < len(order):
+            problems.append(
+                Problem("POSITION_OUT_OF_RANGE", f"the shoe has no position {position}", position)
+            )
+        elif canonical is None:
+            problems.append(Problem("CARD_MALFORMED", f"not a card at position {position}", position))
+        elif order[position] != canonical:
+            problems.append(
+                Problem("CARD_MISMATCH", f"the card at position {position} is not the shuffled one", position)
+            )
+        result.cards_checked += 1
+    if card_commitments:
+        if len(card_commitments) != len(order):
+            problems.append(Problem("CARD_COMMITMENTS_COUNT", f"expected {len(order)} per-card commitments"))
+        for position, (card, published) in enumerate(zip(order, card_commitments, strict=False)):
+            expected = card_commitment(position, card, position_salt(server_seed, position))
+            if not hmac.compare_digest(expected, published.lower()):
+                problems.append(
+                    Problem("CARD_COMMITMENT_MISMATCH", f"position {position} does not match", position)
+                )
+    return result
+
+
+def _snake(key: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
+
+
+def _normalise(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {_snake(k): _normalise(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_normalise(v) for v in value]
+    return value
+
+
+def verify_document(document: dict[str, Any]) -> Verification:
+    """Verify a JSON document as described in the module docstring."""
+    doc: dict[str, Any] = _normalise(document)
+    commitments = [str(c) for c in doc.get("card_commitments", [])]
+    openings = doc.get("openings")
+    if openings and not doc.get("server_seed"):
+        return verify_openings(
+            commitments, [(int(o["position"]), str(o["card"]), bytes.fromhex(o["salt"])) for o in openings]
+        )
+    return verify_shoe(
+        algorithm=str(doc.get("algorithm", "")),
+        decks=int(doc.get("decks", 0)),
+        server_seed=bytes.fromhex(str(doc.get("server_seed", ""))),
+        client_seed=str(doc.get("client_seed", "")),
+        nonce=int(doc.get("nonce", 0)),
+        commitment=str(doc.get("commitment", "")),
+        dealt=[(int(d.get("position", 0)), str(d["card"])) for d in doc.get("dealt", [])],
+        card_commitments=commitments,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 1:
+        print("usage: python verifier.py SHOE.json  (use - for standard input)", file=sys.stderr)
+        return 2
+    with open(args[0] if args[0] != "-" else 0, encoding="utf-8") as handle:
+        document = json.load(handle)
+    result = verify_document(document)
+    for problem in result.problems:
+        where = f" position {problem.position}" if problem.position >= 0 else ""
+        print(f"FAIL {problem.reason}{where}: {problem.message}")
+    if result.valid:
+        print(f"OK: commitment and {result.cards_checked} card(s) verified")
+    return 0 if result.valid else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
