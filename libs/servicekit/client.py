@@ -10,7 +10,9 @@ import grpc
 DEFAULT_TIMEOUT_SECONDS = 5.0
 
 
-class _AuthAndDeadline(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):  # type: ignore[misc]
+class _AuthAndDeadline(
+    grpc.UnaryUnaryClientInterceptor[Any, Any], grpc.UnaryStreamClientInterceptor[Any, Any]
+):
     """Adds `authorization: Bearer <token>` and a deadline when the caller gave none."""
 
     def __init__(self, token: Callable[[], str] | None, timeout: float | None) -> None:
@@ -24,8 +26,14 @@ class _AuthAndDeadline(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientI
         timeout = details.timeout
         if timeout is None and not streaming:
             timeout = self._timeout
-        return _CallDetails(details.method, timeout, metadata, details.credentials, details.wait_for_ready,
-                            details.compression)
+        return _CallDetails(
+            details.method,
+            timeout,
+            metadata,
+            details.credentials,
+            details.wait_for_ready,
+            details.compression,
+        )
 
     def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
         return continuation(self._details(details, False), request)
@@ -34,9 +42,16 @@ class _AuthAndDeadline(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientI
         return continuation(self._details(details, True), request)
 
 
-class _CallDetails(grpc.ClientCallDetails):  # type: ignore[misc]
-    def __init__(self, method: str, timeout: float | None, metadata: Any, credentials: Any,
-                 wait_for_ready: Any, compression: Any) -> None:
+class _CallDetails(grpc.ClientCallDetails):
+    def __init__(
+        self,
+        method: str,
+        timeout: float | None,
+        metadata: Any,
+        credentials: Any,
+        wait_for_ready: Any,
+        compression: Any,
+    ) -> None:
         self.method = method
         self.timeout = timeout
         self.metadata = metadata
@@ -59,4 +74,4 @@ def channel(
         ],
     )
     supplier = (lambda: token) if isinstance(token, str) else token
-    return grpc.intercept_channel(raw, _AuthAndDeadline(supplier, timeout))  # type: ignore[arg-type]
+    return grpc.intercept_channel(raw, _AuthAndDeadline(supplier, timeout))

@@ -87,7 +87,9 @@ class ServerConfig:
         return config
 
 
-def load_server_config(service: str, environ: Mapping[str, str] | None = None, **overrides: Any) -> ServerConfig:
+def load_server_config(
+    service: str, environ: Mapping[str, str] | None = None, **overrides: Any
+) -> ServerConfig:
     """Platform settings for `service` from FELT_* variables, then explicit overrides (CLI flags, tests)."""
     prefix = f"FELT_{service.upper()}_"
     config = ServerConfig(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import grpc
 from google.protobuf import any_pb2
@@ -129,10 +130,10 @@ class ErrorDetails:
 
 def details_of(error: grpc.RpcError) -> ErrorDetails:
     """Decode the google.rpc details of a failed call (for clients and tests)."""
-    call = error  # grpc.Call and grpc.RpcError are the same object for failed calls
-    status = rpc_status.from_call(call)  # type: ignore[arg-type]
-    code = call.code()  # type: ignore[attr-defined]
-    message = call.details() or ""  # type: ignore[attr-defined]
+    call: Any = error  # grpc.Call and grpc.RpcError are the same object for failed calls
+    status = rpc_status.from_call(call)
+    code = call.code()
+    message = call.details() or ""
     if status is None:
         return ErrorDetails(code, message)
     reason = domain = ""

@@ -33,7 +33,7 @@ DOMAIN_ID_FIELDS = (
 _OPEN_PREFIXES = ("/grpc.health.v1.", "/grpc.reflection.")
 
 
-class RpcInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
+class RpcInterceptor(grpc.ServerInterceptor[Any, Any]):
     def __init__(self, service: str, keys: auth.KeyPair, allow_anonymous: bool) -> None:
         self._service = service
         self._keys = keys

@@ -116,7 +116,9 @@ def build(spec: ServiceSpec, config: ServerConfig) -> Service:
     return Service(spec, config)
 
 
-def serve_forever(spec: ServiceSpec, config: ServerConfig, on_started: Callable[[Service], None] | None = None) -> None:
+def serve_forever(
+    spec: ServiceSpec, config: ServerConfig, on_started: Callable[[Service], None] | None = None
+) -> None:
     """Run one service in the foreground until SIGTERM or SIGINT, then drain and exit."""
     service = build(spec, config).start()
     if on_started is not None:

@@ -49,7 +49,9 @@ def config_for_tests(service: str, data_dir: Path, **overrides: Any) -> ServerCo
 
 
 @contextmanager
-def running(spec_for: Callable[[ServerConfig], ServiceSpec], config: ServerConfig) -> Iterator[RunningService]:
+def running(
+    spec_for: Callable[[ServerConfig], ServiceSpec], config: ServerConfig
+) -> Iterator[RunningService]:
     """Start the service built by `spec_for(config)`; stop it (draining) on exit."""
     service = build(spec_for(config), config).start()
     try:

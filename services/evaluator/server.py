@@ -5,9 +5,9 @@ from __future__ import annotations
 import grpc
 from poker.evaluator.v1 import evaluator_service_pb2 as pb
 from poker.evaluator.v1 import evaluator_service_pb2_grpc as pb_grpc
-
 from servicekit.config import ServerConfig
 from servicekit.server import Service, ServiceSpec, build
+
 from services.evaluator.servicer import EvaluatorServicer
 
 SERVICE = pb.DESCRIPTOR.services_by_name["EvaluatorService"]

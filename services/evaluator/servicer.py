@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import grpc
 import handeval
@@ -10,7 +11,6 @@ import prometheus_client
 from handeval import HandValue, Rule
 from poker.evaluator.v1 import evaluator_service_pb2 as pb
 from poker.evaluator.v1 import evaluator_service_pb2_grpc as pb_grpc
-
 from servicekit import errors
 
 MAX_COMPARE_HANDS = 23  # 2 hole cards each with a five-card board exhausts one deck
@@ -22,10 +22,10 @@ HANDS_EVALUATED = prometheus_client.Counter(
 EQUITY_SAMPLES = prometheus_client.Counter(
     "poker_evaluator_equity_samples_total", "Boards evaluated by Equity calls.", ["rule", "exact"]
 )
-for _rule in Rule:
-    HANDS_EVALUATED.labels(_rule.name.lower())
+for _known_rule in Rule:
+    HANDS_EVALUATED.labels(_known_rule.name.lower())
     for _exact in ("true", "false"):
-        EQUITY_SAMPLES.labels(_rule.name.lower(), _exact)
+        EQUITY_SAMPLES.labels(_known_rule.name.lower(), _exact)
 
 
 def _rule(value: int, allowed: Sequence[Rule] = tuple(Rule)) -> Rule:
@@ -59,10 +59,14 @@ def _texts(codes: Sequence[int]) -> list[str]:
     return [handeval.card_text(c) for c in codes]
 
 
+def _category(category: int) -> pb.HandCategory:
+    return cast(pb.HandCategory, int(category))  # handeval.Category mirrors the proto enum
+
+
 def _hand_result(value: HandValue) -> pb.HandResult:
     return pb.HandResult(
         strength=value.strength,
-        category=int(value.category),
+        category=_category(value.category),
         best_five=_texts(value.best),
         description=value.description,
     )
@@ -80,7 +84,7 @@ class EvaluatorServicer(pb_grpc.EvaluatorServiceServicer):
         HANDS_EVALUATED.labels(rule.name.lower()).inc()
         return pb.EvaluateResponse(
             strength=value.strength,
-            category=int(value.category),
+            category=_category(value.category),
             best_five=_texts(value.best),
             description=value.description,
         )
@@ -96,7 +100,7 @@ class EvaluatorServicer(pb_grpc.EvaluatorServiceServicer):
         HANDS_EVALUATED.labels(rule.name.lower()).inc(len(result.strengths))
         response = pb.EvaluateBatchResponse()
         response.strengths.extend(result.strengths)
-        response.categories.extend(result.categories)
+        response.categories.extend(_category(c) for c in result.categories)
         return response
 
     def Compare(self, request: pb.CompareRequest, context: grpc.ServicerContext) -> pb.CompareResponse:

@@ -14,10 +14,9 @@ import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
-
 from servicekit import auth, errors
 from servicekit.server import ServiceSpec
-from servicekit.testing import RunningService, running, config_for_tests
+from servicekit.testing import RunningService, config_for_tests, running
 
 # A tiny service defined in code, so the platform is tested without any real service's logic.
 _FILE = descriptor_pb2.FileDescriptorProto(
@@ -47,7 +46,9 @@ _FILE = descriptor_pb2.FileDescriptorProto(
             name="EchoService",
             method=[
                 descriptor_pb2.MethodDescriptorProto(
-                    name="Echo", input_type=".felt.test.v1.EchoRequest", output_type=".felt.test.v1.EchoResponse"
+                    name="Echo",
+                    input_type=".felt.test.v1.EchoRequest",
+                    output_type=".felt.test.v1.EchoResponse",
                 ),
                 descriptor_pb2.MethodDescriptorProto(
                     name="Count",
@@ -91,15 +92,23 @@ def _spec(allow_anonymous: bool):  # type: ignore[no-untyped-def]
         def register(server: grpc.Server) -> None:
             handlers = {
                 "Echo": grpc.unary_unary_rpc_method_handler(
-                    _echo, request_deserializer=Request.FromString, response_serializer=Response.SerializeToString
+                    _echo,
+                    request_deserializer=Request.FromString,
+                    response_serializer=Response.SerializeToString,
                 ),
                 "Count": grpc.unary_stream_rpc_method_handler(
-                    _count, request_deserializer=Request.FromString, response_serializer=Response.SerializeToString
+                    _count,
+                    request_deserializer=Request.FromString,
+                    response_serializer=Response.SerializeToString,
                 ),
             }
-            server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE.full_name, handlers),))
+            server.add_generic_rpc_handlers(
+                (grpc.method_handlers_generic_handler(SERVICE.full_name, handlers),)
+            )
 
-        return ServiceSpec(name="echo", services=[SERVICE], register=register, allow_anonymous=allow_anonymous)
+        return ServiceSpec(
+            name="echo", services=[SERVICE], register=register, allow_anonymous=allow_anonymous
+        )
 
     return spec_for
 
@@ -121,7 +130,9 @@ def _call(channel: grpc.Channel, **fields: object) -> object:
 
 def test_health_serving_and_reflection_lists_the_service(echo: RunningService) -> None:
     channel = grpc.insecure_channel(echo.address)
-    reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(service=SERVICE.full_name))
+    reply = health_pb2_grpc.HealthStub(channel).Check(
+        health_pb2.HealthCheckRequest(service=SERVICE.full_name)
+    )
     assert reply.status == health_pb2.HealthCheckResponse.SERVING
     stub = reflection_pb2_grpc.ServerReflectionStub(channel)
     responses = stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]))
@@ -144,7 +155,11 @@ def test_forged_and_expired_tokens_are_refused(echo: RunningService, tmp_path: P
     other = auth.load_keys(tmp_path / "elsewhere")
     forged = auth.issue_token(other, "mallory", auth.Role.OPERATOR)
     expired = auth.issue_token(echo.service.keys, "alice", auth.Role.PLAYER, ttl_seconds=-10)
-    for token, reason in ((forged, "TOKEN_INVALID"), (expired, "TOKEN_EXPIRED"), ("garbage", "TOKEN_INVALID")):
+    for token, reason in (
+        (forged, "TOKEN_INVALID"),
+        (expired, "TOKEN_EXPIRED"),
+        ("garbage", "TOKEN_INVALID"),
+    ):
         channel = grpc.insecure_channel(echo.address)
         with pytest.raises(grpc.RpcError) as info:
             _call_with(channel, token)
@@ -214,11 +229,17 @@ def test_metrics_use_go_grpc_prometheus_names(echo: RunningService) -> None:
     with pytest.raises(grpc.RpcError):
         _call(channel, text="bad")
     text = urllib.request.urlopen(echo.metrics_url, timeout=5).read().decode()
-    prefix = 'grpc_server_handled_total{grpc_code="%s",grpc_method="Echo",grpc_service="felt.test.v1.EchoService",grpc_type="unary"}'
+    prefix = (
+        'grpc_server_handled_total{grpc_code="%s",grpc_method="Echo",'
+        'grpc_service="felt.test.v1.EchoService",grpc_type="unary"}'
+    )
     assert _value(text, prefix % "OK") >= 2
     assert _value(text, prefix % "InvalidArgument") >= 1
     # Known label sets exist from the start, at zero.
-    count = 'grpc_server_started_total{grpc_method="Count",grpc_service="felt.test.v1.EchoService",grpc_type="server_stream"}'
+    count = (
+        'grpc_server_started_total{grpc_method="Count",'
+        'grpc_service="felt.test.v1.EchoService",grpc_type="server_stream"}'
+    )
     assert count in text
     assert "grpc_server_handling_seconds_bucket" in text
 

@@ -6,8 +6,6 @@ import argparse
 import sys
 
 
-
-
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = subparsers.add_parser("eval", help="rank a hand: category, best five cards, strength")
     parser.add_argument("cards", nargs="+", help="cards such as As Td 2c (Omaha: four hole cards first)")

@@ -6,9 +6,10 @@ import argparse
 import os
 import sys
 
-from felt import registry
 from servicekit.config import SERVICES, ConfigError
 from servicekit.server import Service, serve_forever
+
+from felt import registry
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -16,9 +16,9 @@ from types import FrameType
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from servicekit.config import DEFAULT_BASE_PORT, DEFAULT_METRICS_BASE_PORT, SERVICES, data_dir
 
 from felt import registry
-from servicekit.config import DEFAULT_BASE_PORT, DEFAULT_METRICS_BASE_PORT, SERVICES, data_dir
 
 READY_TIMEOUT_SECONDS = 30.0
 STOP_TIMEOUT_SECONDS = 15.0
