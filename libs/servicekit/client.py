@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
 DEFAULT_TIMEOUT_SECONDS = 5.0
 
 
-class _AuthAndDeadline(
-    grpc.UnaryUnaryClientInterceptor[Any, Any], grpc.UnaryStreamClientInterceptor[Any, Any]
-):
+if TYPE_CHECKING:  # the stubs make these generic; at run time they are not subscriptable
+    _UnaryUnary = grpc.UnaryUnaryClientInterceptor[Any, Any]
+    _UnaryStream = grpc.UnaryStreamClientInterceptor[Any, Any]
+else:
+    _UnaryUnary = grpc.UnaryUnaryClientInterceptor
+    _UnaryStream = grpc.UnaryStreamClientInterceptor
+
+
+class _AuthAndDeadline(_UnaryUnary, _UnaryStream):
     """Adds `authorization: Bearer <token>` and a deadline when the caller gave none."""
 
     def __init__(self, token: Callable[[], str] | None, timeout: float | None) -> None:

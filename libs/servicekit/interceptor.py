@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 import structlog
@@ -33,7 +33,13 @@ DOMAIN_ID_FIELDS = (
 _OPEN_PREFIXES = ("/grpc.health.v1.", "/grpc.reflection.")
 
 
-class RpcInterceptor(grpc.ServerInterceptor[Any, Any]):
+if TYPE_CHECKING:  # the stubs make these generic; at run time they are not subscriptable
+    _ServerInterceptor = grpc.ServerInterceptor[Any, Any]
+else:
+    _ServerInterceptor = grpc.ServerInterceptor
+
+
+class RpcInterceptor(_ServerInterceptor):
     def __init__(self, service: str, keys: auth.KeyPair, allow_anonymous: bool) -> None:
         self._service = service
         self._keys = keys

@@ -1,0 +1,78 @@
+"""`felt up` starts every implemented service as a process; SIGTERM stops them all cleanly."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from felt import registry
+
+
+def _free_base(count: int) -> int:
+    """A base port with `count` consecutive free ports above it."""
+    for _ in range(50):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            base = probe.getsockname()[1]
+        if base + count > 65000:
+            continue
+        try:
+            sockets = []
+            for port in range(base, base + count):
+                s = socket.socket()
+                s.bind(("127.0.0.1", port))
+                sockets.append(s)
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in sockets:
+                s.close()
+    raise RuntimeError("no free port range")
+
+
+def test_felt_up_serves_every_service_and_stops_on_sigterm(tmp_path: Path) -> None:
+    base, metrics_base = _free_base(5), _free_base(5)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "felt", "up", "--base-port", str(base), "--metrics-base-port", str(metrics_base),
+         "--data-dir", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "FELT_SHUTDOWN_GRACE_SECONDS": "2"},
+    )  # fmt: skip
+    assert process.stdout is not None
+    lines = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        assert line, f"felt up ended early: {''.join(lines)}"
+        lines.append(line)
+        if "Felt is up" in line:
+            break
+    output = "".join(lines)
+    services = [entry.name for entry in registry.available()]
+    assert "evaluator" in services
+    for index, name in enumerate(("evaluator", "dealer", "wallet", "table", "tournament")):
+        if name in services:
+            assert f"127.0.0.1:{base + index}" in output and f":{metrics_base + index}/metrics" in output
+            with grpc.insecure_channel(f"127.0.0.1:{base + index}") as channel:
+                reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=5)
+                assert reply.status == health_pb2.HealthCheckResponse.SERVING
+    process.send_signal(signal.SIGTERM)
+    rest, _ = process.communicate(timeout=30)
+    assert process.returncode == 0, rest
+    assert "Felt stopped." in rest
+    # Every port is free again: no service was left behind.
+    for index in range(len(services)):
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(("127.0.0.1", base + index))
