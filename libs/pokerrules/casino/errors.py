@@ -1,0 +1,39 @@
+"""Domain errors of the casino engines: a refused command changes nothing and says why."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+
+class CasinoError(Exception):
+    """A command the rules refuse: `reason` UPPER_SNAKE (the gRPC ErrorInfo reason), `metadata` the values."""
+
+    def __init__(self, reason: str, message: str, metadata: Mapping[str, object] | None = None) -> None:
+        super().__init__(f"{reason}: {message}")
+        self.reason = reason
+        self.message = message
+        self.metadata: dict[str, str] = {k: str(v) for k, v in (metadata or {}).items()}
+
+
+# Every reason an engine may give, so the service can map them once (all FAILED_PRECONDITION except
+# the INVALID_ARGUMENT ones marked below).
+BETTING_CLOSED = "BETTING_CLOSED"
+SEAT_NOT_FOUND = "SEAT_NOT_FOUND"  # NOT_FOUND
+SEAT_NOT_YOURS = "SEAT_NOT_YOURS"  # PERMISSION_DENIED
+BET_NOT_OFFERED = "BET_NOT_OFFERED"  # INVALID_ARGUMENT
+BET_NOT_POSITIVE = "BET_NOT_POSITIVE"  # INVALID_ARGUMENT
+BET_BELOW_MINIMUM = "BET_BELOW_MINIMUM"
+BET_ABOVE_MAXIMUM = "BET_ABOVE_MAXIMUM"
+SIDE_BET_WITHOUT_ANTE = "SIDE_BET_WITHOUT_ANTE"
+INSUFFICIENT_CHIPS = "INSUFFICIENT_CHIPS"
+NO_PREVIOUS_BETS = "NO_PREVIOUS_BETS"
+NO_BETS = "NO_BETS"
+DECK_INVALID = "DECK_INVALID"  # INVALID_ARGUMENT
+DECK_TOO_SHORT = "DECK_TOO_SHORT"  # INVALID_ARGUMENT
+WRONG_DECK_SET = "WRONG_DECK_SET"
+NOT_DECISION_TIME = "NOT_DECISION_TIME"
+WRONG_STREET = "WRONG_STREET"
+NOT_IN_HAND = "NOT_IN_HAND"
+ALREADY_DECIDED = "ALREADY_DECIDED"
+DECISION_NOT_ALLOWED = "DECISION_NOT_ALLOWED"
+ROUND_FINISHED = "ROUND_FINISHED"
