@@ -52,7 +52,7 @@ class ShoeBook:
         self._new_id = new_id
         self._lock = threading.Lock()
         self._shoes: dict[str, Shoe] = {}
-        self._by_request: dict[tuple[str, str], tuple[tuple[int, str, int, str], str]] = {}
+        self._by_request: dict[tuple[str, str], tuple[tuple[int, str, int, str, bool], str]] = {}
         self._last_sweep = float("-inf")
 
     def create(
@@ -64,11 +64,12 @@ class ShoeBook:
         client_seed: str = "",
         nonce: int = 0,
         deck_set: str = "",
+        public_reveal: bool = False,
     ) -> tuple[Shoe, bool]:
         """A new shoe, or the one this owner already created with this request id; True when new."""
         validate_request_id(request_id)
         validate_parameters(decks, client_seed, nonce, deck_set)
-        params = (decks, client_seed, nonce, deck_set)
+        params = (decks, client_seed, nonce, deck_set, public_reveal)
         with self._lock:
             now = self._clock()
             self._sweep(now)
@@ -91,6 +92,7 @@ class ShoeBook:
                 client_seed=client_seed,
                 nonce=nonce,
                 deck_set=deck_set,
+                public_reveal=public_reveal,
                 now=now,
             )
             self._shoes[shoe.shoe_id] = shoe

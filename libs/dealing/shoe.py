@@ -125,6 +125,7 @@ class Shoe:
         client_seed: str = "",
         nonce: int = 0,
         deck_set: str = "",
+        public_reveal: bool = False,
         now: float = 0.0,
     ) -> None:
         validate_parameters(decks, client_seed, nonce, deck_set)
@@ -134,6 +135,7 @@ class Shoe:
         self.client_seed = client_seed
         self.nonce = nonce
         self.deck_set = deck_set
+        self.public_reveal = public_reveal  # who may see the revelation is the service's call; kept here
         self.algorithm = ALGORITHM
         self._seed = server_seed
         self._order = bytes(shoe_order(server_seed, client_seed, nonce, decks))

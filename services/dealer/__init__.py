@@ -1,0 +1,1 @@
+"""Dealer service: provably fair shoes over gRPC (poker.dealer.v1.DealerService)."""

@@ -1,0 +1,278 @@
+"""DealerService: RPC messages <-> the `dealing` core, plus who may do what. No shuffling logic here.
+
+Who may call what (every call needs a valid token; the platform rejects calls without one):
+- CreateShoe, GetShoe, Verify: any caller.
+- Deal, Burn, CloseShoe: the shoe's creator, or an operator.
+- Peek: a service or operator caller, and the shoe's creator or an operator (the Naiko peek power is
+  run by the table service, which shows the card to one player only, NK-10.4).
+- Reveal (only once the shoe is closed or expired): the creator or an operator, or anyone when the
+  shoe was created with REVEAL_POLICY_PUBLIC.
+The creator is identified by role and subject, so a player named like a service is not that service.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import TypeVar
+
+import grpc
+import prometheus_client
+from dealing import (
+    Consumption,
+    DealingError,
+    EntropyUnavailable,
+    InvalidRequest,
+    RequestConflict,
+    Shoe,
+    ShoeBook,
+    ShoeClosed,
+    ShoeExhausted,
+    ShoeNotFound,
+    ShoeState,
+    ShoeStillOpen,
+    TooManyShoes,
+    verifier,
+)
+from dealing.cards import CARD_TEXTS, MAX_DECKS, MIN_DECKS
+from poker.dealer.v1 import dealer_service_pb2 as pb
+from poker.dealer.v1 import dealer_service_pb2_grpc as pb_grpc
+from servicekit import errors
+from servicekit.auth import Caller, Role, current_caller, require_role
+
+SHOES_CREATED = prometheus_client.Counter(
+    "poker_dealer_shoes_created_total", "Shoes shuffled by the dealer.", ["decks"]
+)
+CARDS_DEALT = prometheus_client.Counter("poker_dealer_cards_dealt_total", "Cards dealt from shoes.")
+CARDS_BURNED = prometheus_client.Counter("poker_dealer_cards_burned_total", "Cards burned from shoes.")
+PEEKS = prometheus_client.Counter("poker_dealer_peeks_total", "Cards shown by Peek without being dealt.")
+ENTROPY_FAILURES = prometheus_client.Counter(
+    "poker_dealer_entropy_failures_total", "Shoes refused because the entropy source failed."
+)
+VERIFICATIONS = prometheus_client.Counter(
+    "poker_dealer_verifications_total", "Verify calls by outcome.", ["result"]
+)
+for _decks in range(MIN_DECKS, MAX_DECKS + 1):
+    SHOES_CREATED.labels(str(_decks))
+for _result in ("valid", "invalid"):
+    VERIFICATIONS.labels(_result)
+
+_STATES = {
+    ShoeState.OPEN: pb.SHOE_STATE_OPEN,
+    ShoeState.CLOSED: pb.SHOE_STATE_CLOSED,
+    ShoeState.EXPIRED: pb.SHOE_STATE_EXPIRED,
+}
+_USES = {Consumption.DEALT: pb.CARD_USE_DEALT, Consumption.BURNED: pb.CARD_USE_BURNED}
+MAX_VERIFY_ENTRIES = 52 * MAX_DECKS
+
+R = TypeVar("R")
+
+
+def to_status_error(error: DealingError) -> errors.DomainError:
+    """The one mapping from the dealing domain's errors to gRPC status codes."""
+    meta = error.metadata
+    if isinstance(error, InvalidRequest):
+        return errors.invalid_argument(error.field, error.reason, error.message, **meta)
+    if isinstance(error, EntropyUnavailable):
+        return errors.unavailable(error.reason, error.message, **meta)
+    if isinstance(error, ShoeNotFound):
+        return errors.not_found(error.reason, error.message, **meta)
+    if isinstance(error, ShoeClosed | ShoeStillOpen):
+        return errors.failed_precondition(error.reason, error.message, **meta)
+    if isinstance(error, ShoeExhausted):
+        return errors.out_of_range(error.reason, error.message, **meta)
+    if isinstance(error, RequestConflict):
+        return errors.already_exists(error.reason, error.message, **meta)
+    if isinstance(error, TooManyShoes):
+        return errors.resource_exhausted(error.reason, error.message, **meta)
+    return errors.failed_precondition(error.reason, error.message, **meta)
+
+
+def _domain_errors(
+    method: Callable[[DealerServicer, R, grpc.ServicerContext], object],
+) -> Callable[[DealerServicer, R, grpc.ServicerContext], object]:
+    @functools.wraps(method)
+    def wrapper(self: DealerServicer, request: R, context: grpc.ServicerContext) -> object:
+        try:
+            return method(self, request, context)
+        except EntropyUnavailable as exc:
+            ENTROPY_FAILURES.inc()
+            raise to_status_error(exc) from None
+        except DealingError as exc:
+            raise to_status_error(exc) from None
+
+    return wrapper
+
+
+def _owner_key(caller: Caller) -> str:
+    return f"{caller.role.value}:{caller.subject}"
+
+
+def _require_owner(shoe: Shoe, action: str) -> Caller:
+    caller = current_caller()
+    if caller.role is not Role.OPERATOR and shoe.owner != _owner_key(caller):
+        raise errors.permission_denied(
+            "NOT_SHOE_OWNER", f"only the shoe's creator or an operator may {action}", shoe_id=shoe.shoe_id
+        )
+    return caller
+
+
+def _public_view(shoe: Shoe) -> pb.Shoe:
+    return pb.Shoe(
+        shoe_id=shoe.shoe_id,
+        state=_STATES[shoe.state],
+        decks=shoe.decks,
+        size=shoe.size,
+        next_position=shoe.next_position,
+        remaining=shoe.remaining,
+        dealt_count=shoe.dealt_count,
+        burned_count=shoe.burned_count,
+        algorithm=shoe.algorithm,
+        commitment=shoe.commitment,
+        client_seed=shoe.client_seed,
+        nonce=shoe.nonce,
+        deck_set=shoe.deck_set,
+        reveal_policy=pb.REVEAL_POLICY_PUBLIC if shoe.public_reveal else pb.REVEAL_POLICY_OWNER,
+        card_commitments=shoe.card_commitments,
+    )
+
+
+def _hex(value: str, field: str, size: int) -> bytes:
+    try:
+        raw = bytes.fromhex(value)
+    except ValueError:
+        raw = b""
+    if len(raw) != size:
+        raise errors.invalid_argument(field, "HEX_MALFORMED", f"{field} must be {size} bytes in hex")
+    return raw
+
+
+class DealerServicer(pb_grpc.DealerServiceServicer):
+    def __init__(self, book: ShoeBook) -> None:
+        self._book = book
+
+    @_domain_errors
+    def CreateShoe(
+        self, request: pb.CreateShoeRequest, context: grpc.ServicerContext
+    ) -> pb.CreateShoeResponse:
+        if request.reveal_policy not in pb.RevealPolicy.values():
+            raise errors.invalid_argument("reveal_policy", "REVEAL_POLICY_UNKNOWN", "unknown reveal policy")
+        shoe, created = self._book.create(
+            owner=_owner_key(current_caller()),
+            request_id=request.request_id,
+            decks=request.decks,
+            client_seed=request.client_seed,
+            nonce=request.nonce,
+            deck_set=request.deck_set,
+            public_reveal=request.reveal_policy == pb.REVEAL_POLICY_PUBLIC,
+        )
+        if created:
+            SHOES_CREATED.labels(str(shoe.decks)).inc()
+        return pb.CreateShoeResponse(
+            shoe_id=shoe.shoe_id,
+            commitment=shoe.commitment,
+            algorithm=shoe.algorithm,
+            card_commitments=shoe.card_commitments,
+            shoe=_public_view(shoe),
+        )
+
+    @_domain_errors
+    def Deal(self, request: pb.DealRequest, context: grpc.ServicerContext) -> pb.DealResponse:
+        _require_owner(self._book.get(request.shoe_id), "deal from it")
+        cards = self._book.deal(request.shoe_id, request.count, request.request_id)
+        CARDS_DEALT.inc(len(cards))
+        return pb.DealResponse(
+            cards=[pb.DealtCard(position=c.position, card=c.card, salt=c.salt.hex()) for c in cards],
+            remaining=self._book.get(request.shoe_id).remaining,
+        )
+
+    @_domain_errors
+    def Burn(self, request: pb.BurnRequest, context: grpc.ServicerContext) -> pb.BurnResponse:
+        _require_owner(self._book.get(request.shoe_id), "burn from it")
+        positions = self._book.burn(request.shoe_id, request.count, request.request_id)
+        CARDS_BURNED.inc(len(positions))
+        return pb.BurnResponse(positions=positions, remaining=self._book.get(request.shoe_id).remaining)
+
+    @_domain_errors
+    def Peek(self, request: pb.PeekRequest, context: grpc.ServicerContext) -> pb.PeekResponse:
+        require_role(Role.SERVICE, Role.OPERATOR)
+        _require_owner(self._book.get(request.shoe_id), "peek into it")
+        peeked = self._book.peek(request.shoe_id, request.offset)
+        PEEKS.inc()
+        return pb.PeekResponse(position=peeked.position, card=peeked.card)
+
+    @_domain_errors
+    def CloseShoe(self, request: pb.CloseShoeRequest, context: grpc.ServicerContext) -> pb.CloseShoeResponse:
+        _require_owner(self._book.get(request.shoe_id), "close it")
+        if not request.request_id:
+            raise errors.invalid_argument("request_id", "REQUEST_ID_INVALID", "request_id is required")
+        return pb.CloseShoeResponse(shoe=_public_view(self._book.close(request.shoe_id)))
+
+    @_domain_errors
+    def Reveal(self, request: pb.RevealRequest, context: grpc.ServicerContext) -> pb.RevealResponse:
+        shoe = self._book.get(request.shoe_id)
+        if not shoe.public_reveal:
+            _require_owner(shoe, "reveal it (its reveal policy is REVEAL_POLICY_OWNER)")
+        revelation = self._book.reveal(request.shoe_id)
+        return pb.RevealResponse(
+            shoe_id=shoe.shoe_id,
+            algorithm=revelation.algorithm,
+            decks=revelation.decks,
+            server_seed=revelation.server_seed.hex(),
+            client_seed=revelation.client_seed,
+            nonce=revelation.nonce,
+            commitment=revelation.commitment,
+            order=[CARD_TEXTS[code] for code in revelation.order],
+            dealt=[
+                pb.RevealedCard(position=p, card=CARD_TEXTS[revelation.order[p]], use=_USES[use])
+                for p, use in enumerate(revelation.consumed)
+            ],
+            card_commitments=shoe.card_commitments,
+        )
+
+    def Verify(self, request: pb.VerifyRequest, context: grpc.ServicerContext) -> pb.VerifyResponse:
+        for name in ("dealt", "card_commitments", "openings"):
+            if len(getattr(request, name)) > MAX_VERIFY_ENTRIES:
+                raise errors.invalid_argument(
+                    name, "TOO_MANY_ENTRIES", f"at most {MAX_VERIFY_ENTRIES} {name}"
+                )
+        openings = [
+            (o.position, o.card, _hex(o.salt, f"openings[{i}].salt", 16))
+            for i, o in enumerate(request.openings)
+        ]
+        if request.server_seed:
+            result = verifier.verify_shoe(
+                algorithm=request.algorithm,
+                decks=request.decks,
+                server_seed=_hex(request.server_seed, "server_seed", 32),
+                client_seed=request.client_seed,
+                nonce=request.nonce,
+                commitment=request.commitment,
+                dealt=[(d.position, d.card) for d in request.dealt],
+                card_commitments=list(request.card_commitments),
+            )
+            if openings:
+                opened = verifier.verify_openings(list(request.card_commitments), openings)
+                result.problems.extend(opened.problems)
+                result.cards_checked += opened.cards_checked
+        elif openings:
+            result = verifier.verify_openings(list(request.card_commitments), openings)
+        else:
+            raise errors.invalid_argument(
+                "server_seed", "NOTHING_TO_VERIFY", "give a revealed shoe (server_seed, ...) or openings"
+            )
+        VERIFICATIONS.labels("valid" if result.valid else "invalid").inc()
+        return pb.VerifyResponse(
+            valid=result.valid,
+            cards_checked=result.cards_checked,
+            problems=[
+                pb.VerifyProblem(
+                    reason=p.reason, message=p.message, position=p.position if p.position >= 0 else None
+                )
+                for p in result.problems
+            ],
+        )
+
+    @_domain_errors
+    def GetShoe(self, request: pb.GetShoeRequest, context: grpc.ServicerContext) -> pb.GetShoeResponse:
+        return pb.GetShoeResponse(shoe=_public_view(self._book.get(request.shoe_id)))
