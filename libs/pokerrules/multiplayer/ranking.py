@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
+from typing import Any
 
 from pokerrules.multiplayer.config import Variant
 from pokerrules.multiplayer.state import Ranker
@@ -10,7 +12,8 @@ from pokerrules.multiplayer.state import Ranker
 
 def ranker_for(variant: Variant) -> Ranker:
     """The evaluator-backed ranker: Hold'em uses any of the 7 cards, Omaha exactly two hole + three board."""
-    import handeval  # imported here so the pure engine loads without the C extension
+    # Imported here so the pure engine loads without the C extension.
+    handeval: Any = importlib.import_module("handeval")
 
     if variant is Variant.HOLDEM:
         strength7 = handeval.strength7
