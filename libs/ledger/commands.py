@@ -1,0 +1,142 @@
+"""What a caller asks the ledger to do. Each command knows its canonical parameters: a repeat of a
+request id must carry the same ones (idempotency, AIP-155)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ledger.model import AccountKind, IssueReason, Posting, Side
+
+
+def _postings_params(postings: tuple[Posting, ...]) -> list[list[Any]]:
+    return [[p.account_id, p.side.value, p.amount] for p in postings]
+
+
+@dataclass(frozen=True)
+class CreateAccount:
+    request_id: str
+    kind: AccountKind
+    owner: str
+    op: str = "CreateAccount"
+
+    def params(self) -> dict[str, Any]:
+        return {"kind": self.kind.value, "owner": self.owner}
+
+
+@dataclass(frozen=True)
+class Issue:
+    """Grants chips from issuance to an account (a purchase, an ad reward, ...)."""
+
+    request_id: str
+    account_id: str
+    amount: int
+    reason: IssueReason
+    memo: str = ""
+    op: str = "Issue"
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "account_id": self.account_id,
+            "amount": self.amount,
+            "reason": self.reason.value,
+            "memo": self.memo,
+        }
+
+
+@dataclass(frozen=True)
+class TransferSpec:
+    """One transfer: balanced postings under a client-chosen id."""
+
+    transfer_id: str
+    postings: tuple[Posting, ...]
+    memo: str = ""
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "transfer_id": self.transfer_id,
+            "postings": _postings_params(self.postings),
+            "memo": self.memo,
+        }
+
+
+def simple_postings(from_account_id: str, to_account_id: str, amount: int) -> tuple[Posting, ...]:
+    return (
+        Posting(from_account_id, Side.DEBIT, amount),
+        Posting(to_account_id, Side.CREDIT, amount),
+    )
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """A single transfer; its request id is the transfer id."""
+
+    request_id: str
+    postings: tuple[Posting, ...]
+    memo: str = ""
+    op: str = "Transfer"
+
+    def params(self) -> dict[str, Any]:
+        return {"postings": _postings_params(self.postings), "memo": self.memo}
+
+
+@dataclass(frozen=True)
+class TransferBatch:
+    """Transfers that post all together, in order, or not at all."""
+
+    request_id: str
+    transfers: tuple[TransferSpec, ...]
+    op: str = "TransferBatch"
+
+    def params(self) -> dict[str, Any]:
+        return {"transfers": [t.params() for t in self.transfers]}
+
+
+@dataclass(frozen=True)
+class Hold:
+    """Reserves chips on the debit account for a later Capture (or Release, or expiry)."""
+
+    request_id: str
+    from_account_id: str
+    to_account_id: str
+    amount: int
+    # None: no expiry.
+    ttl_ms: int | None = None
+    memo: str = ""
+    op: str = "Hold"
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "from_account_id": self.from_account_id,
+            "to_account_id": self.to_account_id,
+            "amount": self.amount,
+            "ttl_ms": self.ttl_ms,
+            "memo": self.memo,
+        }
+
+
+@dataclass(frozen=True)
+class Capture:
+    """Posts all (amount None) or part of a pending hold; the rest is released."""
+
+    request_id: str
+    hold_id: str
+    amount: int | None = None
+    memo: str = ""
+    op: str = "Capture"
+
+    def params(self) -> dict[str, Any]:
+        return {"hold_id": self.hold_id, "amount": self.amount, "memo": self.memo}
+
+
+@dataclass(frozen=True)
+class Release:
+    request_id: str
+    hold_id: str
+    op: str = "Release"
+
+    def params(self) -> dict[str, Any]:
+        return {"hold_id": self.hold_id}
+
+
+Command = CreateAccount | Issue | Transfer | TransferBatch | Hold | Capture | Release

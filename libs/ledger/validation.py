@@ -1,0 +1,118 @@
+"""Validation of commands before they touch storage: malformed input is INVALID_ARGUMENT and
+changes nothing."""
+
+from __future__ import annotations
+
+import re
+
+from ledger import commands as c
+from ledger.errors import invalid
+from ledger.model import AccountKind, Posting, Side
+
+# Request, transfer and hold ids are client-chosen; account ids are ours ("acc_...") but share the shape.
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}")
+_OWNER = re.compile(r"[^\s\x00-\x1f]{1,128}")
+# Far below int64 so that sums of many postings never overflow a BIGINT.
+MAX_AMOUNT = 10**15
+MAX_MEMO = 256
+MAX_BATCH = 100
+MAX_POSTINGS = 64
+MAX_TTL_MS = 30 * 24 * 3600 * 1000
+
+
+def validate_id(field: str, value: str) -> None:
+    if not value:
+        raise invalid(field, "MISSING_ID", f"{field} is required")
+    if not _ID.fullmatch(value):
+        raise invalid(
+            field,
+            "MALFORMED_ID",
+            f"{field} must be 1-128 characters of [A-Za-z0-9_.:-], not starting with a symbol",
+        )
+
+
+def validate_amount(field: str, amount: int) -> None:
+    if amount <= 0:
+        raise invalid(
+            field, "AMOUNT_NOT_POSITIVE", f"{field} must be a positive number of chips, got {amount}"
+        )
+    if amount > MAX_AMOUNT:
+        raise invalid(field, "AMOUNT_TOO_LARGE", f"{field} must be at most {MAX_AMOUNT}")
+
+
+def validate_memo(field: str, memo: str) -> None:
+    if len(memo) > MAX_MEMO:
+        raise invalid(field, "MEMO_TOO_LONG", f"{field} must be at most {MAX_MEMO} characters")
+
+
+def validate_postings(field: str, postings: tuple[Posting, ...]) -> None:
+    if len(postings) < 2:
+        raise invalid(field, "TOO_FEW_POSTINGS", f"{field} needs at least one debit and one credit")
+    if len(postings) > MAX_POSTINGS:
+        raise invalid(field, "TOO_MANY_POSTINGS", f"{field} may hold at most {MAX_POSTINGS} postings")
+    debits = credits = 0
+    for i, p in enumerate(postings):
+        validate_id(f"{field}[{i}].account_id", p.account_id)
+        validate_amount(f"{field}[{i}].amount", p.amount)
+        if p.side is Side.DEBIT:
+            debits += p.amount
+        else:
+            credits += p.amount
+    if debits == 0 or credits == 0:
+        raise invalid(field, "TOO_FEW_POSTINGS", f"{field} needs at least one debit and one credit")
+    if debits != credits:
+        # Double entry: every chip that leaves one account arrives in another.
+        raise invalid(field, "UNBALANCED", f"{field} does not balance: debits {debits} != credits {credits}")
+
+
+def validate(command: c.Command) -> None:
+    """Raises LedgerError(INVALID_ARGUMENT) for malformed commands."""
+    validate_id("request_id", command.request_id)
+    match command:
+        case c.CreateAccount():
+            if command.kind is AccountKind.ISSUANCE:
+                raise invalid(
+                    "kind", "KIND_NOT_CREATABLE", "the issuance account exists once, from the start"
+                )
+            if not _OWNER.fullmatch(command.owner):
+                raise invalid("owner", "MALFORMED_OWNER", "owner must be 1-128 characters without spaces")
+        case c.Issue():
+            validate_id("account_id", command.account_id)
+            validate_amount("amount", command.amount)
+            validate_memo("memo", command.memo)
+        case c.Transfer():
+            validate_postings("postings", command.postings)
+            validate_memo("memo", command.memo)
+        case c.TransferBatch():
+            if not command.transfers:
+                raise invalid("transfers", "EMPTY_BATCH", "a batch needs at least one transfer")
+            if len(command.transfers) > MAX_BATCH:
+                raise invalid("transfers", "BATCH_TOO_LARGE", f"a batch holds at most {MAX_BATCH} transfers")
+            seen = {command.request_id}
+            for i, t in enumerate(command.transfers):
+                validate_id(f"transfers[{i}].transfer_id", t.transfer_id)
+                if t.transfer_id in seen:
+                    raise invalid(
+                        f"transfers[{i}].transfer_id",
+                        "DUPLICATE_ID",
+                        "transfer ids in a batch must be distinct and differ from the batch request_id",
+                    )
+                seen.add(t.transfer_id)
+                validate_postings(f"transfers[{i}].postings", t.postings)
+                validate_memo(f"transfers[{i}].memo", t.memo)
+        case c.Hold():
+            validate_id("from_account_id", command.from_account_id)
+            validate_id("to_account_id", command.to_account_id)
+            if command.from_account_id == command.to_account_id:
+                raise invalid("to_account_id", "SAME_ACCOUNT", "a hold moves chips between two accounts")
+            validate_amount("amount", command.amount)
+            if command.ttl_ms is not None and not 0 < command.ttl_ms <= MAX_TTL_MS:
+                raise invalid("ttl", "TTL_OUT_OF_RANGE", f"ttl must be positive and at most {MAX_TTL_MS} ms")
+            validate_memo("memo", command.memo)
+        case c.Capture():
+            validate_id("hold_id", command.hold_id)
+            if command.amount is not None:
+                validate_amount("amount", command.amount)
+            validate_memo("memo", command.memo)
+        case c.Release():
+            validate_id("hold_id", command.hold_id)

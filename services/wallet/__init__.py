@@ -1,0 +1,1 @@
+"""Wallet service: accounts of virtual chips, a double-entry ledger, holds, idempotent transfers."""

@@ -1,0 +1,80 @@
+"""The one interface both stores implement."""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+from ledger import commands as c
+from ledger.errors import invalid
+from ledger.invariants import LedgerSummary
+from ledger.model import Account, AccountKind, Hold, Transfer
+
+from services.wallet.storage.engine import Result
+
+Clock = Callable[[], int]
+
+
+def wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class LedgerStore(Protocol):
+    """A durable ledger. `execute` returns only once the command's effect is committed (fsync'd);
+    a refused command (LedgerError) changes nothing."""
+
+    kind: str
+
+    def execute(self, command: c.Command) -> Result: ...
+
+    def get_account(self, account_id: str) -> Account | None: ...
+
+    def list_accounts(
+        self, *, kind: AccountKind | None, owner: str | None, page_size: int, page_token: str
+    ) -> tuple[list[Account], str]: ...
+
+    def get_transfer(self, transfer_id: str) -> Transfer | None: ...
+
+    def list_transfers(
+        self, account_id: str, *, page_size: int, page_token: str
+    ) -> tuple[list[Transfer], str]: ...
+
+    def get_hold(self, hold_id: str) -> Hold | None: ...
+
+    def summary(self) -> LedgerSummary: ...
+
+    def expire_holds(self) -> int: ...
+
+    def close(self) -> None: ...
+
+
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 500
+
+
+def page_size(requested: int) -> int:
+    if requested < 0:
+        raise invalid("page_size", "NEGATIVE_PAGE_SIZE", "page_size must not be negative")
+    return min(requested or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+
+
+def encode_token(prefix: str, seq: int) -> str:
+    return base64.urlsafe_b64encode(f"{prefix}:{seq}".encode()).decode().rstrip("=")
+
+
+def decode_token(prefix: str, token: str, default: int) -> int:
+    """Page tokens are opaque to clients: a position in the ledger's sequence."""
+    if not token:
+        return default
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
+        kind, _, seq = raw.partition(":")
+        if kind != prefix:
+            raise ValueError(kind)
+        return int(seq)
+    except (ValueError, UnicodeDecodeError):
+        raise invalid(
+            "page_token", "MALFORMED_PAGE_TOKEN", "page_token was not returned by this list"
+        ) from None

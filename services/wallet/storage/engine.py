@@ -1,0 +1,566 @@
+"""The ledger's SQL, shared by the SQLite and PostgreSQL stores.
+
+Every write runs inside one database transaction opened by the store. Writes lock the accounts they
+touch in id order (`FOR UPDATE` on PostgreSQL; SQLite has one writer) and only then read balances, so
+concurrent transfers give the serial result: no lost update, no negative balance. Lock order is
+always accounts (sorted by id) then holds, so transactions never wait on each other in a cycle.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ledger import commands as c
+from ledger.balances import apply_postings, require_available
+from ledger.errors import LedgerError, already_exists, failed_precondition, invalid, not_found
+from ledger.idempotency import canonical, check_replay
+from ledger.invariants import AccountAudit, KindTotal, LedgerSummary, find_violations
+from ledger.model import (
+    ISSUANCE_ACCOUNT_ID,
+    Account,
+    AccountKind,
+    Hold,
+    HoldStatus,
+    IssueReason,
+    Posting,
+    Side,
+    Transfer,
+    TransferKind,
+)
+
+
+class Cursor(Protocol):
+    rowcount: int
+
+    def fetchall(self) -> list[Any]: ...
+
+
+class Connection(Protocol):
+    def execute(self, sql: Any, params: Any = ...) -> Any: ...
+
+
+@dataclass(frozen=True)
+class CaptureResult:
+    transfer: Transfer
+    hold: Hold
+
+
+Result = Account | Transfer | tuple[Transfer, ...] | Hold | CaptureResult
+
+_ACCOUNT_COLS = "id, kind, owner, debits_posted, credits_posted, debits_pending, created_at_ms, seq"
+_TRANSFER_COLS = "seq, id, kind, memo, batch_id, hold_id, issue_reason, created_at_ms"
+_HOLD_COLS = (
+    "id, debit_account_id, credit_account_id, amount, status, memo, created_at_ms, expires_at_ms,"
+    " captured_amount, capture_transfer_id, resolved_at_ms"
+)
+
+
+def _account(row: Sequence[Any]) -> Account:
+    return Account(row[0], AccountKind(row[1]), row[2], row[3], row[4], row[5], row[6], row[7])
+
+
+def _hold(row: Sequence[Any]) -> Hold:
+    return Hold(
+        id=row[0],
+        debit_account_id=row[1],
+        credit_account_id=row[2],
+        amount=row[3],
+        status=HoldStatus(row[4]),
+        memo=row[5],
+        created_at_ms=row[6],
+        expires_at_ms=row[7],
+        captured_amount=row[8],
+        capture_transfer_id=row[9],
+        resolved_at_ms=row[10],
+    )
+
+
+def new_account_id() -> str:
+    return "acc_" + uuid.uuid4().hex
+
+
+class Engine:
+    """SQL for one dialect: `?` placeholders are rewritten for psycopg, and row locks are only
+    requested where the database has them."""
+
+    def __init__(self, *, postgres: bool) -> None:
+        self.postgres = postgres
+        self._for_update = " FOR UPDATE" if postgres else ""
+        self._sql_cache: dict[str, str] = {}
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def _sql(self, sql: str) -> str:
+        if not self.postgres:
+            return sql
+        cached = self._sql_cache.get(sql)
+        if cached is None:
+            cached = self._sql_cache[sql] = sql.replace("?", "%s")
+        return cached
+
+    def q(self, db: Connection, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        rows: list[Any] = db.execute(self._sql(sql), tuple(params)).fetchall()
+        return rows
+
+    def x(self, db: Connection, sql: str, params: Sequence[Any] = ()) -> int:
+        count: int = db.execute(self._sql(sql), tuple(params)).rowcount
+        return count
+
+    # -- writes -------------------------------------------------------------------------------
+
+    def apply(self, db: Connection, cmd: c.Command, now_ms: int) -> Result:
+        """Runs one validated command inside the caller's transaction; raises LedgerError (the
+        caller rolls back) when refused."""
+        ref = new_account_id() if isinstance(cmd, c.CreateAccount) else cmd.request_id
+        if isinstance(cmd, c.Release):
+            ref = cmd.hold_id
+        stored = self._claim(db, cmd.request_id, cmd.op, canonical(cmd.params()), ref, now_ms)
+        if stored is not None:
+            op, params, stored_ref = stored
+            check_replay(cmd.request_id, op, params, cmd.op, cmd.params())
+            return self._replay(db, cmd, stored_ref)
+        match cmd:
+            case c.CreateAccount():
+                return self._create_account(db, cmd, ref, now_ms)
+            case c.Issue():
+                return self._issue(db, cmd, now_ms)
+            case c.Transfer():
+                accounts = self._lock_accounts(db, [p.account_id for p in cmd.postings])
+                transfer, after = self._post(
+                    db, accounts, cmd.request_id, TransferKind.TRANSFER, cmd.postings, cmd.memo, now_ms
+                )
+                self._write_accounts(db, accounts, after)
+                return transfer
+            case c.TransferBatch():
+                return self._batch(db, cmd, now_ms)
+            case c.Hold():
+                return self._hold_chips(db, cmd, now_ms)
+            case c.Capture():
+                return self._capture(db, cmd, now_ms)
+            case c.Release():
+                return self._release(db, cmd, now_ms)
+        raise AssertionError(f"unknown command {cmd!r}")
+
+    def _claim(
+        self, db: Connection, request_id: str, op: str, params: str, ref: str, now_ms: int
+    ) -> tuple[str, str, str] | None:
+        """Registers the request id, or returns how it was first used. On PostgreSQL a concurrent
+        first use makes this wait for that transaction, then see its outcome."""
+        inserted = self.x(
+            db,
+            "INSERT INTO requests (id, op, params, result_ref, created_at_ms) VALUES (?, ?, ?, ?, ?)"
+            " ON CONFLICT (id) DO NOTHING",
+            (request_id, op, params, ref, now_ms),
+        )
+        if inserted == 1:
+            return None
+        rows = self.q(db, "SELECT op, params, result_ref FROM requests WHERE id = ?", (request_id,))
+        return (rows[0][0], rows[0][1], rows[0][2])
+
+    def _replay(self, db: Connection, cmd: c.Command, ref: str) -> Result:
+        match cmd:
+            case c.CreateAccount():
+                return self._must_account(db, ref)
+            case c.TransferBatch():
+                return self._batch_transfers(db, ref)
+            case c.Hold() | c.Release():
+                return self._must_hold(db, ref)
+            case c.Capture():
+                transfer = self._must_transfer(db, ref)
+                return CaptureResult(transfer, self._must_hold(db, transfer.hold_id))
+            case _:
+                return self._must_transfer(db, ref)
+
+    def _create_account(self, db: Connection, cmd: c.CreateAccount, account_id: str, now_ms: int) -> Account:
+        rows = self.q(db, "SELECT id FROM accounts WHERE kind = ? AND owner = ?", (cmd.kind.value, cmd.owner))
+        if rows:
+            raise already_exists(
+                "ACCOUNT_EXISTS", f"{cmd.owner} already has a {cmd.kind.value} account", account_id=rows[0][0]
+            )
+        self.x(
+            db,
+            "INSERT INTO accounts (id, kind, owner, created_at_ms) VALUES (?, ?, ?, ?)",
+            (account_id, cmd.kind.value, cmd.owner, now_ms),
+        )
+        return self._must_account(db, account_id)
+
+    def _issue(self, db: Connection, cmd: c.Issue, now_ms: int) -> Transfer:
+        if cmd.account_id == ISSUANCE_ACCOUNT_ID:
+            raise invalid("account_id", "ISSUE_TO_ISSUANCE", "chips are issued to another account")
+        postings = c.simple_postings(ISSUANCE_ACCOUNT_ID, cmd.account_id, cmd.amount)
+        accounts = self._lock_accounts(db, [ISSUANCE_ACCOUNT_ID, cmd.account_id])
+        transfer, after = self._post(
+            db, accounts, cmd.request_id, TransferKind.ISSUE, postings, cmd.memo, now_ms, reason=cmd.reason
+        )
+        self._write_accounts(db, accounts, after)
+        return transfer
+
+    def _batch(self, db: Connection, cmd: c.TransferBatch, now_ms: int) -> tuple[Transfer, ...]:
+        for spec in cmd.transfers:
+            params = canonical({"batch_id": cmd.request_id})
+            if self._claim(db, spec.transfer_id, "BatchMember", params, spec.transfer_id, now_ms) is not None:
+                raise already_exists(
+                    "TRANSFER_ID_IN_USE",
+                    f"transfer id {spec.transfer_id!r} is already used by another request",
+                    transfer_id=spec.transfer_id,
+                )
+        accounts = self._lock_accounts(db, [p.account_id for t in cmd.transfers for p in t.postings])
+        state = accounts
+        out = []
+        # Transfers apply in order, each seeing the previous ones; any refusal voids the batch.
+        for spec in cmd.transfers:
+            transfer, state = self._post(
+                db,
+                state,
+                spec.transfer_id,
+                TransferKind.BATCH,
+                spec.postings,
+                spec.memo,
+                now_ms,
+                batch_id=cmd.request_id,
+            )
+            out.append(transfer)
+        self._write_accounts(db, accounts, state)
+        return tuple(out)
+
+    def _hold_chips(self, db: Connection, cmd: c.Hold, now_ms: int) -> Hold:
+        locked = self._lock_accounts(db, [cmd.from_account_id, cmd.to_account_id])
+        accounts = locked
+        source = accounts[cmd.from_account_id]
+        try:
+            require_available(source, cmd.amount)
+        except LedgerError:
+            accounts, _ = self._expire_due_on(db, accounts, now_ms)
+            source = accounts[cmd.from_account_id]
+            require_available(source, cmd.amount)
+        expires = None if cmd.ttl_ms is None else now_ms + cmd.ttl_ms
+        self.x(
+            db,
+            f"INSERT INTO holds ({_HOLD_COLS}) VALUES (?, ?, ?, ?, 'PENDING', ?, ?, ?, 0, '', NULL)",
+            (cmd.request_id, cmd.from_account_id, cmd.to_account_id, cmd.amount, cmd.memo, now_ms, expires),
+        )
+        after = dict(accounts)
+        after[source.id] = dataclasses.replace(source, debits_pending=source.debits_pending + cmd.amount)
+        self._write_accounts(db, locked, after)
+        return self._must_hold(db, cmd.request_id)
+
+    def _locked_pending_hold(
+        self, db: Connection, hold_id: str, now_ms: int
+    ) -> tuple[Hold, dict[str, Account]]:
+        hold = self.get_hold(db, hold_id)
+        if hold is None:
+            raise not_found("HOLD_NOT_FOUND", f"hold {hold_id} does not exist", hold_id=hold_id)
+        accounts = self._lock_accounts(db, [hold.debit_account_id, hold.credit_account_id])
+        hold = self._must_hold(db, hold_id, lock=True)
+        status = hold.effective_status(now_ms)
+        if status is HoldStatus.EXPIRED:
+            raise failed_precondition("HOLD_EXPIRED", f"hold {hold_id} has expired", hold_id=hold_id)
+        if status is not HoldStatus.PENDING:
+            raise failed_precondition(
+                "HOLD_ALREADY_RESOLVED",
+                f"hold {hold_id} is already {status.value.lower()}",
+                hold_id=hold_id,
+                status=status.value,
+            )
+        return hold, accounts
+
+    def _capture(self, db: Connection, cmd: c.Capture, now_ms: int) -> CaptureResult:
+        hold, accounts = self._locked_pending_hold(db, cmd.hold_id, now_ms)
+        amount = hold.amount if cmd.amount is None else cmd.amount
+        if amount > hold.amount:
+            raise invalid("amount", "AMOUNT_EXCEEDS_HOLD", f"the hold reserves only {hold.amount} chips")
+        source = accounts[hold.debit_account_id]
+        # The reservation ends here; the captured part is posted, the rest is free again.
+        released = dict(accounts)
+        released[source.id] = dataclasses.replace(source, debits_pending=source.debits_pending - hold.amount)
+        postings = c.simple_postings(hold.debit_account_id, hold.credit_account_id, amount)
+        transfer, after = self._post(
+            db,
+            released,
+            cmd.request_id,
+            TransferKind.CAPTURE,
+            postings,
+            cmd.memo or hold.memo,
+            now_ms,
+            hold_id=hold.id,
+        )
+        self.x(
+            db,
+            "UPDATE holds SET status = 'CAPTURED', captured_amount = ?, capture_transfer_id = ?,"
+            " resolved_at_ms = ? WHERE id = ?",
+            (amount, transfer.id, now_ms, hold.id),
+        )
+        self._write_accounts(db, accounts, after)
+        return CaptureResult(transfer, self._must_hold(db, hold.id))
+
+    def _release(self, db: Connection, cmd: c.Release, now_ms: int) -> Hold:
+        hold, accounts = self._locked_pending_hold(db, cmd.hold_id, now_ms)
+        source = accounts[hold.debit_account_id]
+        after = dict(accounts)
+        after[source.id] = dataclasses.replace(source, debits_pending=source.debits_pending - hold.amount)
+        self.x(db, "UPDATE holds SET status = 'RELEASED', resolved_at_ms = ? WHERE id = ?", (now_ms, hold.id))
+        self._write_accounts(db, accounts, after)
+        return self._must_hold(db, hold.id)
+
+    def expire_due(self, db: Connection, now_ms: int, limit: int = 500) -> int:
+        """Expires pending holds past their expiry (the sweeper); returns how many."""
+        rows = self.q(
+            db,
+            "SELECT DISTINCT debit_account_id FROM holds WHERE status = 'PENDING' AND expires_at_ms <= ?"
+            " LIMIT ?",
+            (now_ms, limit),
+        )
+        if not rows:
+            return 0
+        accounts = self._lock_accounts(db, [r[0] for r in rows])
+        after, expired = self._expire_due_on(db, accounts, now_ms)
+        self._write_accounts(db, accounts, after)
+        return expired
+
+    def _expire_due_on(
+        self, db: Connection, accounts: dict[str, Account], now_ms: int
+    ) -> tuple[dict[str, Account], int]:
+        """Expires the due holds reserving chips of these (locked) accounts; returns the accounts
+        with their pending totals lowered (the caller writes them) and how many holds expired."""
+        ids = sorted(a.id for a in accounts.values() if a.debits_pending > 0)
+        if not ids:
+            return accounts, 0
+        marks = ", ".join("?" * len(ids))
+        due = self.q(
+            db,
+            f"SELECT id, debit_account_id, amount FROM holds WHERE status = 'PENDING'"
+            f" AND debit_account_id IN ({marks}) AND expires_at_ms <= ? ORDER BY id{self._for_update}",
+            (*ids, now_ms),
+        )
+        after = dict(accounts)
+        for hold_id, account_id, amount in due:
+            self.x(
+                db, "UPDATE holds SET status = 'EXPIRED', resolved_at_ms = ? WHERE id = ?", (now_ms, hold_id)
+            )
+            a = after[account_id]
+            after[account_id] = dataclasses.replace(a, debits_pending=a.debits_pending - amount)
+        return after, len(due)
+
+    def _lock_accounts(self, db: Connection, ids: Iterable[str]) -> dict[str, Account]:
+        wanted = sorted(set(ids))
+        marks = ", ".join("?" * len(wanted))
+        rows = self.q(
+            db,
+            f"SELECT {_ACCOUNT_COLS} FROM accounts WHERE id IN ({marks}) ORDER BY id{self._for_update}",
+            wanted,
+        )
+        found = {r[0]: _account(r) for r in rows}
+        for account_id in wanted:
+            if account_id not in found:
+                raise not_found(
+                    "ACCOUNT_NOT_FOUND", f"account {account_id} does not exist", account_id=account_id
+                )
+        return found
+
+    def _post(
+        self,
+        db: Connection,
+        accounts: dict[str, Account],
+        transfer_id: str,
+        kind: TransferKind,
+        postings: tuple[Posting, ...],
+        memo: str,
+        now_ms: int,
+        *,
+        batch_id: str = "",
+        hold_id: str = "",
+        reason: IssueReason | None = None,
+    ) -> tuple[Transfer, dict[str, Account]]:
+        try:
+            after = apply_postings(accounts, postings)
+        except LedgerError as refused:
+            if refused.reason != "INSUFFICIENT_FUNDS":
+                raise
+            # Expired holds still counted as pending until swept: free them and try once more.
+            accounts, expired = self._expire_due_on(db, accounts, now_ms)
+            if not expired:
+                raise
+            after = apply_postings(accounts, postings)
+        seq = self.q(
+            db,
+            "INSERT INTO transfers (id, kind, memo, batch_id, hold_id, issue_reason, created_at_ms)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+            (transfer_id, kind.value, memo, batch_id, hold_id, reason.value if reason else "", now_ms),
+        )[0][0]
+        for idx, p in enumerate(postings):
+            self.x(
+                db,
+                "INSERT INTO postings (transfer_seq, idx, account_id, side, amount) VALUES (?, ?, ?, ?, ?)",
+                (seq, idx, p.account_id, p.side.value, p.amount),
+            )
+        transfer = Transfer(
+            id=transfer_id,
+            kind=kind,
+            postings=postings,
+            memo=memo,
+            created_at_ms=now_ms,
+            batch_id=batch_id,
+            hold_id=hold_id,
+            issue_reason=reason,
+            seq=seq,
+        )
+        return transfer, after
+
+    def _write_accounts(self, db: Connection, before: dict[str, Account], after: dict[str, Account]) -> None:
+        for account_id in sorted(after):
+            a = after[account_id]
+            if a != before.get(account_id):
+                self.x(
+                    db,
+                    "UPDATE accounts SET debits_posted = ?, credits_posted = ?, debits_pending = ?"
+                    " WHERE id = ?",
+                    (a.debits_posted, a.credits_posted, a.debits_pending, account_id),
+                )
+
+    # -- reads --------------------------------------------------------------------------------
+
+    def get_account(self, db: Connection, account_id: str) -> Account | None:
+        rows = self.q(db, f"SELECT {_ACCOUNT_COLS} FROM accounts WHERE id = ?", (account_id,))
+        return _account(rows[0]) if rows else None
+
+    def _must_account(self, db: Connection, account_id: str) -> Account:
+        account = self.get_account(db, account_id)
+        if account is None:
+            raise not_found(
+                "ACCOUNT_NOT_FOUND", f"account {account_id} does not exist", account_id=account_id
+            )
+        return account
+
+    def list_accounts(
+        self, db: Connection, *, kind: AccountKind | None, owner: str | None, after_seq: int, limit: int
+    ) -> list[Account]:
+        where, params = ["seq > ?"], [after_seq]
+        if kind is not None:
+            where.append("kind = ?")
+            params.append(kind.value)  # type: ignore[arg-type]
+        if owner is not None:
+            where.append("owner = ?")
+            params.append(owner)  # type: ignore[arg-type]
+        rows = self.q(
+            db,
+            f"SELECT {_ACCOUNT_COLS} FROM accounts WHERE {' AND '.join(where)} ORDER BY seq LIMIT ?",
+            (*params, limit),
+        )
+        return [_account(r) for r in rows]
+
+    def get_hold(self, db: Connection, hold_id: str) -> Hold | None:
+        rows = self.q(db, f"SELECT {_HOLD_COLS} FROM holds WHERE id = ?", (hold_id,))
+        return _hold(rows[0]) if rows else None
+
+    def _must_hold(self, db: Connection, hold_id: str, *, lock: bool = False) -> Hold:
+        rows = self.q(
+            db, f"SELECT {_HOLD_COLS} FROM holds WHERE id = ?{self._for_update if lock else ''}", (hold_id,)
+        )
+        if not rows:
+            raise not_found("HOLD_NOT_FOUND", f"hold {hold_id} does not exist", hold_id=hold_id)
+        return _hold(rows[0])
+
+    def _transfers(self, db: Connection, rows: list[Any]) -> list[Transfer]:
+        if not rows:
+            return []
+        seqs = [r[0] for r in rows]
+        marks = ", ".join("?" * len(seqs))
+        postings: dict[int, list[Posting]] = {s: [] for s in seqs}
+        for seq, account_id, side, amount in self.q(
+            db,
+            f"SELECT transfer_seq, account_id, side, amount FROM postings WHERE transfer_seq IN ({marks})"
+            " ORDER BY transfer_seq, idx",
+            seqs,
+        ):
+            postings[seq].append(Posting(account_id, Side(side), amount))
+        return [
+            Transfer(
+                id=r[1],
+                kind=TransferKind(r[2]),
+                postings=tuple(postings[r[0]]),
+                memo=r[3],
+                created_at_ms=r[7],
+                batch_id=r[4],
+                hold_id=r[5],
+                issue_reason=IssueReason(r[6]) if r[6] else None,
+                seq=r[0],
+            )
+            for r in rows
+        ]
+
+    def get_transfer(self, db: Connection, transfer_id: str) -> Transfer | None:
+        rows = self.q(db, f"SELECT {_TRANSFER_COLS} FROM transfers WHERE id = ?", (transfer_id,))
+        found = self._transfers(db, rows)
+        return found[0] if found else None
+
+    def _must_transfer(self, db: Connection, transfer_id: str) -> Transfer:
+        transfer = self.get_transfer(db, transfer_id)
+        if transfer is None:
+            raise not_found(
+                "TRANSFER_NOT_FOUND", f"transfer {transfer_id} does not exist", transfer_id=transfer_id
+            )
+        return transfer
+
+    def _batch_transfers(self, db: Connection, batch_id: str) -> tuple[Transfer, ...]:
+        rows = self.q(
+            db, f"SELECT {_TRANSFER_COLS} FROM transfers WHERE batch_id = ? ORDER BY seq", (batch_id,)
+        )
+        return tuple(self._transfers(db, rows))
+
+    def list_transfers(
+        self, db: Connection, account_id: str, *, before_seq: int, limit: int
+    ) -> list[Transfer]:
+        """Newest first."""
+        rows = self.q(
+            db,
+            f"SELECT {_TRANSFER_COLS} FROM transfers WHERE seq IN ("
+            " SELECT DISTINCT transfer_seq FROM postings WHERE account_id = ? AND transfer_seq < ?"
+            " ORDER BY transfer_seq DESC LIMIT ?) ORDER BY seq DESC",
+            (account_id, before_seq, limit),
+        )
+        return self._transfers(db, rows)
+
+    def summary(self, db: Connection) -> LedgerSummary:
+        """Totals per account kind and an audit of every invariant, from one snapshot."""
+        totals = tuple(
+            KindTotal(AccountKind(kind), int(n), int(balance), int(pending))
+            for kind, n, balance, pending in self.q(
+                db,
+                "SELECT kind, COUNT(*), COALESCE(SUM(credits_posted - debits_posted), 0),"
+                " COALESCE(SUM(debits_pending), 0) FROM accounts GROUP BY kind ORDER BY kind",
+            )
+        )
+        issued = self.q(
+            db,
+            "SELECT COALESCE(SUM(p.amount), 0) FROM postings p JOIN transfers t ON t.seq = p.transfer_seq"
+            " WHERE t.kind = 'ISSUE' AND p.side = 'CREDIT'",
+        )[0][0]
+        n_transfers = self.q(db, "SELECT COUNT(*) FROM transfers")[0][0]
+        unbalanced = [
+            r[0]
+            for r in self.q(
+                db,
+                "SELECT t.id FROM transfers t JOIN postings p ON p.transfer_seq = t.seq GROUP BY t.id"
+                " HAVING SUM(CASE WHEN p.side = 'DEBIT' THEN p.amount ELSE -p.amount END) <> 0",
+            )
+        ]
+        audits = [
+            AccountAudit(r[0], AccountKind(r[1]), r[2], r[3], r[4], int(r[5]), int(r[6]), int(r[7]))
+            for r in self.q(
+                db,
+                "SELECT a.id, a.kind, a.debits_posted, a.credits_posted, a.debits_pending,"
+                " COALESCE(d.s, 0), COALESCE(k.s, 0), COALESCE(h.s, 0) FROM accounts a"
+                " LEFT JOIN (SELECT account_id, SUM(amount) AS s FROM postings WHERE side = 'DEBIT'"
+                "  GROUP BY account_id) d ON d.account_id = a.id"
+                " LEFT JOIN (SELECT account_id, SUM(amount) AS s FROM postings WHERE side = 'CREDIT'"
+                "  GROUP BY account_id) k ON k.account_id = a.id"
+                " LEFT JOIN (SELECT debit_account_id, SUM(amount) AS s FROM holds WHERE status = 'PENDING'"
+                "  GROUP BY debit_account_id) h ON h.debit_account_id = a.id",
+            )
+        ]
+        violations = find_violations(audits, unbalanced, int(issued))
+        return LedgerSummary(totals, int(issued), int(n_transfers), tuple(violations))

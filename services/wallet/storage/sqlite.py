@@ -1,0 +1,217 @@
+"""The embedded store: SQLite in WAL mode with synchronous=FULL (a commit is on disk before we answer).
+
+SQLite has one writer at a time, so one writer thread owns the write connection and commits
+requests in groups: every request queued while the previous commit was syncing goes into the next
+transaction, each under its own savepoint (a refused request rolls back alone). One fsync then
+acknowledges the whole group; nothing is acknowledged before its group commits. Reads use their own
+connections and see the last committed state (WAL readers never block the writer)."""
+
+from __future__ import annotations
+
+import os
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
+
+from ledger import commands as c
+from ledger.errors import LedgerError
+from ledger.invariants import LedgerSummary
+from ledger.model import Account, AccountKind, Hold, Transfer
+from ledger.validation import validate
+
+from services.wallet.storage import migrations, pages
+from services.wallet.storage.base import Clock, wall_clock_ms
+from services.wallet.storage.engine import Engine, Result
+
+Work = Callable[[sqlite3.Connection, int], Any]
+
+MAX_GROUP = 256
+
+
+class SqliteStore:
+    kind = "sqlite"
+
+    def __init__(self, path: str, *, clock: Clock = wall_clock_ms) -> None:
+        self.path = path
+        parent = os.path.dirname(os.path.abspath(path))
+        os.makedirs(parent, exist_ok=True)
+        self._clock = clock
+        self._engine = Engine(postgres=False)
+        self._writer = self._connect()
+        self._migrate()
+        self._queue: queue.SimpleQueue[tuple[Work, Future[Any]] | None] = queue.SimpleQueue()
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name="wallet-sqlite-writer", daemon=True)
+        self._thread.start()
+
+    def _connect(self) -> sqlite3.Connection:
+        # isolation_level=None: we issue BEGIN/COMMIT ourselves.
+        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=FULL")
+        db.execute("PRAGMA foreign_keys=ON")
+        db.execute("PRAGMA busy_timeout=30000")
+        return db
+
+    def _migrate(self) -> None:
+        db = self._writer
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations"
+                " (version INTEGER PRIMARY KEY, applied_at_ms INTEGER NOT NULL)"
+            )
+            applied = {r[0] for r in db.execute("SELECT version FROM schema_migrations")}
+            migrations.apply_all(self._run_script, applied, migrations.SQLITE, self._clock())
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def _run_script(self, script: str) -> None:
+        # executescript() would commit the open transaction; run statement by statement instead.
+        statement = ""
+        for line in script.splitlines(keepends=True):
+            statement += line
+            if sqlite3.complete_statement(statement):
+                self._writer.execute(statement)
+                statement = ""
+        if statement.strip():
+            self._writer.execute(statement)
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    def _submit(self, work: Work) -> Any:
+        if self._closed:
+            raise RuntimeError("the wallet store is closed")
+        future: Future[Any] = Future()
+        self._queue.put((work, future))
+        return future.result()
+
+    def execute(self, command: c.Command) -> Result:
+        validate(command)
+        result: Result = self._submit(lambda db, now: self._engine.apply(db, command, now))
+        return result
+
+    def expire_holds(self) -> int:
+        expired: int = self._submit(lambda db, now: self._engine.expire_due(db, now))
+        return expired
+
+    def _run(self) -> None:
+        stopping = False
+        while not stopping:
+            item = self._queue.get()
+            if item is None:
+                break
+            group = [item]
+            while len(group) < MAX_GROUP:
+                try:
+                    more = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    stopping = True
+                    break
+                group.append(more)
+            self._commit_group(group)
+
+    def _commit_group(self, group: list[tuple[Work, Future[Any]]]) -> None:
+        db = self._writer
+        outcomes: list[tuple[Future[Any], Any, BaseException | None]] = []
+        try:
+            now = self._clock()
+            db.execute("BEGIN IMMEDIATE")
+            for work, future in group:
+                db.execute("SAVEPOINT op")
+                try:
+                    result = work(db, now)
+                except (LedgerError, sqlite3.IntegrityError) as refused:
+                    db.execute("ROLLBACK TO op")
+                    db.execute("RELEASE op")
+                    outcomes.append((future, None, refused))
+                else:
+                    db.execute("RELEASE op")
+                    outcomes.append((future, result, None))
+            db.execute("COMMIT")
+        except BaseException as failure:
+            # Nothing of this group is acknowledged: the caller may retry with the same ids.
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            for _, future in group:
+                future.set_exception(failure)
+            return
+        for future, result, error in outcomes:
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(result)
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    def _reader(self) -> sqlite3.Connection:
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            db = self._connect()
+            self._local.db = db
+            with self._readers_lock:
+                self._readers.append(db)
+        return db
+
+    def _read(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        db = self._reader()
+        # One read transaction: every query of a multi-query read sees the same snapshot.
+        db.execute("BEGIN")
+        try:
+            return fn(db)
+        finally:
+            db.execute("COMMIT")
+
+    def get_account(self, account_id: str) -> Account | None:
+        account: Account | None = self._read(lambda db: self._engine.get_account(db, account_id))
+        return account
+
+    def list_accounts(
+        self, *, kind: AccountKind | None, owner: str | None, page_size: int, page_token: str
+    ) -> tuple[list[Account], str]:
+        page: tuple[list[Account], str] = self._read(
+            lambda db: pages.list_accounts(self._engine, db, kind, owner, page_size, page_token)
+        )
+        return page
+
+    def get_transfer(self, transfer_id: str) -> Transfer | None:
+        transfer: Transfer | None = self._read(lambda db: self._engine.get_transfer(db, transfer_id))
+        return transfer
+
+    def list_transfers(
+        self, account_id: str, *, page_size: int, page_token: str
+    ) -> tuple[list[Transfer], str]:
+        page: tuple[list[Transfer], str] = self._read(
+            lambda db: pages.list_transfers(self._engine, db, account_id, page_size, page_token)
+        )
+        return page
+
+    def get_hold(self, hold_id: str) -> Hold | None:
+        hold: Hold | None = self._read(lambda db: self._engine.get_hold(db, hold_id))
+        return hold
+
+    def summary(self) -> LedgerSummary:
+        summary: LedgerSummary = self._read(self._engine.summary)
+        return summary
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._queue.put(None)
+        self._thread.join()
+        self._writer.close()
+        with self._readers_lock:
+            for db in self._readers:
+                db.close()
+            self._readers.clear()
