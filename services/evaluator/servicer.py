@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import array
+import sys
 from collections.abc import Sequence
 from typing import cast
 
@@ -98,6 +100,14 @@ class EvaluatorServicer(pb_grpc.EvaluatorServiceServicer):
         except handeval.InvalidHand as exc:
             raise _invalid(exc) from None
         HANDS_EVALUATED.labels(rule.name.lower()).inc(len(result.strengths))
+        if request.packed_output:
+            strengths = result.strengths
+            if sys.byteorder != "little":
+                strengths = array.array("I", strengths)
+                strengths.byteswap()
+            return pb.EvaluateBatchResponse(
+                packed_strengths=strengths.tobytes(), packed_categories=result.categories.tobytes()
+            )
         response = pb.EvaluateBatchResponse()
         response.strengths.extend(result.strengths)
         response.categories.extend(_category(c) for c in result.categories)

@@ -11,9 +11,8 @@ import time
 from pathlib import Path
 
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
-
 from felt import registry
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 
 def _free_base(count: int) -> int:
