@@ -43,5 +43,9 @@ def run(args: argparse.Namespace) -> int:
             flush=True,
         )
 
-    serve_forever(spec, config, announce)
+    try:
+        serve_forever(spec, config, announce)
+    except ConfigError as exc:
+        print(f"felt: {exc}", file=sys.stderr)
+        return 2
     return 0
