@@ -14,13 +14,15 @@ def is_postgres_url(url: str) -> bool:
     return url.startswith(("postgresql://", "postgres://"))
 
 
-def open_store(database_url: str, data_dir: str, *, clock: Clock = wall_clock_ms) -> LedgerStore:
+def open_store(
+    database_url: str, data_dir: str, *, clock: Clock = wall_clock_ms, pg_pool_size: int = 16
+) -> LedgerStore:
     """PostgreSQL when `database_url` is a postgresql:// URL, else SQLite in the data directory
     (or at the path of a sqlite:/// URL)."""
     if is_postgres_url(database_url):
         from services.wallet.storage.postgres import PostgresStore
 
-        return PostgresStore(database_url, clock=clock)
+        return PostgresStore(database_url, clock=clock, max_size=pg_pool_size)
     from services.wallet.storage.sqlite import SqliteStore
 
     if database_url.startswith("sqlite:///"):

@@ -1,0 +1,42 @@
+"""Wallet settings: the platform's (FELT_WALLET_PORT, FELT_WALLET_METRICS_PORT, FELT_DATA_DIR, ...)
+and its own:
+
+- WALLET_DATABASE_URL (default empty): `postgresql://...` selects PostgreSQL; empty keeps the ledger
+  in SQLite at `<FELT_DATA_DIR>/wallet.sqlite3`; `sqlite:///path` names another SQLite file.
+- FELT_WALLET_MAX_WORKERS (default 64): gRPC worker threads, i.e. concurrent RPCs.
+- FELT_WALLET_HOLD_SWEEP_SECONDS (default 1.0): how often expired holds are swept (chips freed).
+- FELT_WALLET_PG_POOL_SIZE (default 16): PostgreSQL connections in the pool.
+
+Tests may also pass `clock=` (a callable returning epoch milliseconds) as an override.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from servicekit.config import ServerConfig, load_server_config, setting
+
+
+def _positive_float(raw: str) -> float:
+    value = float(raw)
+    if value <= 0:
+        raise ValueError("must be positive")
+    return value
+
+
+def _positive_int(raw: str) -> int:
+    value = int(raw)
+    if value <= 0:
+        raise ValueError("must be positive")
+    return value
+
+
+def load_config(**overrides: Any) -> ServerConfig:
+    own: dict[str, Any] = {
+        "database_url": setting("WALLET_DATABASE_URL", ""),
+        "hold_sweep_seconds": setting("FELT_WALLET_HOLD_SWEEP_SECONDS", 1.0, parse=_positive_float),
+        "pg_pool_size": setting("FELT_WALLET_PG_POOL_SIZE", 16, parse=_positive_int),
+        # Ledger calls wait on fsync: more threads than the platform default keep 64 clients busy.
+        "max_workers": setting("FELT_WALLET_MAX_WORKERS", 64, parse=_positive_int),
+    }
+    return load_server_config("wallet", **{**own, **{k: v for k, v in overrides.items() if v is not None}})

@@ -1,0 +1,73 @@
+"""The wallet service on the platform: every call needs a token; the ledger lives in SQLite (default,
+in the data directory) or PostgreSQL (WALLET_DATABASE_URL)."""
+
+from __future__ import annotations
+
+import threading
+
+import grpc
+from poker.wallet.v1 import wallet_service_pb2 as pb
+from poker.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
+from servicekit.config import ServerConfig
+from servicekit.logging import get_logger
+from servicekit.server import Service, ServiceSpec, build
+
+from services.wallet.servicer import WalletServicer
+from services.wallet.storage import Clock, LedgerStore, open_store, wall_clock_ms
+
+SERVICE = pb.DESCRIPTOR.services_by_name["WalletService"]
+
+
+class HoldSweeper:
+    """Expires pending holds past their expiry so their chips are free again (writes also expire the
+    holds of the accounts they touch, so a sweep that lags never blocks a player)."""
+
+    def __init__(self, store: LedgerStore, interval_seconds: float) -> None:
+        self._store = store
+        self._interval = interval_seconds
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="wallet-hold-sweeper", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        log = get_logger(service="wallet")
+        while not self._stop.wait(self._interval):
+            try:
+                expired = self._store.expire_holds()
+                if expired:
+                    log.info("holds_expired", count=expired)
+            except Exception:  # the next sweep retries; a database hiccup must not kill the thread
+                log.exception("hold_sweep_failed")
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+
+def service_spec(config: ServerConfig) -> ServiceSpec:
+    clock: Clock = config.extra.get("clock") or wall_clock_ms
+    store = open_store(
+        str(config.extra.get("database_url", "")),
+        str(config.data_dir),
+        clock=clock,
+        pg_pool_size=int(config.extra.get("pg_pool_size", 16)),
+    )
+    sweeper = HoldSweeper(store, float(config.extra.get("hold_sweep_seconds", 1.0)))
+    sweeper.start()
+
+    def register(server: grpc.Server) -> None:
+        pb_grpc.add_WalletServiceServicer_to_server(WalletServicer(store, clock), server)
+
+    def on_stop() -> None:
+        sweeper.stop()
+        store.close()
+
+    return ServiceSpec(name="wallet", services=[SERVICE], register=register, on_stop=on_stop)
+
+
+def build_server(config: ServerConfig) -> Service:
+    """The wallet's server, built and bound (call .start()); `.server` and `.port` as usual."""
+    return build(service_spec(config), config)

@@ -1,0 +1,306 @@
+"""WalletService: RPC messages <-> ledger commands, plus who may do what. No ledger logic here.
+
+Who may call what:
+- Service callers (table, tournament) and operators: everything.
+- A player: CreateAccount of its own PLAYER account (owner = its id); GetAccount, ListAccounts,
+  ListTransfers, GetTransfer and GetHold only for accounts it owns. Players never move chips.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+import grpc
+import prometheus_client
+from ledger import commands as c
+from ledger import model as m
+from ledger.errors import ErrorKind, LedgerError
+from poker.wallet.v1 import wallet_service_pb2 as pb
+from poker.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
+from servicekit import errors
+from servicekit.auth import Caller, Role, current_caller, require_role
+from servicekit.logging import bind_ids
+
+from services.wallet import convert
+from services.wallet.storage import CaptureResult, Clock, LedgerStore
+
+TRANSFERS = prometheus_client.Counter(
+    "poker_wallet_transfers_total", "Transfers posted to the ledger, by kind.", ["kind"]
+)
+CHIPS_MOVED = prometheus_client.Counter(
+    "poker_wallet_chips_moved_total", "Chips debited by posted transfers, by transfer kind.", ["kind"]
+)
+REFUSED = prometheus_client.Counter(
+    "poker_wallet_refusals_total", "Ledger commands refused, by gRPC code.", ["grpc_code"]
+)
+for _kind in m.TransferKind:
+    TRANSFERS.labels(_kind.value)
+    CHIPS_MOVED.labels(_kind.value)
+for _code in ErrorKind:
+    REFUSED.labels(_code.value)
+
+_MAPPERS: dict[ErrorKind, Callable[..., errors.DomainError]] = {
+    ErrorKind.NOT_FOUND: errors.not_found,
+    ErrorKind.FAILED_PRECONDITION: errors.failed_precondition,
+    ErrorKind.ALREADY_EXISTS: errors.already_exists,
+    ErrorKind.PERMISSION_DENIED: errors.permission_denied,
+}
+
+T = TypeVar("T")
+
+
+def to_domain_error(error: LedgerError) -> errors.DomainError:
+    """The one place ledger errors become gRPC errors."""
+    if error.kind is ErrorKind.INVALID_ARGUMENT:
+        return errors.invalid_argument(error.field or "", error.reason, error.message, **error.metadata)
+    return _MAPPERS[error.kind](error.reason, error.message, **error.metadata)
+
+
+def _mover() -> Caller:
+    return require_role(Role.SERVICE, Role.OPERATOR)
+
+
+def _denied(what: str) -> errors.DomainError:
+    return errors.permission_denied("NOT_YOUR_ACCOUNT", f"a player may only read its own {what}")
+
+
+class WalletServicer(pb_grpc.WalletServiceServicer):
+    def __init__(self, store: LedgerStore, clock: Clock) -> None:
+        self._store = store
+        self._clock = clock
+
+    def _run(self, command: c.Command) -> object:
+        try:
+            return self._store.execute(command)
+        except LedgerError as refused:
+            REFUSED.labels(refused.kind.value).inc()
+            raise to_domain_error(refused) from None
+
+    def _guard(self, fn: Callable[[], T]) -> T:
+        try:
+            return fn()
+        except LedgerError as refused:
+            raise to_domain_error(refused) from None
+
+    def _counted(self, transfers: tuple[m.Transfer, ...]) -> None:
+        for t in transfers:
+            TRANSFERS.labels(t.kind.value).inc()
+            CHIPS_MOVED.labels(t.kind.value).inc(sum(p.amount for p in t.postings if p.side is m.Side.DEBIT))
+
+    # -- accounts -------------------------------------------------------------------------------
+
+    def _readable_account(self, account_id: str) -> m.Account:
+        caller = current_caller()
+        account = self._store.get_account(account_id) if account_id else None
+        if account is None:
+            if not account_id:
+                raise errors.invalid_argument("account_id", "MISSING_ID", "account_id is required")
+            raise errors.not_found(
+                "ACCOUNT_NOT_FOUND", f"account {account_id} does not exist", account_id=account_id
+            )
+        if caller.is_player and not (
+            account.kind is m.AccountKind.PLAYER and account.owner == caller.subject
+        ):
+            raise _denied("account")
+        return account
+
+    def CreateAccount(
+        self, request: pb.CreateAccountRequest, context: grpc.ServicerContext
+    ) -> pb.CreateAccountResponse:
+        caller = current_caller()
+        kind = convert.account_kind("kind", request.kind)
+        assert kind is not None
+        if caller.is_player and (kind is not m.AccountKind.PLAYER or request.owner != caller.subject):
+            raise errors.permission_denied(
+                "NOT_YOUR_ACCOUNT", "a player may only open its own player account"
+            )
+        if caller.role not in (Role.PLAYER, Role.SERVICE, Role.OPERATOR):
+            _mover()
+        account = self._run(c.CreateAccount(request.request_id, kind, request.owner))
+        assert isinstance(account, m.Account)
+        bind_ids(account_id=account.id)
+        return pb.CreateAccountResponse(account=convert.account_pb(account))
+
+    def GetAccount(
+        self, request: pb.GetAccountRequest, context: grpc.ServicerContext
+    ) -> pb.GetAccountResponse:
+        return pb.GetAccountResponse(account=convert.account_pb(self._readable_account(request.account_id)))
+
+    def ListAccounts(
+        self, request: pb.ListAccountsRequest, context: grpc.ServicerContext
+    ) -> pb.ListAccountsResponse:
+        caller = current_caller()
+        kind = convert.account_kind("kind", request.kind, optional=True)
+        owner = request.owner or None
+        if caller.is_player:
+            if owner not in (None, caller.subject):
+                raise _denied("accounts")
+            owner = caller.subject
+            if kind not in (None, m.AccountKind.PLAYER):
+                raise _denied("accounts")
+            kind = m.AccountKind.PLAYER
+        accounts, token = self._guard(
+            lambda: self._store.list_accounts(
+                kind=kind, owner=owner, page_size=request.page_size, page_token=request.page_token
+            )
+        )
+        return pb.ListAccountsResponse(
+            accounts=[convert.account_pb(a) for a in accounts], next_page_token=token
+        )
+
+    # -- movements ------------------------------------------------------------------------------
+
+    def Issue(self, request: pb.IssueRequest, context: grpc.ServicerContext) -> pb.IssueResponse:
+        _mover()
+        reason = convert.issue_reason(request.reason)
+        transfer = self._run(
+            c.Issue(request.request_id, request.account_id, request.amount, reason, request.memo)
+        )
+        assert isinstance(transfer, m.Transfer)
+        self._counted((transfer,))
+        account = self._store.get_account(request.account_id)
+        assert account is not None
+        return pb.IssueResponse(transfer=convert.transfer_pb(transfer), account=convert.account_pb(account))
+
+    def Transfer(self, request: pb.TransferRequest, context: grpc.ServicerContext) -> pb.TransferResponse:
+        _mover()
+        if request.from_account_id and request.from_account_id == request.to_account_id:
+            raise errors.invalid_argument(
+                "to_account_id", "SAME_ACCOUNT", "a transfer moves chips between two accounts"
+            )
+        command = c.Transfer(
+            request.request_id,
+            c.simple_postings(request.from_account_id, request.to_account_id, request.amount),
+            request.memo,
+        )
+        self._precheck_amount(request.amount)
+        transfer = self._run(command)
+        assert isinstance(transfer, m.Transfer)
+        self._counted((transfer,))
+        return pb.TransferResponse(transfer=convert.transfer_pb(transfer))
+
+    @staticmethod
+    def _precheck_amount(amount: int) -> None:
+        # The postings carry the amount twice; name the request's own field when it is wrong.
+        if amount <= 0:
+            raise errors.invalid_argument(
+                "amount", "AMOUNT_NOT_POSITIVE", f"amount must be a positive number of chips, got {amount}"
+            )
+
+    def TransferBatch(
+        self, request: pb.TransferBatchRequest, context: grpc.ServicerContext
+    ) -> pb.TransferBatchResponse:
+        _mover()
+        specs = tuple(
+            c.TransferSpec(
+                t.transfer_id, convert.postings(f"transfers[{i}].postings", list(t.postings)), t.memo
+            )
+            for i, t in enumerate(request.transfers)
+        )
+        transfers = self._run(c.TransferBatch(request.request_id, specs))
+        assert isinstance(transfers, tuple)
+        self._counted(transfers)
+        return pb.TransferBatchResponse(transfers=[convert.transfer_pb(t) for t in transfers])
+
+    def Hold(self, request: pb.HoldRequest, context: grpc.ServicerContext) -> pb.HoldResponse:
+        _mover()
+        if request.ttl_ms < 0:
+            raise errors.invalid_argument("ttl_ms", "TTL_OUT_OF_RANGE", "ttl_ms must not be negative")
+        hold = self._run(
+            c.Hold(
+                request.request_id,
+                request.from_account_id,
+                request.to_account_id,
+                request.amount,
+                ttl_ms=request.ttl_ms or None,
+                memo=request.memo,
+            )
+        )
+        assert isinstance(hold, m.Hold)
+        bind_ids(hold_id=hold.id)
+        return pb.HoldResponse(hold=convert.hold_pb(hold, self._clock()))
+
+    def Capture(self, request: pb.CaptureRequest, context: grpc.ServicerContext) -> pb.CaptureResponse:
+        _mover()
+        if request.amount < 0:
+            self._precheck_amount(request.amount)
+        result = self._run(
+            c.Capture(request.request_id, request.hold_id, request.amount or None, request.memo)
+        )
+        assert isinstance(result, CaptureResult)
+        self._counted((result.transfer,))
+        return pb.CaptureResponse(
+            transfer=convert.transfer_pb(result.transfer), hold=convert.hold_pb(result.hold, self._clock())
+        )
+
+    def Release(self, request: pb.ReleaseRequest, context: grpc.ServicerContext) -> pb.ReleaseResponse:
+        _mover()
+        hold = self._run(c.Release(request.request_id, request.hold_id))
+        assert isinstance(hold, m.Hold)
+        return pb.ReleaseResponse(hold=convert.hold_pb(hold, self._clock()))
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    def GetHold(self, request: pb.GetHoldRequest, context: grpc.ServicerContext) -> pb.GetHoldResponse:
+        hold = self._store.get_hold(request.hold_id) if request.hold_id else None
+        if hold is None:
+            raise errors.not_found(
+                "HOLD_NOT_FOUND", f"hold {request.hold_id} does not exist", hold_id=request.hold_id
+            )
+        if current_caller().is_player:
+            self._readable_account(hold.debit_account_id)
+        return pb.GetHoldResponse(hold=convert.hold_pb(hold, self._clock()))
+
+    def GetTransfer(
+        self, request: pb.GetTransferRequest, context: grpc.ServicerContext
+    ) -> pb.GetTransferResponse:
+        transfer = self._store.get_transfer(request.transfer_id) if request.transfer_id else None
+        if transfer is None:
+            raise errors.not_found(
+                "TRANSFER_NOT_FOUND",
+                f"transfer {request.transfer_id} does not exist",
+                transfer_id=request.transfer_id,
+            )
+        caller = current_caller()
+        if caller.is_player:
+            owned = False
+            for p in transfer.postings:
+                account = self._store.get_account(p.account_id)
+                if account and account.kind is m.AccountKind.PLAYER and account.owner == caller.subject:
+                    owned = True
+                    break
+            if not owned:
+                raise _denied("transfers")
+        return pb.GetTransferResponse(transfer=convert.transfer_pb(transfer))
+
+    def ListTransfers(
+        self, request: pb.ListTransfersRequest, context: grpc.ServicerContext
+    ) -> pb.ListTransfersResponse:
+        account = self._readable_account(request.account_id)
+        transfers, token = self._guard(
+            lambda: self._store.list_transfers(
+                account.id, page_size=request.page_size, page_token=request.page_token
+            )
+        )
+        return pb.ListTransfersResponse(
+            transfers=[convert.transfer_pb(t) for t in transfers], next_page_token=token
+        )
+
+    def GetLedgerSummary(
+        self, request: pb.GetLedgerSummaryRequest, context: grpc.ServicerContext
+    ) -> pb.GetLedgerSummaryResponse:
+        _mover()
+        s = self._store.summary()
+        return pb.GetLedgerSummaryResponse(
+            totals=[
+                pb.KindTotal(
+                    kind=convert.KIND_TO_PB[t.kind], accounts=t.accounts, balance=t.balance, pending=t.pending
+                )
+                for t in s.totals
+            ],
+            chips_issued=s.chips_issued,
+            transfers=s.transfers,
+            invariants_hold=s.invariants_hold,
+            violations=list(s.violations),
+        )
