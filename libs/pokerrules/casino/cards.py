@@ -54,3 +54,11 @@ def cards_text(codes: Iterable[int]) -> str:
 
 def is_valid_deck(deck: Sequence[int]) -> bool:
     return len(set(deck)) == len(deck) and all(0 <= c < DECK_SIZE for c in deck)
+
+
+def stacked_deck(first: Sequence[int]) -> tuple[int, ...]:
+    """A full deck dealing `first` first, then the other cards in code order (replays, worked examples)."""
+    taken = set(first)
+    if len(taken) != len(first):
+        raise ValueError("a card appears twice")
+    return (*first, *(c for c in range(DECK_SIZE) if c not in taken))

@@ -354,11 +354,11 @@ def _decide(state: RoundState, cmd: Decide, ranker: HandRanker) -> Transition:
             errors.WRONG_STREET, f"the decision is for {state.phase}, not {cmd.phase}", {"phase": state.phase}
         )
     seat = _own_seat(state, cmd.seat, cmd.player_id)
-    if seat.status != SeatStatus.IN_HAND:
-        raise CasinoError(errors.NOT_IN_HAND, f"seat {seat.seat} is not in the hand", {"status": seat.status})
     if seat.decided:
         # TCP-6.3: a hand once set cannot be changed.
         raise CasinoError(errors.ALREADY_DECIDED, f"seat {seat.seat} has decided this street")
+    if seat.status != SeatStatus.IN_HAND:
+        raise CasinoError(errors.NOT_IN_HAND, f"seat {seat.seat} is not in the hand", {"status": seat.status})
     options = {o.decision: o for o in legal_decisions(state, seat.seat)}
     if cmd.decision not in options:
         raise CasinoError(
