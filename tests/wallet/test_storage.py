@@ -1,0 +1,386 @@
+"""The ledger store, the same tests on SQLite and PostgreSQL (issue 4: model, errors, invariants)."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+
+import pytest
+from ledger import commands as c
+from ledger.errors import ErrorKind, LedgerError
+from ledger.model import ISSUANCE_ACCOUNT_ID, Account, AccountKind, HoldStatus, IssueReason, Posting, Side
+
+from services.wallet.storage import CaptureResult, LedgerStore
+
+from .conftest import FakeClock, LedgerLocation
+
+
+def rid(prefix: str = "r") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:16]}"
+
+
+def account(store: LedgerStore, kind: AccountKind = AccountKind.PLAYER, owner: str | None = None) -> Account:
+    result = store.execute(c.CreateAccount(rid("acct"), kind, owner or rid("owner")))
+    assert isinstance(result, Account)
+    return result
+
+
+def funded(store: LedgerStore, chips: int) -> Account:
+    a = account(store)
+    store.execute(c.Issue(rid("issue"), a.id, chips, IssueReason.PURCHASE))
+    return a
+
+
+def balance(store: LedgerStore, account_id: str) -> int:
+    a = store.get_account(account_id)
+    assert a is not None
+    return a.balance
+
+
+def refused(store: LedgerStore, command: c.Command) -> LedgerError:
+    with pytest.raises(LedgerError) as info:
+        store.execute(command)
+    return info.value
+
+
+def move(a: Account, b: Account, amount: int, request_id: str | None = None) -> c.Transfer:
+    return c.Transfer(rid("t") if request_id is None else request_id, c.simple_postings(a.id, b.id, amount))
+
+
+def test_issue_and_transfer_move_chips_and_keep_the_sum(store: LedgerStore) -> None:
+    alice, bob = funded(store, 1_000), account(store)
+    store.execute(move(alice, bob, 300))
+    assert balance(store, alice.id) == 700
+    assert balance(store, bob.id) == 300
+    summary = store.summary()
+    assert summary.invariants_hold, summary.violations
+    assert summary.chips_issued == 1_000
+    assert balance(store, ISSUANCE_ACCOUNT_ID) == -1_000
+
+
+def test_insufficient_funds_is_refused_and_changes_nothing(store: LedgerStore) -> None:
+    alice, bob = funded(store, 100), account(store)
+    request_id = rid("t")
+    error = refused(store, move(alice, bob, 101, request_id))
+    assert (error.kind, error.reason) == (ErrorKind.FAILED_PRECONDITION, "INSUFFICIENT_FUNDS")
+    assert balance(store, alice.id) == 100 and balance(store, bob.id) == 0
+    assert store.get_transfer(request_id) is None
+    # The id was not consumed: the same request succeeds once funds arrive.
+    store.execute(c.Issue(rid("issue"), alice.id, 1, IssueReason.AD_REWARD))
+    store.execute(move(alice, bob, 101, request_id))
+    assert balance(store, alice.id) == 0
+
+
+def test_unknown_account_is_not_found(store: LedgerStore) -> None:
+    alice = funded(store, 10)
+    error = refused(store, c.Transfer(rid(), c.simple_postings(alice.id, "acc_nobody", 5)))
+    assert (error.kind, error.reason, error.metadata["account_id"]) == (
+        ErrorKind.NOT_FOUND,
+        "ACCOUNT_NOT_FOUND",
+        "acc_nobody",
+    )
+    assert balance(store, alice.id) == 10
+
+
+@pytest.mark.parametrize("amount", [0, -5])
+def test_zero_or_negative_amounts_are_invalid(store: LedgerStore, amount: int) -> None:
+    alice, bob = funded(store, 10), account(store)
+    error = refused(store, move(alice, bob, amount))
+    assert error.kind is ErrorKind.INVALID_ARGUMENT and error.reason == "AMOUNT_NOT_POSITIVE"
+    error = refused(store, c.Issue(rid(), alice.id, amount, IssueReason.PURCHASE))
+    assert error.kind is ErrorKind.INVALID_ARGUMENT
+    assert balance(store, alice.id) == 10
+
+
+@pytest.mark.parametrize("bad_id", ["", "has space", "-leading", "x" * 129, "ünïcode"])
+def test_malformed_ids_are_invalid(store: LedgerStore, bad_id: str) -> None:
+    alice, bob = funded(store, 10), account(store)
+    error = refused(store, move(alice, bob, 1, request_id=bad_id))
+    assert error.kind is ErrorKind.INVALID_ARGUMENT and error.field == "request_id"
+    assert balance(store, bob.id) == 0
+
+
+def test_repeat_returns_first_result_and_changes_nothing(store: LedgerStore) -> None:
+    alice, bob = funded(store, 100), account(store)
+    command = move(alice, bob, 40)
+    first = store.execute(command)
+    for _ in range(4):
+        assert store.execute(command) == first
+    assert balance(store, alice.id) == 60
+    issue = c.Issue(rid("issue"), bob.id, 5, IssueReason.AD_REWARD, memo="ad 42")
+    assert store.execute(issue) == store.execute(issue)
+    assert balance(store, bob.id) == 45
+
+
+def test_same_id_with_other_parameters_is_already_exists_naming_the_difference(store: LedgerStore) -> None:
+    alice, bob = funded(store, 100), account(store)
+    store.execute(move(alice, bob, 40, "same-id"))
+    error = refused(store, move(alice, bob, 41, "same-id"))
+    assert (error.kind, error.reason) == (ErrorKind.ALREADY_EXISTS, "REQUEST_ID_REUSED")
+    assert error.metadata["differs"] == "postings"
+    error = refused(store, c.Issue("same-id", bob.id, 40, IssueReason.PURCHASE))
+    assert error.metadata["differs"] == "operation"
+    error = refused(store, c.Transfer("same-id", c.simple_postings(alice.id, bob.id, 40), memo="other"))
+    assert error.metadata["differs"] == "memo"
+    assert balance(store, alice.id) == 60
+
+
+def test_create_account_is_idempotent_and_unique_per_kind_and_owner(store: LedgerStore) -> None:
+    command = c.CreateAccount(rid(), AccountKind.TABLE_ESCROW, "table-7")
+    first = store.execute(command)
+    assert store.execute(command) == first
+    error = refused(store, c.CreateAccount(rid(), AccountKind.TABLE_ESCROW, "table-7"))
+    assert (error.kind, error.reason) == (ErrorKind.ALREADY_EXISTS, "ACCOUNT_EXISTS")
+    assert isinstance(first, Account) and error.metadata["account_id"] == first.id
+    error = refused(store, c.CreateAccount(rid(), AccountKind.ISSUANCE, "someone"))
+    assert error.kind is ErrorKind.INVALID_ARGUMENT
+
+
+def test_batch_posts_all_in_order(store: LedgerStore) -> None:
+    """A pot: escrow pays two winners and the house's rake at once."""
+    escrow = account(store, AccountKind.TABLE_ESCROW)
+    store.execute(c.Issue(rid(), escrow.id, 210, IssueReason.PROMOTION))
+    w1, w2, house = account(store), account(store), account(store, AccountKind.HOUSE)
+    batch_id = rid("pot")
+    pot = c.TransferSpec(
+        rid("pot-split"),
+        (
+            Posting(escrow.id, Side.DEBIT, 210),
+            Posting(w1.id, Side.CREDIT, 100),
+            Posting(w2.id, Side.CREDIT, 100),
+            Posting(house.id, Side.CREDIT, 10),
+        ),
+    )
+    # The second transfer spends chips the first one brought: order matters.
+    onward = c.TransferSpec(rid("onward"), c.simple_postings(w1.id, w2.id, 100))
+    transfers = store.execute(c.TransferBatch(batch_id, (pot, onward)))
+    assert isinstance(transfers, tuple) and [t.batch_id for t in transfers] == [batch_id, batch_id]
+    assert [balance(store, a.id) for a in (escrow, w1, w2, house)] == [0, 0, 200, 10]
+    assert store.execute(c.TransferBatch(batch_id, (pot, onward))) == transfers
+    assert store.summary().invariants_hold
+
+
+def test_batch_is_all_or_nothing(store: LedgerStore) -> None:
+    alice, bob, carol = funded(store, 50), account(store), account(store)
+    ok = c.TransferSpec(rid(), c.simple_postings(alice.id, bob.id, 50))
+    too_much = c.TransferSpec(rid(), c.simple_postings(bob.id, carol.id, 51))
+    error = refused(store, c.TransferBatch(rid("batch"), (ok, too_much)))
+    assert error.reason == "INSUFFICIENT_FUNDS"
+    assert [balance(store, a.id) for a in (alice, bob, carol)] == [50, 0, 0]
+    assert store.get_transfer(ok.transfer_id) is None
+
+
+def test_unbalanced_batch_is_invalid(store: LedgerStore) -> None:
+    alice, bob = funded(store, 50), account(store)
+    spec = c.TransferSpec(rid(), (Posting(alice.id, Side.DEBIT, 10), Posting(bob.id, Side.CREDIT, 9)))
+    error = refused(store, c.TransferBatch(rid("batch"), (spec,)))
+    assert (error.kind, error.reason) == (ErrorKind.INVALID_ARGUMENT, "UNBALANCED")
+    assert error.field == "transfers[0].postings"
+    assert balance(store, alice.id) == 50
+
+
+def test_batch_transfer_ids_share_the_request_id_namespace(store: LedgerStore) -> None:
+    alice, bob = funded(store, 50), account(store)
+    store.execute(move(alice, bob, 1, "taken"))
+    spec = c.TransferSpec("taken", c.simple_postings(alice.id, bob.id, 1))
+    error = refused(store, c.TransferBatch(rid("batch"), (spec,)))
+    assert (error.kind, error.reason) == (ErrorKind.ALREADY_EXISTS, "TRANSFER_ID_IN_USE")
+    assert balance(store, alice.id) == 49
+
+
+def test_hold_reserves_then_capture_posts_part_and_frees_the_rest(store: LedgerStore) -> None:
+    player, escrow = funded(store, 500), account(store, AccountKind.TABLE_ESCROW)
+    hold_id = rid("buyin")
+    store.execute(c.Hold(hold_id, player.id, escrow.id, 400))
+    held = store.get_account(player.id)
+    assert held is not None and (held.balance, held.available) == (500, 100)
+    # Reserved chips cannot be spent twice.
+    assert refused(store, move(player, escrow, 101)).reason == "INSUFFICIENT_FUNDS"
+    capture = c.Capture(rid("cap"), hold_id, 250)
+    result = store.execute(capture)
+    assert isinstance(result, CaptureResult)
+    assert result.hold.status is HoldStatus.CAPTURED and result.hold.captured_amount == 250
+    assert result.transfer.hold_id == hold_id
+    after = store.get_account(player.id)
+    assert after is not None and (after.balance, after.available, after.debits_pending) == (250, 250, 0)
+    assert balance(store, escrow.id) == 250
+    assert store.execute(capture) == result  # replay: same result, nothing more
+    # A hold resolves exactly once.
+    again = refused(store, c.Capture(rid("cap"), hold_id))
+    assert (again.kind, again.reason) == (ErrorKind.FAILED_PRECONDITION, "HOLD_ALREADY_RESOLVED")
+    assert refused(store, c.Release(rid("rel"), hold_id)).reason == "HOLD_ALREADY_RESOLVED"
+    assert store.summary().invariants_hold
+
+
+def test_release_voids_a_hold(store: LedgerStore) -> None:
+    player, house = funded(store, 100), account(store, AccountKind.HOUSE)
+    hold_id = rid("bet")
+    store.execute(c.Hold(hold_id, player.id, house.id, 100))
+    released = store.execute(c.Release(rid("rel"), hold_id))
+    assert getattr(released, "status", None) is HoldStatus.RELEASED
+    a = store.get_account(player.id)
+    assert a is not None and (a.balance, a.available) == (100, 100)
+    assert refused(store, c.Capture(rid("cap"), hold_id)).reason == "HOLD_ALREADY_RESOLVED"
+
+
+def test_capture_more_than_held_is_invalid_and_unknown_hold_not_found(store: LedgerStore) -> None:
+    player, house = funded(store, 100), account(store, AccountKind.HOUSE)
+    hold_id = rid("bet")
+    store.execute(c.Hold(hold_id, player.id, house.id, 50))
+    assert refused(store, c.Capture(rid(), hold_id, 51)).reason == "AMOUNT_EXCEEDS_HOLD"
+    assert refused(store, c.Capture(rid(), "no-such-hold")).kind is ErrorKind.NOT_FOUND
+    assert refused(store, c.Hold(rid(), player.id, house.id, 51)).reason == "INSUFFICIENT_FUNDS"
+
+
+def test_holds_expire(location: LedgerLocation, fake_clock: FakeClock) -> None:
+    store = location.open(clock=fake_clock)
+    player, escrow = funded(store, 100), account(store, AccountKind.TABLE_ESCROW)
+    store.execute(c.Hold("h-expiring", player.id, escrow.id, 100, ttl_ms=5_000))
+    fake_clock.advance(5_000)
+    error = refused(store, c.Capture(rid(), "h-expiring"))
+    assert (error.kind, error.reason) == (ErrorKind.FAILED_PRECONDITION, "HOLD_EXPIRED")
+    # The chips are free again even before a sweep: a write expires the holds of its accounts.
+    store.execute(move(player, escrow, 60))
+    hold = store.get_hold("h-expiring")
+    assert hold is not None and hold.status is HoldStatus.EXPIRED
+    store.execute(c.Hold("h-swept", player.id, escrow.id, 40, ttl_ms=1_000))
+    fake_clock.advance(1_000)
+    assert store.expire_holds() == 1
+    a = store.get_account(player.id)
+    assert a is not None and (a.balance, a.available) == (40, 40)
+    assert store.summary().invariants_hold
+
+
+def test_player_never_below_zero_but_house_may_be(store: LedgerStore) -> None:
+    house, player = account(store, AccountKind.HOUSE), account(store)
+    store.execute(move(house, player, 500))  # the bank pays a winner before it has won anything
+    assert balance(store, house.id) == -500
+    assert refused(store, move(player, house, 501)).reason == "INSUFFICIENT_FUNDS"
+    assert store.summary().invariants_hold
+
+
+def test_list_transfers_newest_first_with_pages(store: LedgerStore) -> None:
+    alice, bob = funded(store, 100), account(store)
+    ids = [rid(f"t{i}") for i in range(7)]
+    for transfer_id in ids:
+        store.execute(move(alice, bob, 1, transfer_id))
+    seen, token = [], ""
+    while True:
+        page, token = store.list_transfers(bob.id, page_size=3, page_token=token)
+        seen += [t.id for t in page]
+        if not token:
+            break
+    assert seen == ids[::-1]
+    page, _ = store.list_transfers(alice.id, page_size=100, page_token="")
+    assert len(page) == 8 and page[-1].issue_reason is IssueReason.PURCHASE
+    with pytest.raises(LedgerError):
+        store.list_transfers(alice.id, page_size=3, page_token="garbage!")
+
+
+def test_list_accounts_filters_and_pages(store: LedgerStore) -> None:
+    made = [account(store, AccountKind.JACKPOT_POOL) for _ in range(5)]
+    seen, token = [], ""
+    while True:
+        page, token = store.list_accounts(
+            kind=AccountKind.JACKPOT_POOL, owner=None, page_size=2, page_token=token
+        )
+        seen += [a.id for a in page]
+        if not token:
+            break
+    assert seen == [a.id for a in made]
+    page, _ = store.list_accounts(kind=None, owner=made[2].owner, page_size=0, page_token="")
+    assert [a.id for a in page] == [made[2].id]
+
+
+def test_ledger_survives_a_restart(location: LedgerLocation) -> None:
+    store = location.open()
+    alice, bob = funded(store, 100), account(store)
+    command = move(alice, bob, 30)
+    first = store.execute(command)
+    store.close()
+    reopened = location.open()  # migrations are not re-applied; ids are kept
+    assert reopened.execute(command) == first
+    assert balance(reopened, bob.id) == 30
+    assert reopened.summary().invariants_hold
+
+
+def test_posted_rows_are_immutable_in_the_database(location: LedgerLocation) -> None:
+    """Defence in depth: the schema refuses to rewrite history or shrink posted totals."""
+    store = location.open()
+    alice, bob = funded(store, 100), account(store)
+    store.execute(move(alice, bob, 30, "immutable"))
+    store.close()
+    statements = [
+        "UPDATE transfers SET memo = 'x' WHERE id = 'immutable'",
+        "DELETE FROM postings",
+        f"UPDATE accounts SET credits_posted = 0 WHERE id = '{bob.id}'",
+        "DELETE FROM requests",
+    ]
+    if location.backend == "sqlite":
+        import sqlite3
+
+        db = sqlite3.connect(location.data_dir / "wallet.sqlite3")
+        for sql in statements:
+            with pytest.raises(sqlite3.DatabaseError, match="ledger"):
+                db.execute(sql)
+        db.close()
+    else:
+        import psycopg
+
+        with psycopg.connect(location.database_url, autocommit=True) as conn:
+            for sql in statements:
+                with pytest.raises(psycopg.Error, match="ledger"):
+                    conn.execute(sql)
+
+
+def test_concurrent_transfers_give_the_exact_serial_result(store: LedgerStore) -> None:
+    """Many threads move chips around a ring of accounts and drain one account; no lost update, no
+    negative balance, and exactly as many drains succeed as the balance allows."""
+    ring = [funded(store, 1_000) for _ in range(4)]
+    drained = funded(store, 250)
+    sink = account(store)
+    ok_drains = []
+    errors: list[BaseException] = []
+
+    def worker(n: int) -> None:
+        try:
+            for i in range(25):
+                a, b = ring[(n + i) % 4], ring[(n + i + 1) % 4]
+                store.execute(move(a, b, 7))
+                try:
+                    store.execute(move(drained, sink, 10))
+                    ok_drains.append(1)
+                except LedgerError as e:
+                    assert e.reason == "INSUFFICIENT_FUNDS"
+        except BaseException as e:  # surfaced below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert len(ok_drains) == 25
+    assert balance(store, drained.id) == 0 and balance(store, sink.id) == 250
+    assert sum(balance(store, a.id) for a in ring) == 4_000
+    summary = store.summary()
+    assert summary.invariants_hold, summary.violations
+    assert summary.transfers == 5 + 8 * 25 + 25
+
+
+def test_concurrent_replays_of_one_request_have_one_effect(store: LedgerStore) -> None:
+    alice, bob = funded(store, 100), account(store)
+    command = move(alice, bob, 10)
+    results: list[object] = []
+
+    def replay() -> None:
+        results.append(store.execute(command))
+
+    threads = [threading.Thread(target=replay) for _ in range(5)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 5 and all(r == results[0] for r in results)
+    assert balance(store, bob.id) == 10
