@@ -159,9 +159,7 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
         )
         assert isinstance(transfer, m.Transfer)
         self._counted((transfer,))
-        account = self._store.get_account(request.account_id)
-        assert account is not None
-        return pb.IssueResponse(transfer=convert.transfer_pb(transfer), account=convert.account_pb(account))
+        return pb.IssueResponse(transfer=convert.transfer_pb(transfer))
 
     def Transfer(self, request: pb.TransferRequest, context: grpc.ServicerContext) -> pb.TransferResponse:
         _mover()

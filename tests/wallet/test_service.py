@@ -1,0 +1,241 @@
+"""WalletService over real gRPC on a real socket, on both stores: error codes and reasons, who may do
+what, idempotent replays (concurrent and after a restart), the summary, and domain metrics."""
+
+from __future__ import annotations
+
+import random
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+
+import grpc
+import pytest
+from poker.wallet.v1 import wallet_service_pb2 as pb
+from poker.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
+from servicekit.auth import Role
+from servicekit.errors import details_of
+from servicekit.testing import RunningService, config_for_tests, running
+
+from services.wallet.server import service_spec
+
+from .conftest import LedgerLocation
+
+
+@contextmanager
+def wallet(location: LedgerLocation) -> Iterator[RunningService]:
+    config = config_for_tests("wallet", location.data_dir, database_url=location.database_url)
+    with running(service_spec, config) as svc:
+        yield svc
+
+
+def stub(svc: RunningService, subject: str = "table", role: Role = Role.SERVICE) -> pb_grpc.WalletServiceStub:
+    return pb_grpc.WalletServiceStub(svc.channel(subject, role))
+
+
+def rid() -> str:
+    return "r-" + uuid.uuid4().hex[:16]
+
+
+def open_player(s: pb_grpc.WalletServiceStub, owner: str, chips: int = 0) -> str:
+    account_id = s.CreateAccount(
+        pb.CreateAccountRequest(request_id=rid(), kind=pb.ACCOUNT_KIND_PLAYER, owner=owner)
+    ).account.account_id
+    if chips:
+        s.Issue(
+            pb.IssueRequest(
+                request_id=rid(), account_id=account_id, amount=chips, reason=pb.ISSUE_REASON_PURCHASE
+            )
+        )
+    return account_id
+
+
+def call_error(fn, request):  # type: ignore[no-untyped-def]
+    with pytest.raises(grpc.RpcError) as info:
+        fn(request)
+    return details_of(info.value)
+
+
+def test_errors_carry_codes_and_reasons(location: LedgerLocation) -> None:
+    with wallet(location) as svc:
+        s = stub(svc)
+        alice, bob = open_player(s, "alice", 100), open_player(s, "bob")
+        err = call_error(
+            s.Transfer,
+            pb.TransferRequest(request_id=rid(), from_account_id=alice, to_account_id=bob, amount=101),
+        )
+        assert (err.code, err.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "INSUFFICIENT_FUNDS")
+        err = call_error(
+            s.Transfer,
+            pb.TransferRequest(request_id=rid(), from_account_id=alice, to_account_id=bob, amount=0),
+        )
+        assert err.code is grpc.StatusCode.INVALID_ARGUMENT and err.violations[0].field == "amount"
+        err = call_error(
+            s.Transfer,
+            pb.TransferRequest(request_id="bad id", from_account_id=alice, to_account_id=bob, amount=1),
+        )
+        assert err.code is grpc.StatusCode.INVALID_ARGUMENT and err.violations[0].field == "request_id"
+        err = call_error(
+            s.Transfer,
+            pb.TransferRequest(request_id=rid(), from_account_id=alice, to_account_id="acc_ghost", amount=1),
+        )
+        assert (err.code, err.reason) == (grpc.StatusCode.NOT_FOUND, "ACCOUNT_NOT_FOUND")
+        s.Transfer(pb.TransferRequest(request_id="dup", from_account_id=alice, to_account_id=bob, amount=5))
+        err = call_error(
+            s.Transfer,
+            pb.TransferRequest(request_id="dup", from_account_id=alice, to_account_id=bob, amount=6),
+        )
+        assert (err.code, err.reason, err.metadata["differs"]) == (
+            grpc.StatusCode.ALREADY_EXISTS,
+            "REQUEST_ID_REUSED",
+            "postings",
+        )
+        unbalanced = pb.TransferSpec(
+            transfer_id=rid(),
+            postings=[
+                pb.Posting(account_id=alice, side=pb.POSTING_SIDE_DEBIT, amount=3),
+                pb.Posting(account_id=bob, side=pb.POSTING_SIDE_CREDIT, amount=2),
+            ],
+        )
+        err = call_error(s.TransferBatch, pb.TransferBatchRequest(request_id=rid(), transfers=[unbalanced]))
+        assert (err.code, err.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "UNBALANCED")
+        assert s.GetAccount(pb.GetAccountRequest(account_id=alice)).account.balance == 95
+        summary = s.GetLedgerSummary(pb.GetLedgerSummaryRequest())
+        assert summary.invariants_hold and summary.chips_issued == 100
+
+
+def test_players_read_only_their_own_accounts_and_history(location: LedgerLocation) -> None:
+    with wallet(location) as svc:
+        s = stub(svc)
+        alice, bob = open_player(s, "alice", 100), open_player(s, "bob", 10)
+        s.Transfer(
+            pb.TransferRequest(request_id="a-to-b", from_account_id=alice, to_account_id=bob, amount=5)
+        )
+        s.Transfer(
+            pb.TransferRequest(request_id="b-to-a", from_account_id=bob, to_account_id=alice, amount=1)
+        )
+        as_alice = stub(svc, "alice", Role.PLAYER)
+        assert as_alice.GetAccount(pb.GetAccountRequest(account_id=alice)).account.balance == 96
+        history = as_alice.ListTransfers(pb.ListTransfersRequest(account_id=alice))
+        assert [t.transfer_id for t in history.transfers][:2] == ["b-to-a", "a-to-b"]
+        listed = as_alice.ListAccounts(pb.ListAccountsRequest())
+        assert [a.account_id for a in listed.accounts] == [alice]
+        assert (
+            as_alice.GetTransfer(pb.GetTransferRequest(transfer_id="a-to-b")).transfer.postings[0].amount == 5
+        )
+        denied = grpc.StatusCode.PERMISSION_DENIED
+        assert call_error(as_alice.GetAccount, pb.GetAccountRequest(account_id=bob)).code is denied
+        assert call_error(as_alice.ListTransfers, pb.ListTransfersRequest(account_id=bob)).code is denied
+        assert call_error(as_alice.ListAccounts, pb.ListAccountsRequest(owner="bob")).code is denied
+        move = pb.TransferRequest(request_id=rid(), from_account_id=bob, to_account_id=alice, amount=1)
+        assert call_error(as_alice.Transfer, move).code is denied
+        issue = pb.IssueRequest(request_id=rid(), account_id=alice, amount=1, reason=pb.ISSUE_REASON_PURCHASE)
+        assert call_error(as_alice.Issue, issue).code is denied
+        assert call_error(as_alice.GetLedgerSummary, pb.GetLedgerSummaryRequest()).code is denied
+        as_carol = stub(svc, "carol", Role.PLAYER)
+        assert call_error(as_carol.GetTransfer, pb.GetTransferRequest(transfer_id="a-to-b")).code is denied
+        # A player may open its own player account, and only that.
+        own = pb.CreateAccountRequest(request_id=rid(), kind=pb.ACCOUNT_KIND_PLAYER, owner="carol")
+        assert as_carol.CreateAccount(own).account.owner == "carol"
+        other = pb.CreateAccountRequest(request_id=rid(), kind=pb.ACCOUNT_KIND_PLAYER, owner="dave")
+        assert call_error(as_carol.CreateAccount, other).code is denied
+        anonymous = pb_grpc.WalletServiceStub(svc.channel(None))
+        assert (
+            call_error(anonymous.GetAccount, pb.GetAccountRequest(account_id=alice)).code
+            is grpc.StatusCode.UNAUTHENTICATED
+        )
+
+
+def _workload(s: pb_grpc.WalletServiceStub, alice: str, bob: str, escrow: str) -> list[tuple[str, object]]:
+    """One of each mutating request, with fresh ids."""
+    hold_id = rid()
+    return [
+        (
+            "Issue",
+            pb.IssueRequest(request_id=rid(), account_id=alice, amount=50, reason=pb.ISSUE_REASON_AD_REWARD),
+        ),
+        (
+            "Transfer",
+            pb.TransferRequest(request_id=rid(), from_account_id=alice, to_account_id=bob, amount=7),
+        ),
+        (
+            "TransferBatch",
+            pb.TransferBatchRequest(
+                request_id=rid(),
+                transfers=[
+                    pb.TransferSpec(
+                        transfer_id=rid(),
+                        postings=[
+                            pb.Posting(account_id=alice, side=pb.POSTING_SIDE_DEBIT, amount=3),
+                            pb.Posting(account_id=escrow, side=pb.POSTING_SIDE_CREDIT, amount=3),
+                        ],
+                    )
+                ],
+            ),
+        ),
+        ("Hold", pb.HoldRequest(request_id=hold_id, from_account_id=alice, to_account_id=escrow, amount=20)),
+        ("Capture", pb.CaptureRequest(request_id=rid(), hold_id=hold_id, amount=11)),
+        (
+            "CreateAccount",
+            pb.CreateAccountRequest(request_id=rid(), kind=pb.ACCOUNT_KIND_JACKPOT_POOL, owner=rid()),
+        ),
+    ]
+
+
+def test_replays_concurrent_and_after_restart_have_one_effect(location: LedgerLocation) -> None:
+    """Each request is sent 1-5 times at once, then all again after a restart: one effect each."""
+    rng = random.Random(4)
+    rounds = 4
+    with wallet(location) as svc:
+        s = stub(svc)
+        alice, bob = open_player(s, "alice", 1_000), open_player(s, "bob")
+        escrow = s.CreateAccount(
+            pb.CreateAccountRequest(request_id=rid(), kind=pb.ACCOUNT_KIND_TABLE_ESCROW, owner="table-1")
+        ).account.account_id
+        sent: list[tuple[str, object, object]] = []
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            for _ in range(rounds):
+                for method, request in _workload(s, alice, bob, escrow):
+                    # Capture must follow its Hold: each request's copies go out together, requests in order.
+                    copies = [pool.submit(getattr(s, method), request) for _ in range(rng.randint(1, 5))]
+                    answers = [f.result() for f in copies]
+                    assert all(a == answers[0] for a in answers), method
+                    sent.append((method, request, answers[0]))
+    with wallet(location) as svc:  # a restarted wallet over the same database
+        s = stub(svc)
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            for method, request, first in sent:
+                answers = [
+                    f.result()
+                    for f in [pool.submit(getattr(s, method), request) for _ in range(rng.randint(1, 5))]
+                ]
+                if method == "Hold":  # the hold has been captured since: same hold, later status
+                    assert all(a.hold.hold_id == first.hold.hold_id for a in answers)  # type: ignore[attr-defined]
+                elif method == "CreateAccount":  # same account
+                    assert all(a.account.account_id == first.account.account_id for a in answers)  # type: ignore[attr-defined]
+                else:
+                    assert all(a == first for a in answers), method
+        balances = {
+            a: s.GetAccount(pb.GetAccountRequest(account_id=a)).account.balance for a in (alice, bob, escrow)
+        }
+        assert balances == {
+            alice: 1_000 + rounds * (50 - 7 - 3 - 11),
+            bob: rounds * 7,
+            escrow: rounds * (3 + 11),
+        }
+        summary = s.GetLedgerSummary(pb.GetLedgerSummaryRequest())
+        assert summary.invariants_hold, summary.violations
+        assert summary.chips_issued == 1_000 + rounds * 50
+
+
+def test_domain_metrics_are_exported(location: LedgerLocation) -> None:
+    with wallet(location) as svc:
+        s = stub(svc)
+        alice, bob = open_player(s, "alice", 10), open_player(s, "bob")
+        s.Transfer(pb.TransferRequest(request_id=rid(), from_account_id=alice, to_account_id=bob, amount=4))
+        text = urllib.request.urlopen(svc.metrics_url, timeout=5).read().decode()
+        assert 'poker_wallet_transfers_total{kind="TRANSFER"}' in text
+        assert 'poker_wallet_chips_moved_total{kind="ISSUE"}' in text
+        assert 'grpc_server_handled_total{grpc_code="OK",grpc_method="Transfer"' in text
+        assert "alice" not in text and alice not in text  # no player or account id as a label
