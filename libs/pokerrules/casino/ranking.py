@@ -56,12 +56,6 @@ class HandevalRanker:
         self._h: Any = handeval
 
     def best_five(self, cards: Sequence[int]) -> Ranked:
-        if len(cards) == 6:
-            # 6-Card Bonus (TCP-4.3): best of the six five-card subsets.
-            return max(
-                (self.best_five([c for j, c in enumerate(cards) if j != i]) for i in range(6)),
-                key=lambda r: r.strength,
-            )
         value = self._h.evaluate(self._h.Rule.HOLDEM, list(cards[:2]), list(cards[2:]))
         return Ranked(int(value.strength), Category(int(value.category)), tuple(value.best))
 

@@ -6,10 +6,10 @@ from collections.abc import Callable, Mapping, Sequence
 
 from pokerrules.casino.cards import stacked_deck
 from pokerrules.casino.config import GameConfig
-from pokerrules.casino.engine import apply, automatic_decision, awaiting, new_round
+from pokerrules.casino.engine import apply, awaiting, new_round
 from pokerrules.casino.model import BetKind, Decision, Event, Game
 from pokerrules.casino.ranking import HandRanker
-from pokerrules.casino.state import Deal, Decide, PlaceBets, RoundState
+from pokerrules.casino.state import Deal, Decide, PlaceBets, RoundState, Timeout
 
 # (state, seat) -> decision: a player's strategy.
 Strategy = Callable[[RoundState, int], Decision]
@@ -43,15 +43,18 @@ def play_round(
         state, events = step.state, events + list(step.events)
     step = apply(state, Deal(deck), ranker)
     state, events = step.state, events + list(step.events)
-    queues = {s: list(d) for s, d in decisions.items()} if isinstance(decisions, Mapping) else None
+    strategy = None if isinstance(decisions, Mapping) else decisions
+    queues = {s: list(d) for s, d in decisions.items()} if isinstance(decisions, Mapping) else {}
     while awaiting(state):
-        seat = awaiting(state)[0]
-        if queues is None:
-            assert callable(decisions)
-            decision = decisions(state, seat)
+        if strategy is not None:
+            seat = awaiting(state)[0]
+            step = apply(state, Decide(seat, players[seat], strategy(state, seat), state.phase), ranker)
         else:
-            queue = queues.get(seat, [])
-            decision = queue.pop(0) if queue else automatic_decision(state)
-        step = apply(state, Decide(seat, players[seat], decision, state.phase), ranker)
+            ready = [seat for seat in awaiting(state) if queues.get(seat)]
+            if ready:
+                seat = ready[0]
+                step = apply(state, Decide(seat, players[seat], queues[seat].pop(0), state.phase), ranker)
+            else:
+                step = apply(state, Timeout(), ranker)  # the clock runs out for the rest
         state, events = step.state, events + list(step.events)
     return state, events

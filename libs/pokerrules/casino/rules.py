@@ -50,7 +50,8 @@ def in_hand(state: RoundState) -> list[SeatState]:
 
 
 def with_bets(state: RoundState) -> list[SeatState]:
-    return [s for s in state.seats if s.status != SeatStatus.SITTING_OUT]
+    """Seats with chips on the table (before the deal too: a voided round returns them)."""
+    return [s for s in state.seats if s.bets]
 
 
 def new_street(state: RoundState, phase: Phase) -> RoundState:

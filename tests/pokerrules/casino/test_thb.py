@@ -98,7 +98,7 @@ def test_thb_ex_5_kicker() -> None:
 @pytest.mark.parametrize("player", ["7c 2d", "Qs Qd"])
 def test_thb_ex_6_fold_loses_ante_and_bonus(player: str) -> None:
     """THB-EX-6, THB-3.4, THB-A2: even a paying Bonus hand is forfeited on a Fold."""
-    s = thb(player, "3h 4h", "5c 6c 7c 8c 9d", [FOLD], bonus=5)
+    s = thb(player, "3h 4h", "5h 6h 8c 9c Td", [FOLD], bonus=5)
     assert net(s) == -15
     assert result(s, BONUS).outcome == Outcome.LOSE
     assert s.board == ()  # THB-3.4: no further cards for a folded hand

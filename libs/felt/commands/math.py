@@ -1,0 +1,39 @@
+"""`felt math`: the exact game math (PAR sheet) of the banked casino games, with a Monte Carlo cross-check."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = subparsers.add_parser(
+        "math",
+        help="exact return-to-player of the casino games (complete enumeration) and a simulation check",
+    )
+    parser.add_argument("--all", action="store_true", help="every game (the default when no --game is given)")
+    parser.add_argument("--game", action="append", choices=("thb", "ch", "tcp"), help="one game; repeatable")
+    parser.add_argument(
+        "--simulate",
+        type=int,
+        default=20_000,
+        metavar="ROUNDS",
+        help="Monte Carlo rounds per game through the engine (0: none; default 20000)",
+    )
+    parser.add_argument("--seed", type=int, default=2026, help="simulation seed")
+    parser.add_argument("--pool", type=int, default=10_000, help="Progressive pool in chips (1-chip stake)")
+    parser.add_argument("--output", help="write the Markdown report here instead of stdout")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pokerrules.casino.gamemath.report import GAMES, build
+
+    games = GAMES if args.all or not args.game else tuple(args.game)
+    report = build(games, args.simulate, args.seed, args.pool, log=lambda m: print(m, file=sys.stderr))
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(report)
+    else:
+        sys.stdout.write(report)
+    return 0
