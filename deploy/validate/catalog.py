@@ -24,7 +24,7 @@ _SERVICE = re.compile(r"^\s*service\s+(\w+)\s*\{(.*?)^\}", re.MULTILINE | re.DOT
 _RPC = re.compile(r"\brpc\s+(\w+)\s*\(")
 
 # Labels Prometheus adds to every scraped series (target labels from the scrape configuration).
-TARGET_LABELS = frozenset({"job", "instance", "namespace", "pod", "container", "service", "endpoint", "node"})
+TARGET_LABELS = frozenset({"job", "instance", "namespace", "pod", "container", "service", "endpoint", "node", "app"})
 
 
 @dataclass(frozen=True)

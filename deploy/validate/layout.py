@@ -1,0 +1,30 @@
+"""Where the deployment files are, and what each overlay promises."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+DEPLOY = REPO / "deploy"
+RULE_FILES = sorted((DEPLOY / "prometheus" / "rules").glob("*.yml"))
+RULE_TESTS = sorted((DEPLOY / "prometheus" / "tests").glob("*.yml"))
+DASHBOARDS = sorted((DEPLOY / "grafana" / "dashboards").glob("*.json"))
+RUN_AS_USER = 10001
+
+
+@dataclass(frozen=True)
+class Overlay:
+    name: str
+    path: Path
+    # Secrets created outside git (docs/operations.md says how), referenced by name only.
+    external_secrets: frozenset[str]
+    production: bool
+
+
+OVERLAYS = (
+    Overlay("base", DEPLOY / "k8s" / "base", frozenset({"felt-auth", "felt-wallet-database"}), False),
+    Overlay("dev", DEPLOY / "k8s" / "overlays" / "dev", frozenset({"felt-auth"}), False),
+    Overlay("production", DEPLOY / "k8s" / "overlays" / "production",
+            frozenset({"felt-auth", "felt-wallet-database"}), True),
+)

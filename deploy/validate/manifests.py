@@ -1,0 +1,381 @@
+"""Checks on rendered Kubernetes resources: the rules every Felt workload must follow to be deployable,
+drainable and safe (gRPC probes on the serving port, requests and limits, hardened security context,
+Services/PDBs/HPAs that really select and target the pods, secrets and config that exist)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from servicekit.config import SERVICES, default_metrics_port, default_port
+
+WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
+# Implemented in the code today and deployed by deploy/k8s/base (table and tournament come later).
+DEPLOYED_SERVICES = ("evaluator", "dealer", "wallet")
+_QUANTITY = re.compile(r"^([0-9.]+)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$")
+_FACTORS = {None: 1.0, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12,
+            "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}
+Doc = dict[str, Any]
+
+
+def quantity(value: str | int | float) -> float:
+    match = _QUANTITY.match(str(value))
+    if not match:
+        raise ValueError(f"not a Kubernetes quantity: {value!r}")
+    return float(match.group(1)) * _FACTORS[match.group(2)]
+
+
+@dataclass(frozen=True)
+class Workload:
+    doc: Doc
+
+    @property
+    def kind(self) -> str:
+        return str(self.doc["kind"])
+
+    @property
+    def name(self) -> str:
+        return str(self.doc["metadata"]["name"])
+
+    @property
+    def pod(self) -> Doc:
+        return dict(self.doc["spec"]["template"]["spec"])
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return dict(self.doc["spec"]["template"]["metadata"].get("labels", {}))
+
+    @property
+    def annotations(self) -> dict[str, str]:
+        return dict(self.doc["spec"]["template"]["metadata"].get("annotations", {}))
+
+    def containers(self) -> Iterator[Doc]:
+        yield from self.pod.get("initContainers", [])
+        yield from self.pod.get("containers", [])
+
+    def __str__(self) -> str:
+        return f"{self.kind}/{self.name}"
+
+
+def workloads(docs: list[Doc]) -> list[Workload]:
+    return [Workload(d) for d in docs if d.get("kind") in WORKLOAD_KINDS]
+
+
+def find(docs: list[Doc], kind: str, name: str) -> Doc | None:
+    for doc in docs:
+        if doc.get("kind") == kind and doc["metadata"]["name"] == name:
+            return doc
+    return None
+
+
+def selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
+    return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
+
+
+def felt_service_of(container: Doc) -> str | None:
+    """The Felt service a container runs (`felt serve <name>`), or None for other software."""
+    command = list(container.get("command", [])) + list(container.get("args", []))
+    if command[:2] == ["felt", "serve"] and len(command) > 2:
+        return str(command[2])
+    return None
+
+
+def flag(args: list[str], name: str) -> str | None:
+    for i, arg in enumerate(args):
+        if arg == name and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith(name + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def environment(container: Doc, docs: list[Doc]) -> dict[str, str]:
+    """Literal environment of a container: envFrom ConfigMaps (rendered), then env values."""
+    env: dict[str, str] = {}
+    for source in container.get("envFrom", []):
+        ref = source.get("configMapRef")
+        if ref:
+            config_map = find(docs, "ConfigMap", ref["name"])
+            env.update((config_map or {}).get("data", {}))
+    for item in container.get("env", []):
+        if "value" in item:
+            env[item["name"]] = str(item["value"])
+    return env
+
+
+def check_security(w: Workload) -> list[str]:
+    problems = []
+    pod = w.pod
+    pod_ctx = pod.get("securityContext", {})
+    if pod_ctx.get("runAsNonRoot") is not True:
+        problems.append(f"{w}: pod securityContext.runAsNonRoot must be true")
+    if pod_ctx.get("runAsUser") == 0:
+        problems.append(f"{w}: pod runs as uid 0")
+    if pod_ctx.get("seccompProfile", {}).get("type") != "RuntimeDefault":
+        problems.append(f"{w}: pod seccompProfile must be RuntimeDefault")
+    if pod.get("automountServiceAccountToken") is not False:
+        problems.append(f"{w}: automountServiceAccountToken must be false (no service talks to the API)")
+    for flag_name in ("hostNetwork", "hostPID", "hostIPC"):
+        if pod.get(flag_name):
+            problems.append(f"{w}: {flag_name} is not allowed")
+    for c in w.containers():
+        ctx = c.get("securityContext", {})
+        where = f"{w} container {c['name']}"
+        if ctx.get("allowPrivilegeEscalation") is not False:
+            problems.append(f"{where}: allowPrivilegeEscalation must be false")
+        if ctx.get("readOnlyRootFilesystem") is not True:
+            problems.append(f"{where}: readOnlyRootFilesystem must be true")
+        if ctx.get("privileged"):
+            problems.append(f"{where}: privileged is not allowed")
+        if "ALL" not in ctx.get("capabilities", {}).get("drop", []):
+            problems.append(f"{where}: capabilities must drop ALL")
+        if ctx.get("capabilities", {}).get("add"):
+            problems.append(f"{where}: no capability may be added")
+        if ctx.get("runAsUser") == 0 or ctx.get("runAsNonRoot") is False:
+            problems.append(f"{where}: runs as root")
+    return problems
+
+
+def check_resources(w: Workload) -> list[str]:
+    problems = []
+    for c in w.containers():
+        where = f"{w} container {c['name']}"
+        res = c.get("resources", {})
+        for kind in ("requests", "limits"):
+            for resource in ("cpu", "memory"):
+                if resource not in res.get(kind, {}):
+                    problems.append(f"{where}: resources.{kind}.{resource} is missing")
+        for resource in ("cpu", "memory"):
+            try:
+                req, lim = res["requests"][resource], res["limits"][resource]
+            except KeyError:
+                continue
+            if quantity(req) > quantity(lim):
+                problems.append(f"{where}: {resource} request {req} exceeds its limit {lim}")
+    return problems
+
+
+def check_volumes(w: Workload) -> list[str]:
+    problems = []
+    defined = {v["name"] for v in w.pod.get("volumes", [])}
+    defined |= {t["metadata"]["name"] for t in w.doc["spec"].get("volumeClaimTemplates", [])}
+    for c in w.containers():
+        for mount in c.get("volumeMounts", []):
+            if mount["name"] not in defined:
+                problems.append(f"{w} container {c['name']}: volumeMount {mount['name']!r} has no volume")
+    return problems
+
+
+def _writable_mounts(w: Workload, container: Doc) -> dict[str, str]:
+    """mountPath -> volume type, for writable scratch or persistent volumes."""
+    types = {}
+    for v in w.pod.get("volumes", []):
+        types[v["name"]] = next((k for k in ("emptyDir", "persistentVolumeClaim") if k in v), "other")
+    for t in w.doc["spec"].get("volumeClaimTemplates", []):
+        types[t["metadata"]["name"]] = "persistentVolumeClaim"
+    return {
+        m["mountPath"]: types.get(m["name"], "other")
+        for m in container.get("volumeMounts", [])
+        if not m.get("readOnly") and types.get(m["name"]) in ("emptyDir", "persistentVolumeClaim")
+    }
+
+
+def _secret_mount_dirs(w: Workload, container: Doc) -> set[str]:
+    secret_volumes = {v["name"] for v in w.pod.get("volumes", []) if "secret" in v}
+    return {m["mountPath"].rstrip("/") for m in container.get("volumeMounts", []) if m["name"] in secret_volumes}
+
+
+def _pre_stop_seconds(container: Doc) -> float:
+    command = container.get("lifecycle", {}).get("preStop", {}).get("exec", {}).get("command", [])
+    if len(command) == 2 and command[0] == "sleep":
+        return float(command[1])
+    return 0.0
+
+
+def check_felt_container(w: Workload, c: Doc, docs: list[Doc], production: bool) -> list[str]:
+    """A `felt serve <name>` container: ports, probes, scrape annotations, data dir, drain, auth."""
+    service = felt_service_of(c)
+    where = f"{w} container {c['name']}"
+    if service not in SERVICES:
+        return [f"{where}: unknown Felt service {service!r}"]
+    problems = []
+    args = list(c.get("args", []))[1:] if c.get("command") == ["felt", "serve"] else list(c.get("args", []))[3:]
+    port, metrics_port = default_port(service), default_metrics_port(service)
+    if flag(args, "--port") != str(port):
+        problems.append(f"{where}: --port must be {port}, the documented port of {service}")
+    if flag(args, "--metrics-port") != str(metrics_port):
+        problems.append(f"{where}: --metrics-port must be {metrics_port}")
+    env = environment(c, docs)
+    if (flag(args, "--host") or env.get("FELT_HOST")) != "0.0.0.0":
+        problems.append(f"{where}: must listen on 0.0.0.0 (--host or FELT_HOST), or probes cannot reach it")
+    named = {p.get("name"): p["containerPort"] for p in c.get("ports", [])}
+    if named.get("grpc") != port:
+        problems.append(f"{where}: containerPort named grpc must be {port}")
+    if named.get("metrics") != metrics_port:
+        problems.append(f"{where}: containerPort named metrics must be {metrics_port}")
+    for probe in ("readinessProbe", "livenessProbe", "startupProbe"):
+        spec = c.get(probe)
+        if spec is None:
+            problems.append(f"{where}: {probe} is missing")
+        elif spec.get("grpc", {}).get("port") != port:
+            problems.append(f"{where}: {probe} must be a native grpc probe on port {port}")
+    ready, live = c.get("readinessProbe", {}), c.get("livenessProbe", {})
+    if ready and live:
+        patience = live.get("periodSeconds", 10) * live.get("failureThreshold", 3)
+        if patience <= ready.get("periodSeconds", 10) * ready.get("failureThreshold", 3):
+            problems.append(f"{where}: liveness must be more patient than readiness (restart only when stuck)")
+    ann = w.annotations
+    if (ann.get("prometheus.io/scrape"), ann.get("prometheus.io/port")) != ("true", str(metrics_port)):
+        problems.append(f"{w}: prometheus.io/scrape must be \"true\" with prometheus.io/port {metrics_port}")
+    if ann.get("prometheus.io/path", "/metrics") != "/metrics":
+        problems.append(f"{w}: prometheus.io/path must be /metrics")
+    writable = _writable_mounts(w, c)
+    data_dir = env.get("FELT_DATA_DIR")
+    if data_dir is None:
+        problems.append(f"{where}: FELT_DATA_DIR is not set (the default is inside the read-only image)")
+    elif data_dir.rstrip("/") not in {p.rstrip("/") for p in writable}:
+        problems.append(f"{where}: FELT_DATA_DIR {data_dir} is not a writable volume mount")
+    if "/tmp" not in writable:
+        problems.append(f"{where}: /tmp must be a writable emptyDir (the root filesystem is read-only)")
+    grace = float(env.get("FELT_SHUTDOWN_GRACE_SECONDS", "10"))
+    budget = w.pod.get("terminationGracePeriodSeconds", 30)
+    if budget <= grace + _pre_stop_seconds(c):
+        problems.append(
+            f"{w}: terminationGracePeriodSeconds {budget} must exceed the preStop pause plus "
+            f"FELT_SHUTDOWN_GRACE_SECONDS {grace}, or SIGKILL cuts the drain short"
+        )
+    if production and env.get("FELT_ENV") != "production":
+        problems.append(f"{where}: FELT_ENV must be production in the production overlay")
+    if env.get("FELT_ENV") == "production" or production:
+        key = env.get("FELT_AUTH_PUBLIC_KEY_FILE") or env.get("FELT_AUTH_PRIVATE_KEY_FILE")
+        if not key:
+            problems.append(f"{where}: production needs FELT_AUTH_PUBLIC_KEY_FILE (or _PRIVATE_KEY_FILE)")
+        elif key.rsplit("/", 1)[0] not in _secret_mount_dirs(w, c):
+            problems.append(f"{where}: the auth key {key} is not on a Secret volume")
+    if service == "wallet":
+        entries = [e for e in c.get("env", []) if e["name"] == "WALLET_DATABASE_URL"]
+        if not entries or "secretKeyRef" not in entries[0].get("valueFrom", {}):
+            problems.append(f"{where}: WALLET_DATABASE_URL must come from a Secret (it holds credentials)")
+    return problems
+
+
+def check_references(w: Workload, docs: list[Doc], external_secrets: set[str]) -> list[str]:
+    """Every Secret and ConfigMap a pod needs exists in the render or is a documented external Secret."""
+    problems = []
+    secrets, config_maps = set(), set()
+    for v in w.pod.get("volumes", []):
+        if "secret" in v:
+            secrets.add(v["secret"]["secretName"])
+        if "configMap" in v:
+            config_maps.add(v["configMap"]["name"])
+    for c in w.containers():
+        for source in c.get("envFrom", []):
+            if "configMapRef" in source:
+                config_maps.add(source["configMapRef"]["name"])
+            if "secretRef" in source:
+                secrets.add(source["secretRef"]["name"])
+        for item in c.get("env", []):
+            ref = item.get("valueFrom", {})
+            if "secretKeyRef" in ref:
+                secrets.add(ref["secretKeyRef"]["name"])
+            if "configMapKeyRef" in ref:
+                config_maps.add(ref["configMapKeyRef"]["name"])
+    for name in sorted(secrets):
+        if find(docs, "Secret", name) is None and name not in external_secrets:
+            problems.append(f"{w}: Secret {name!r} is neither generated nor a documented external Secret")
+    for name in sorted(config_maps):
+        if find(docs, "ConfigMap", name) is None:
+            problems.append(f"{w}: ConfigMap {name!r} does not exist")
+    return problems
+
+
+def check_services(docs: list[Doc], loads: list[Workload]) -> list[str]:
+    problems = []
+    for svc in (d for d in docs if d.get("kind") == "Service"):
+        name = svc["metadata"]["name"]
+        selector = svc["spec"].get("selector", {})
+        matched = [w for w in loads if selects(selector, w.labels)]
+        if len(matched) != 1:
+            problems.append(f"Service/{name}: selector {selector} matches {len(matched)} workloads, not 1")
+            continue
+        w = matched[0]
+        ports = {}
+        for c in w.pod.get("containers", []):
+            for p in c.get("ports", []):
+                ports[p.get("name")] = p["containerPort"]
+                ports[p["containerPort"]] = p["containerPort"]
+        for port in svc["spec"].get("ports", []):
+            target = port.get("targetPort", port["port"])
+            if target not in ports:
+                problems.append(f"Service/{name}: targetPort {target!r} is not a port of {w}")
+        if name in SERVICES:
+            grpc_ports = [p for p in svc["spec"]["ports"] if p.get("name") == "grpc"]
+            if not grpc_ports or grpc_ports[0]["port"] != default_port(name):
+                problems.append(f"Service/{name}: needs a port named grpc on {default_port(name)}")
+            elif ports.get(grpc_ports[0].get("targetPort")) != default_port(name):
+                problems.append(f"Service/{name}: the grpc port must reach the container's gRPC port")
+            if grpc_ports and grpc_ports[0].get("appProtocol") != "grpc":
+                problems.append(f"Service/{name}: the grpc port should declare appProtocol: grpc")
+    return problems
+
+
+def check_disruption_and_scaling(docs: list[Doc], loads: list[Workload]) -> list[str]:
+    problems = []
+    hpas = {d["spec"]["scaleTargetRef"]["name"]: d for d in docs if d.get("kind") == "HorizontalPodAutoscaler"}
+    for pdb in (d for d in docs if d.get("kind") == "PodDisruptionBudget"):
+        name = pdb["metadata"]["name"]
+        selector = pdb["spec"].get("selector", {}).get("matchLabels", {})
+        matched = [w for w in loads if selects(selector, w.labels)]
+        if len(matched) != 1:
+            problems.append(f"PodDisruptionBudget/{name}: selector {selector} matches {len(matched)} workloads")
+            continue
+        if ("minAvailable" in pdb["spec"]) == ("maxUnavailable" in pdb["spec"]):
+            problems.append(f"PodDisruptionBudget/{name}: set exactly one of minAvailable / maxUnavailable")
+        floor = hpas.get(matched[0].name, {}).get("spec", {}).get("minReplicas", 1)
+        if isinstance(pdb["spec"].get("minAvailable"), int) and pdb["spec"]["minAvailable"] >= floor:
+            problems.append(f"PodDisruptionBudget/{name}: minAvailable >= replicas blocks every node drain")
+        if pdb["spec"].get("maxUnavailable") == 0:
+            problems.append(f"PodDisruptionBudget/{name}: maxUnavailable 0 blocks every node drain")
+    for target, hpa in hpas.items():
+        name = hpa["metadata"]["name"]
+        ref = hpa["spec"]["scaleTargetRef"]
+        doc = find(docs, ref["kind"], target)
+        if doc is None:
+            problems.append(f"HorizontalPodAutoscaler/{name}: target {ref['kind']}/{target} does not exist")
+            continue
+        low, high = hpa["spec"].get("minReplicas", 1), hpa["spec"]["maxReplicas"]
+        if not 1 <= low <= high:
+            problems.append(f"HorizontalPodAutoscaler/{name}: need 1 <= minReplicas {low} <= maxReplicas {high}")
+        if "replicas" in doc["spec"]:
+            problems.append(f"{ref['kind']}/{target}: drop spec.replicas, the HPA owns it (apply resets it)")
+        for c in Workload(doc).pod.get("containers", []):
+            if "cpu" not in c.get("resources", {}).get("requests", {}):
+                problems.append(f"{ref['kind']}/{target}: CPU autoscaling needs a CPU request")
+    return problems
+
+
+def check_rendered(docs: list[Doc], external_secrets: set[str], production: bool = False) -> list[str]:
+    """Every check on one rendered overlay."""
+    problems = []
+    loads = workloads(docs)
+    for service in DEPLOYED_SERVICES:
+        for kind in ("Deployment", "Service", "HorizontalPodAutoscaler", "PodDisruptionBudget"):
+            if find(docs, kind, service) is None:
+                problems.append(f"{service}: no {kind}")
+    for w in loads:
+        problems += check_security(w) + check_resources(w) + check_volumes(w)
+        problems += check_references(w, docs, external_secrets)
+        for c in w.pod.get("containers", []):
+            if felt_service_of(c) is not None:
+                problems += check_felt_container(w, c, docs, production)
+    problems += check_services(docs, loads)
+    problems += check_disruption_and_scaling(docs, loads)
+    dealer = find(docs, "Service", "dealer")
+    if dealer is not None and dealer["spec"].get("sessionAffinity") != "ClientIP":
+        problems.append("Service/dealer: shoes live in one pod's memory; sessionAffinity must be ClientIP")
+    namespaces = {d["metadata"].get("namespace") for d in docs if d.get("kind") not in ("Namespace",)}
+    if len(namespaces) > 1:
+        problems.append(f"resources are spread over several namespaces: {sorted(map(str, namespaces))}")
+    return problems
