@@ -140,7 +140,6 @@ class Shoe:
         self._seed = server_seed
         self._order = bytes(shoe_order(server_seed, client_seed, nonce, decks))
         self.commitment = seed_commitment(server_seed)
-        self.card_commitments: tuple[str, ...] = tuple(card_commitments(server_seed, list(self._order)))
         self._consumed: list[Consumption] = []
         self._replies: dict[str, tuple[tuple[str, int], tuple[DealtCard | int, ...]]] = {}
         self.state = ShoeState.OPEN
@@ -149,6 +148,13 @@ class Shoe:
 
     def __repr__(self) -> str:
         return f"Shoe(shoe_id={self.shoe_id!r}, decks={self.decks}, state={self.state.value})"
+
+    @property
+    def card_commitments(self) -> tuple[str, ...]:
+        """The per-card commitments, position 0 first. Recomputed from the seed on each call rather than
+        stored: they are a pure function of it, and 52 × decks hex strings per shoe would dominate the
+        dealer's memory (a shoe otherwise costs a few hundred bytes)."""
+        return tuple(card_commitments(self._seed, list(self._order)))
 
     @property
     def size(self) -> int:
