@@ -45,7 +45,7 @@ class Action:
         return cls(ActionKind.ALL_IN)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class LegalActions:
     """What the player to act may do now (NK-3.4: the server shows the minimum and maximum).
 
@@ -53,6 +53,7 @@ class LegalActions:
     `bet_kind` is BET when nobody has bet this round, else RAISE; `min_to`/`max_to` are totals for the
     round ("bet/raise to"), and are 0 when betting or raising is not allowed. When the stack cannot reach
     a full raise the only raise is the all-in, so `min_to == max_to == all_in_to` (NK-3.5).
+    A fresh view is made on every call (not frozen only because that makes it slower to build).
     """
 
     seat: int

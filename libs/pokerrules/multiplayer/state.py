@@ -30,7 +30,7 @@ from pokerrules.multiplayer.events import (
     PotAwarded,
     UncalledBetReturned,
 )
-from pokerrules.multiplayer.pots import build_pots, split_pot
+from pokerrules.multiplayer.pots import Pot, build_pots, split_pot
 
 Ranker = Callable[[Sequence[int], Sequence[int]], int]
 """rank(hole, board) -> strength; higher wins, equal ties. For Omaha it must use exactly two hole cards."""
@@ -161,14 +161,15 @@ class HandState:
         self.current_bet = max(self.bets)
         self.last_full_raise = config.big_blind
         # Hole cards one at a time, starting left of the button (MP-1.2).
-        per_player = config.variant.hole_cards
-        holes: list[list[int]] = [[] for _ in range(n)]
-        for _ in range(per_player):
-            for k in range(1, n + 1):
-                holes[(b + k) % n].append(deck[self.deck_pos])
-                self.deck_pos += 1
-        self.holes = [tuple(h) for h in holes]
-        events.extend(HoleCardsDealt(seats[i], self.holes[i]) for i in range(n))
+        dealt = n * config.variant.hole_cards
+        holes: list[tuple[int, ...]] = [()] * n
+        for k in range(n):
+            holes[(b + 1 + k) % n] = tuple(deck[k:dealt:n])  # the k-th player left of the button
+        self.holes = holes
+        self.deck_pos = dealt
+        for k in range(1, n + 1):
+            i = (b + k) % n
+            events.append(HoleCardsDealt(seats[i], holes[i]))
         # MP-2.4 / NK-2.1: pre-flop the first to act is the player after the big blind
         # (heads-up that is the button, NK-2.2).
         self.actor = self._next_to_act(self.bb_index)
@@ -347,7 +348,10 @@ class HandState:
         bets = self.bets
         folded = self.folded
         current = self.current_bet
-        return any(j != i and not folded[j] and stacks[j] + bets[j] > current for j in range(len(stacks)))
+        for j in range(len(stacks)):  # noqa: SIM110 - a plain loop is measurably faster on the hot path
+            if j != i and not folded[j] and stacks[j] + bets[j] > current:
+                return True
+        return False
 
     def _put_in(self, i: int, amount: int) -> None:
         self.stacks[i] -= amount
@@ -392,27 +396,23 @@ class HandState:
         bets = self.bets
         acted_at = self.acted_at
         current = self.current_bet
-        able = 0
-        for j in range(n):
-            if not folded[j] and stacks[j] > 0:
-                able += 1
         for k in range(1, n + 1):
             j = (after + k) % n
             if folded[j] or stacks[j] == 0:
                 continue
-            # NK-2.4: a player still able to act must respond until they have matched the bet; a lone
-            # player who already matches everything has nobody to bet against.
-            if bets[j] < current or (acted_at[j] < 0 and able > 1):
+            # NK-2.4: a player still able to act must respond until they have matched the bet ...
+            if bets[j] < current:
                 return j
+            # ... and everyone acts once per round, except a lone player who already matches everything
+            # and has nobody left to bet against.
+            if acted_at[j] < 0:
+                for m in range(n):
+                    if m != j and not folded[m] and stacks[m] > 0:
+                        return j
         return -1
 
     def _advance(self, i: int, events: list[Event]) -> None:
-        folded = self.folded
-        live = 0
-        for f in folded:
-            if not f:
-                live += 1
-        if live == 1:
+        if self.folded.count(False) == 1:
             self._finish_round(events)  # MP-3.6 / NK-2.5: the last player in wins without a showdown
             return
         self.actor = self._next_to_act(i)
@@ -450,8 +450,7 @@ class HandState:
                 self.pot_capped[j] = False  # NK-12.7: the Jangkar cap expires with the round
             self.current_bet = 0
             self.last_full_raise = self.config.big_blind  # NK-3.2: a full opening bet is the big blind
-            live = [j for j in range(n) if not self.folded[j]]
-            if len(live) == 1:
+            if self.folded.count(False) == 1:
                 self._settle(events, showdown=False)
                 return
             if self.street == RIVER:
@@ -484,8 +483,10 @@ class HandState:
                 if live[j]:
                     strengths[j] = self.rank(self.holes[j], self.board)
                     events.append(CardsShown(seats[j], self.holes[j], strengths[j]))
+        # MP-3.6: with one player left (uncalled chips already back) a single pot holds everything.
+        pots = build_pots(self.contrib, live) if showdown else [Pot(sum(self.contrib), (live.index(True),))]
         # Pots are settled main pot first (MP-6.6, MP-A11).
-        for index, pot in enumerate(build_pots(self.contrib, live)):
+        for index, pot in enumerate(pots):
             if showdown and len(pot.eligible) > 1:
                 best = max(strengths[j] for j in pot.eligible)
                 winners = [j for j in pot.eligible if strengths[j] == best]

@@ -1,0 +1,190 @@
+"""Engine benchmark: complete six-handed NLHE hands per second with random legal actions, Felt vs PokerKit.
+
+Run (PokerKit lives only in its own venv, never a project dependency):
+
+    bash bench/engine/run.sh            # creates bench/.venv-engine with pokerkit==0.7.7 if needed
+
+1. Felt plays N hands with random legal actions (seeded; random stacks 20-200 BB so side pots happen),
+   recording each hand's deck, stacks and actions.                   -> "felt, random legal actions"
+2. Felt replays the recorded hands through the copy-on-write API.    -> "felt, replay (apply)"
+3. PokerKit 0.7.7 replays the same hands (same cards, same actions). -> "pokerkit, replay"
+Finishing stacks are compared hand by hand: the two engines must agree (a differential test), except
+where the rules knowingly differ (odd chips of a 3+-way split: MP-A10 gives them one at a time, PokerKit
+gives all to the first winner).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "libs"))
+
+from pokerrules.cards import card_text  # noqa: E402
+from pokerrules.multiplayer import Action, ActionKind, GameConfig, HandState, apply  # noqa: E402
+from pokerrules.multiplayer.bots import random_legal_action  # noqa: E402
+from pokerrules.multiplayer.ranking import ranker_for  # noqa: E402
+
+SB, BB, PLAYERS = 50, 100, 6
+SEATS = tuple(range(1, PLAYERS + 1))
+BUTTON = PLAYERS  # PokerKit's positions: p1 = seat left of the button ... button last
+
+
+@dataclass(slots=True)
+class Script:
+    stacks: dict[int, int]
+    deck: tuple[int, ...]
+    actions: list[tuple[int, Action]]
+    finishing: list[int]
+    split3: bool  # a pot was split three or more ways (odd-chip rules differ from PokerKit)
+
+
+def felt_random(hands: int, seed: int, rank, record: bool) -> tuple[float, list[Script]]:  # type: ignore[no-untyped-def]
+    rng = random.Random(seed)
+    config = GameConfig.nlhe(SB, BB)
+    deck = list(range(52))
+    deals = []  # decks and stacks are inputs (from the dealer and the table): prepared outside the clock
+    for _ in range(hands):
+        rng.shuffle(deck)
+        deals.append(({s: rng.randint(20, 200) * BB for s in SEATS}, tuple(deck)))
+    scripts: list[Script] = []
+    started = time.process_time()
+    for stacks, deck_order in deals:
+        state, events = HandState.start(config, stacks, BUTTON, deck_order, rank)
+        actions = []
+        while not state.finished:
+            legal = state.legal_actions()
+            action = random_legal_action(legal, rng)  # type: ignore[arg-type]
+            events.extend(state.act(legal.seat, action))  # type: ignore[union-attr]
+            if record:
+                actions.append((legal.seat, action))  # type: ignore[union-attr]
+        if record:
+            split3 = any(len(getattr(ev, "shares", ())) >= 3 for ev in events)
+            scripts.append(Script(stacks, deck_order, actions, list(state.stacks), split3))
+    return time.process_time() - started, scripts
+
+
+def felt_replay(scripts: list[Script], rank) -> float:  # type: ignore[no-untyped-def]
+    from pokerrules.multiplayer import start_hand
+
+    config = GameConfig.nlhe(SB, BB)
+    started = time.process_time()
+    for script in scripts:
+        state = start_hand(config, script.stacks, BUTTON, script.deck, rank).state
+        for seat, action in script.actions:
+            state = apply(state, seat, action).state
+        assert state.stacks == script.finishing
+    return time.process_time() - started
+
+
+def pokerkit_replay(scripts: list[Script]) -> tuple[float, int, int]:
+    import pokerkit as pk
+
+    automations = (
+        pk.Automation.ANTE_POSTING,
+        pk.Automation.BET_COLLECTION,
+        pk.Automation.BLIND_OR_STRADDLE_POSTING,
+        pk.Automation.RUNOUT_COUNT_SELECTION,
+        pk.Automation.HOLE_CARDS_SHOWING_OR_MUCKING,
+        pk.Automation.HAND_KILLING,
+        pk.Automation.CHIPS_PUSHING,
+        pk.Automation.CHIPS_PULLING,
+    )
+    cards = [next(iter(pk.Card.parse(card_text(c)))) for c in range(52)]
+    # Positions p1..p6 are seats 1..6 (button = seat 6). Deal order as Felt: one card at a time from p1.
+    prepared = []
+    for s in scripts:
+        holes = [[cards[s.deck[r * PLAYERS + p]] for r in range(2)] for p in range(PLAYERS)]
+        rest = [cards[c] for c in s.deck[2 * PLAYERS :]]
+        burns = [rest[0], rest[4], rest[6]]
+        boards = [rest[1:4], [rest[5]], [rest[7]]]
+        moves = [(seat - 1, a) for seat, a in s.actions]
+        prepared.append((s, holes, burns, boards, moves))
+    mismatches = explained = 0
+    started = time.process_time()
+    for s, holes, burns, boards, moves in prepared:
+        state = pk.NoLimitTexasHoldem.create_state(
+            automations, True, 0, (SB, BB), BB, [s.stacks[seat] for seat in SEATS], PLAYERS
+        )
+        for p in range(PLAYERS):
+            state.deal_hole(holes[p], p)
+        street = 0
+        k = 0
+        while state.status:
+            if state.can_burn_card():
+                state.burn_card(burns[street])
+            elif state.can_deal_board():
+                state.deal_board(boards[street])
+                street += 1
+            else:
+                _, action = moves[k]
+                k += 1
+                kind = action.kind
+                if kind is ActionKind.FOLD:
+                    state.fold()
+                elif kind is ActionKind.CHECK or kind is ActionKind.CALL:
+                    state.check_or_call()
+                else:
+                    state.complete_bet_or_raise_to(action.amount)
+        if list(state.stacks) != s.finishing:
+            mismatches += 1
+            explained += s.split3
+    return time.process_time() - started, mismatches, explained
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hands", type=int, default=2000)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--no-pokerkit", action="store_true")
+    args = parser.parse_args()
+    rank = ranker_for(GameConfig.nlhe(SB, BB).variant)
+    random_rates, replay_rates, pk_rates = [], [], []
+    mismatches = explained = 0
+    for run in range(args.runs):
+        elapsed, _ = felt_random(args.hands, args.seed + run, rank, record=False)
+        random_rates.append(args.hands / elapsed)
+        _, scripts = felt_random(args.hands, args.seed + run, rank, record=True)
+        replay_rates.append(args.hands / felt_replay(scripts, rank))
+        if not args.no_pokerkit:
+            pk_scripts = scripts[: max(1, args.hands // 10)]  # PokerKit is slow: a tenth of the hands
+            elapsed, bad, ok = pokerkit_replay(pk_scripts)
+            pk_rates.append(len(pk_scripts) / elapsed)
+            mismatches += bad
+            explained += ok
+    actions = sum(len(s.actions) for s in scripts) / len(scripts)
+    print(
+        f"six-handed NLHE, blinds {SB}/{BB}, stacks 20-200 BB, {args.hands} hands x {args.runs} runs, "
+        f"{actions:.1f} player actions per hand"
+    )
+    med_random = statistics.median(random_rates)
+    med_replay = statistics.median(replay_rates)
+    print(
+        f"felt, random legal actions (in place):   median {med_random:10.0f} hands/s  runs {[round(r) for r in random_rates]}"
+    )
+    print(
+        f"felt, replay via apply (copy-on-write):  median {med_replay:10.0f} hands/s  runs {[round(r) for r in replay_rates]}"
+    )
+    if pk_rates:
+        med_pk = statistics.median(pk_rates)
+        print(
+            f"pokerkit 0.7.7, replay of same hands:    median {med_pk:10.0f} hands/s  runs {[round(r) for r in pk_rates]}"
+        )
+        print(f"speed-up vs pokerkit: random {med_random / med_pk:.0f}x, replay {med_replay / med_pk:.0f}x")
+        print(
+            f"finishing stacks differing from pokerkit: {mismatches} "
+            f"({explained} of them 3+-way splits where odd-chip rules differ)"
+        )
+        return 1 if mismatches != explained else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
