@@ -391,12 +391,13 @@ class Engine:
             " VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq",
             (transfer_id, kind.value, memo, batch_id, hold_id, reason.value if reason else "", now_ms),
         )[0][0]
-        for idx, p in enumerate(postings):
-            self.x(
-                db,
-                "INSERT INTO postings (transfer_seq, idx, account_id, side, amount) VALUES (?, ?, ?, ?, ?)",
-                (seq, idx, p.account_id, p.side.value, p.amount),
-            )
+        # One statement per transfer, not per posting: round trips are the cost on PostgreSQL.
+        self.x(
+            db,
+            "INSERT INTO postings (transfer_seq, idx, account_id, side, amount) VALUES "
+            + ", ".join(["(?, ?, ?, ?, ?)"] * len(postings)),
+            [v for idx, p in enumerate(postings) for v in (seq, idx, p.account_id, p.side.value, p.amount)],
+        )
         transfer = Transfer(
             id=transfer_id,
             kind=kind,
@@ -411,15 +412,16 @@ class Engine:
         return transfer, after
 
     def _write_accounts(self, db: Connection, before: dict[str, Account], after: dict[str, Account]) -> None:
-        for account_id in sorted(after):
-            a = after[account_id]
-            if a != before.get(account_id):
-                self.x(
-                    db,
-                    "UPDATE accounts SET debits_posted = ?, credits_posted = ?, debits_pending = ?"
-                    " WHERE id = ?",
-                    (a.debits_posted, a.credits_posted, a.debits_pending, account_id),
-                )
+        changed = [after[i] for i in sorted(after) if after[i] != before.get(i)]
+        if not changed:
+            return
+        self.x(
+            db,
+            "WITH v (id, d, c, p) AS (VALUES " + ", ".join(["(?, ?, ?, ?)"] * len(changed)) + ")"
+            " UPDATE accounts SET debits_posted = v.d, credits_posted = v.c, debits_pending = v.p"
+            " FROM v WHERE accounts.id = v.id",
+            [x for a in changed for x in (a.id, a.debits_posted, a.credits_posted, a.debits_pending)],
+        )
 
     # -- reads --------------------------------------------------------------------------------
 

@@ -1,0 +1,200 @@
+"""Wallet benchmark: durable transfers per second and p50/p99 latency over gRPC with 1, 8 and 64
+concurrent clients, on SQLite and on PostgreSQL.
+
+    .venv/bin/python bench/wallet/run.py [--seconds 8] [--clients 1 8 64] [--stores sqlite postgres]
+
+The wallet runs as its own process (`python -m services.wallet`), exactly as deployed; the clients are
+asyncio gRPC calls in this process (one channel, N concurrent callers, each waiting for its answer
+before sending the next). Each transfer moves 1 chip between two random accounts out of 1,000, with a
+fresh request id; every answered transfer is committed (SQLite synchronous=FULL; PostgreSQL
+synchronous_commit=on). PostgreSQL: WALLET_BENCH_POSTGRES_URL or FELT_TEST_POSTGRES_URL, default
+postgresql://postgres@127.0.0.1:5432/postgres; a scratch database is created and dropped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import grpc
+from poker.wallet.v1 import wallet_service_pb2 as pb
+from poker.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
+from servicekit import auth
+from servicekit.auth import Role
+
+REPO = Path(__file__).resolve().parents[2]
+ACCOUNTS = 1_000
+
+
+def start_wallet(data_dir: Path, database_url: str) -> tuple[subprocess.Popen[bytes], str]:
+    err_path = data_dir / "wallet.err"
+    env = {**os.environ, "WALLET_DATABASE_URL": database_url, "FELT_WALLET_PG_POOL_SIZE": "32"}
+    with open(err_path, "wb") as err:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "services.wallet",
+                "--port",
+                "0",
+                "--metrics-port",
+                "0",
+                "--data-dir",
+                str(data_dir),
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        for line in err_path.read_text(errors="replace").splitlines():
+            if "listening on " in line:
+                return proc, line.split("listening on ")[1].split()[0]
+        if proc.poll() is not None:
+            raise RuntimeError(err_path.read_text())
+        time.sleep(0.05)
+    raise RuntimeError("wallet did not start")
+
+
+async def setup(stub: pb_grpc.WalletServiceStub, md: tuple[tuple[str, str]]) -> list[str]:
+    async def one(i: int) -> str:
+        created = await stub.CreateAccount(
+            pb.CreateAccountRequest(
+                request_id=f"bench-open-{i}", kind=pb.ACCOUNT_KIND_PLAYER, owner=f"bench-{i}"
+            ),
+            metadata=md,
+        )
+        account_id = created.account.account_id
+        await stub.Issue(
+            pb.IssueRequest(
+                request_id=f"bench-fund-{i}",
+                account_id=account_id,
+                amount=10**9,
+                reason=pb.ISSUE_REASON_PURCHASE,
+            ),
+            metadata=md,
+        )
+        return account_id
+
+    ids: list[str] = []
+    for start in range(0, ACCOUNTS, 50):
+        ids += await asyncio.gather(*(one(i) for i in range(start, min(start + 50, ACCOUNTS))))
+    return ids
+
+
+async def load(
+    stub: pb_grpc.WalletServiceStub,
+    md: tuple[tuple[str, str]],
+    accounts: list[str],
+    clients: int,
+    seconds: float,
+) -> tuple[int, list[float]]:
+    latencies: list[float] = []
+    end = time.perf_counter() + seconds
+
+    async def client(seed: int) -> None:
+        rng = random.Random(seed)
+        while time.perf_counter() < end:
+            a, b = rng.sample(accounts, 2)
+            request = pb.TransferRequest(
+                request_id="bt-" + uuid.uuid4().hex, from_account_id=a, to_account_id=b, amount=1
+            )
+            t0 = time.perf_counter()
+            await stub.Transfer(request, metadata=md, timeout=10)
+            latencies.append(time.perf_counter() - t0)
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(client(i) for i in range(clients)))
+    return len(latencies), [x for x in latencies] + [time.perf_counter() - t0]
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def bench_store(
+    name: str, database_url: str, clients_list: list[int], seconds: float
+) -> list[tuple[str, int, float, float, float]]:
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="wallet-bench-") as tmp:
+        proc, address = start_wallet(Path(tmp), database_url)
+        try:
+            token = auth.issue_token(auth.load_keys(Path(tmp)), "bench", Role.SERVICE)
+            md = auth.bearer_metadata(token)
+            async with grpc.aio.insecure_channel(address) as channel:
+                stub = pb_grpc.WalletServiceStub(channel)
+                accounts = await setup(stub, md)
+                await load(stub, md, accounts, 8, 1.0)  # warm-up
+                for clients in clients_list:
+                    count, samples = await load(stub, md, accounts, clients, seconds)
+                    elapsed, lat = samples[-1], samples[:-1]
+                    rows.append(
+                        (
+                            name,
+                            clients,
+                            count / elapsed,
+                            percentile(lat, 0.5) * 1e3,
+                            percentile(lat, 0.99) * 1e3,
+                        )
+                    )
+                    print(
+                        f"{name:9} {clients:3} clients: {rows[-1][2]:8.0f} transfers/s  p50 {rows[-1][3]:6.2f} ms  p99 {rows[-1][4]:6.2f} ms",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                summary = await stub.GetLedgerSummary(pb.GetLedgerSummaryRequest(), metadata=md)
+                assert summary.invariants_hold, summary.violations
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=30)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument("--clients", type=int, nargs="+", default=[1, 8, 64])
+    parser.add_argument("--stores", nargs="+", default=["sqlite", "postgres"], choices=["sqlite", "postgres"])
+    args = parser.parse_args(argv)
+    rows = []
+    for store in args.stores:
+        if store == "sqlite":
+            rows += asyncio.run(bench_store("sqlite", "", args.clients, args.seconds))
+            continue
+        import psycopg
+
+        admin = os.environ.get("WALLET_BENCH_POSTGRES_URL") or os.environ.get(
+            "FELT_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
+        )
+        dbname = "felt_bench_wallet_" + uuid.uuid4().hex[:8]
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{dbname}"')
+        try:
+            url = admin.rsplit("/", 1)[0] + "/" + dbname
+            rows += asyncio.run(bench_store("postgres", url, args.clients, args.seconds))
+        finally:
+            with psycopg.connect(admin, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)')
+    print("| store | clients | transfers/s | p50 ms | p99 ms |")
+    print("|---|---:|---:|---:|---:|")
+    for name, clients, tps, p50, p99 in rows:
+        print(f"| {name} | {clients} | {tps:,.0f} | {p50:.2f} | {p99:.2f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
