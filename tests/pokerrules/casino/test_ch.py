@@ -56,7 +56,7 @@ def net(state: RoundState) -> int:
 
 
 def test_ch_ex_1_dealer_does_not_qualify_player_straight() -> None:
-    """CH-EX-1, CH-5.3, CH-7.3."""
+    """CH-EX-1, CH-2.3 (bets, then Deal), CH-3.4 (Call), CH-5.1, CH-5.3, CH-7.3."""
     s = ch("9s 8h", "Jc 3d", "7d 6c Ks 2h 5d")
     assert result(s, ANTE).won == 10 and result(s, ANTE).line == "STRAIGHT_OR_LESS"
     assert result(s, CALL).outcome == Outcome.PUSH and net(s) == 10
@@ -75,7 +75,7 @@ def test_ch_ex_3_dealer_qualifies_with_exactly_fours() -> None:
 
 
 def test_ch_ex_4_flush_and_aa_bonus_flush_on_the_flop() -> None:
-    """CH-EX-4, CH-7.1 (Flush 2 to 1), CH-7.2 (Flush or higher 25 to 1)."""
+    """CH-EX-4, CH-1.5, CH-7.1 (Flush 2 to 1), CH-7.2 (Flush or higher 25 to 1)."""
     s = ch("Ah 7h", "Qs Qd", "Kh 9h 2h 5c Jd", aa=5)
     assert result(s, AA).won == 125 and result(s, ANTE).won == 20 and result(s, CALL).won == 20
     assert net(s) == 165
@@ -186,7 +186,7 @@ def test_ch_ex_17_auto_adjusted_bet() -> None:
 
 
 def test_ch_2_2_every_tap_adds_a_chip() -> None:
-    """CH-2.2: PlaceBets adds to the bet already on the table."""
+    """CH-2.1, CH-2.2: each PlaceBets (a chip tapped on an area) adds to the bet already there."""
     state = new_round(GAME, {1: "p"})
     state = apply(state, PlaceBets(1, "p", {ANTE: 5})).state
     state = apply(state, PlaceBets(1, "p", {ANTE: 5, AA: 1})).state
@@ -194,7 +194,8 @@ def test_ch_2_2_every_tap_adds_a_chip() -> None:
 
 
 def test_ch_8_clear_bets_and_rebet() -> None:
-    """CH-8: Clear Bets removes the bets; Rebet repeats the previous round's bets (CH-2.4: Call not included)."""
+    """CH-8, CH-8.1: Clear Bets removes the bets; Rebet repeats the previous round's bets (CH-2.4: the Call is
+    not included)."""
     s = ch("9s 8h", "Jc 3d", "7d 6c Ks 2h 5d", aa=5)
     nxt = next_round(s)
     assert nxt.round_number == 2 and nxt.phase == Phase.BETTING
@@ -218,7 +219,8 @@ def test_ch_8_rebet_respects_todays_limits() -> None:
 
 
 def test_ch_11_2_malfunction_voids_and_refunds_everything() -> None:
-    """CH-11.2: every bet refunded, including the AA Bonus and the Call."""
+    """CH-11.2: every bet refunded, including the AA Bonus and the Call (CH-11.1 (a): the procedure chosen for
+    an unfinished round is this void, or a resume from the log by the service)."""
     state = apply(new_round(GAME, {1: "p"}), PlaceBets(1, "p", {ANTE: 10, AA: 5})).state
     state = apply(state, Deal(deck_for([cards("Ah Ad")], cards("3h 4h"), cards("Ac 6s 2d")))).state
     done = apply(state, VoidRound("software malfunction")).state
@@ -237,7 +239,7 @@ def test_ch_3_2_flop_dealt_face_up_at_the_deal() -> None:
 
 
 def test_ch_a1_ace_low_straight_counts_and_no_wraparound() -> None:
-    """CH-A1: A-2-3-4-5 is a straight (Ante paid 1 to 1 as Straight or less); Q-K-A-2-3 is not."""
+    """CH-1.3, CH-A1: A-2-3-4-5 is a straight (Ante paid 1 to 1 as Straight or less); Q-K-A-2-3 is not."""
     s = ch("Ac 2d", "Kh Kd", "3h 4s 5c 9d Jh")
     assert result(s, ANTE).won == 10 and result(s, CALL).won == 20  # wheel beats a pair of kings
     t = ch("Ac 2d", "Kh 7d", "3h Qs Kc 9d 5h")
@@ -266,3 +268,47 @@ def test_ch_7_paytable_defaults() -> None:
         "STRAIGHT_OR_LESS": 1,
     }
     assert dict(CH_AA_BONUS_PAYTABLE) == {"FLUSH_OR_HIGHER": 25, "ACES_TO_STRAIGHT": 7}
+
+
+@pytest.mark.parametrize(
+    ("player", "dealer", "board", "ante", "call"),
+    [
+        ("Js 9h", "3c 3d", "2h 7d Kc 8s 5s", Outcome.WIN, Outcome.PUSH),  # not qualified: N/A comparison
+        ("2d 3h", "4s 5c", "Ac Kd Qh Js Tc", Outcome.PUSH, Outcome.PUSH),  # qualified, equal
+        ("Th 3s", "4s 4d", "Tc 8h 2d Ks 6c", Outcome.WIN, Outcome.WIN),  # qualified, player better
+        ("Kd Qc", "7c 7d", "7s Jh 4d 2c 9s", Outcome.LOSE, Outcome.LOSE),  # qualified, Dealer better
+    ],
+)
+def test_ch_5_7_outcome_table(player: str, dealer: str, board: str, ante: Outcome, call: Outcome) -> None:
+    """CH-5.7 (each row of the source's outcome table), CH-3.3, CH-5.1: best five of 2 + 5 each side."""
+    s = ch(player, dealer, board)
+    assert (result(s, ANTE).outcome, result(s, CALL).outcome) == (ante, call)
+
+
+@pytest.mark.parametrize(
+    ("player", "line"),
+    [
+        ("As Ks", "ROYAL_FLUSH"),
+        ("9s 8s", "STRAIGHT_FLUSH"),
+        ("Qd Qc", "FOUR_OF_A_KIND"),
+        ("Qd Tc", "FULL_HOUSE"),
+        ("2s 3s", "FLUSH"),
+        ("Ad Kc", "STRAIGHT_OR_LESS"),  # a straight
+        ("Qc 2d", "STRAIGHT_OR_LESS"),  # three of a kind
+    ],
+)
+def test_ch_6_1_categories_map_to_the_ante_paytable(player: str, line: str) -> None:
+    """CH-6.1 (the ranking order) with CH-7.1 / CH-7.3: the Ante row follows the player's category."""
+    s = ch(player, "4h 4d", "Qs Js Ts Qh 7s")
+    assert result(s, ANTE).line == line
+
+
+def test_ch_1_1_one_deck_shuffled_every_round() -> None:
+    """CH-1.1, CH-1.2: each round is dealt from its own 52-card deck; a deck with a repeated card is refused."""
+    first = ch("9s 8h", "Jc 3d", "7d 6c Ks 2h 5d")
+    nxt = apply(next_round(first), PlaceBets(1, "player-1", {ANTE: 10})).state
+    with pytest.raises(CasinoError) as err:
+        apply(nxt, Deal([1, 1, *range(2, 52)]))
+    assert err.value.reason == "DECK_INVALID"
+    dealt = apply(nxt, Deal(list(range(51, -1, -1)))).state  # a fresh order for the new round
+    assert dealt.seat(1).cards == (51, 50)

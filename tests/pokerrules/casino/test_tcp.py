@@ -127,7 +127,7 @@ def test_tcp_ex_8_a23_is_the_lowest_straight() -> None:
 
 
 def test_tcp_ex_9_fold_with_six_card_bonus_in_action() -> None:
-    """TCP-EX-9, TCP-3.2, TCP-5.2."""
+    """TCP-EX-9, TCP-3.2, TCP-3.10, TCP-5.2."""
     s = tcp("8c 5d 2s", "8h 8s 2d", decision=FOLD, pair_plus=10, six_card_bonus=5)
     assert result(s, ANTE).net == -10 and result(s, PP).outcome == Outcome.LOSE
     assert result(s, SIX).won == 100 and net(s) == 80
@@ -168,7 +168,7 @@ def test_tcp_ex_11_qualification_boundary(dealer: str, qualifies: bool) -> None:
     [("As", 7, 1), ("7d", 7, 7), ("Kc", 7, 6), ("Qh", 6, 6), ("Jc", 7, 4), ("Th", 5, 5)],
 )
 def test_tcp_ex_12_action_button(card: str, seats: int, seat: int) -> None:
-    """TCP-EX-12, TCP-7.1 to TCP-7.3, TCP-A6."""
+    """TCP-EX-12, TCP-7.1, TCP-7.2 (Ace 1 … King 13), TCP-7.3, TCP-A6."""
     assert action_button_seat(cards(card)[0], seats) == seat
 
 
@@ -209,7 +209,8 @@ def test_tcp_1_1_two_deck_sets_alternate() -> None:
 
 
 def test_tcp_6_2_one_player_several_hands_and_6_3_no_going_back() -> None:
-    """TCP-6.2: a player sets each of their hands in turn; TCP-6.3: a set hand cannot change."""
+    """TCP-6.2: a player sets each of their hands in turn; TCP-6.3: a set hand cannot change; TCP-A1: every
+    hand plays the one P/D hand."""
     state = new_round(GAME, {1: "p", 2: "p", 3: "q"})
     for seat, player in ((1, "p"), (2, "p"), (3, "q")):
         state = apply(state, PlaceBets(seat, player, {ANTE: 10})).state
@@ -322,3 +323,35 @@ def test_tcp_6_1_other_hands_stay_private() -> None:
     step = apply(state, Deal(list(range(52))))
     assert all(e.seat == e.data["seat"] for e in step.events if e.kind == "HOLE_CARDS")
     assert all(e.seat is not None for e in step.events if "cards" in e.data)
+
+
+def test_tcp_1_2_five_bets_and_2_2_play_equals_the_ante() -> None:
+    """TCP-1.2 (Ante, Play, Pair Plus, 6-Card Bonus, Progressive), TCP-1.3 (three cards each), TCP-2.1 (the
+    Ante buys the cards), TCP-2.2 / TCP-3.3 (Play = Ante)."""
+    from pokerrules.casino import legal_decisions, rules_of
+
+    assert rules_of(GAME).placeable | {PLAY} == {ANTE, PLAY, PP, SIX, PROG}
+    state = new_round(GAME, {1: "p", 2: "q"})
+    state = apply(state, PlaceBets(1, "p", {ANTE: 25, PP: 5, SIX: 5, PROG: 1})).state
+    state = apply(state, Deal(list(range(52)))).state
+    assert len(state.seat(1).cards) == 3 and len(state.dealer_cards) == 3
+    assert state.seat(2).cards == () and state.seat(2).status == SeatStatus.SITTING_OUT
+    assert {(d.decision, d.stake) for d in legal_decisions(state, 1)} == {(FOLD, 0), (PLAY_D, 25)}
+
+
+@pytest.mark.parametrize(
+    ("higher", "lower"),
+    [
+        ("Ah Kh Qh", "Jh Th 9h"),  # Mini Royal above Straight Flush
+        ("2c 3c 4c", "As Ad Ac"),  # Straight Flush above Three of a Kind
+        ("2c 2d 2h", "Qs Kd Ah"),  # Three of a Kind above Straight
+        ("As 2d 3c", "Ah Kh 9h"),  # Straight above Flush (TCP-EX-ranking of three cards)
+        ("2h 5h 7h", "As Ad Kc"),  # Flush above Pair
+        ("2c 2d 3h", "Ac Kd Jh"),  # Pair above High Card
+        ("Ac Kd 3h", "Ac Qd Jh"),  # High cards compared from the top (TCP-A4)
+    ],
+)
+def test_tcp_4_1_three_card_ranking(higher: str, lower: str) -> None:
+    """TCP-4.1, TCP-4.2, TCP-A4: the three-card order the engine settles Ante/Play with."""
+    ranker = default_ranker()
+    assert ranker.three_card(cards(higher)).strength > ranker.three_card(cards(lower)).strength

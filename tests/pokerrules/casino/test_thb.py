@@ -60,7 +60,7 @@ def returned(state: RoundState) -> int:
 
 
 def test_thb_ex_1_player_straight_wins_everything() -> None:
-    """THB-EX-1, THB-4.2, THB-4.3."""
+    """THB-EX-1, THB-3.1, THB-3.9, THB-4.1, THB-4.2, THB-4.3."""
     s = thb("9c 8d", "Ks 2h", "7c 6h 5s Kd 2c", [PLAY_FLOP, BET, BET])
     assert [(r.bet, r.won) for r in s.settlement.results] == [(ANTE, 10), (FLOP, 20), (TURN, 10), (RIVER, 10)]
     assert net(s) == 50 and returned(s) == 100
@@ -75,7 +75,7 @@ def test_thb_ex_2_player_wins_below_straight_ante_stands_off() -> None:
 
 
 def test_thb_ex_3_dealer_wins_bonus_still_pays() -> None:
-    """THB-EX-3, THB-4.4, THB-2.3."""
+    """THB-EX-3, THB-4.4, THB-2.3, THB-4.6."""
     s = thb("Ah Kh", "7h 5c", "Qc 7d 7s 4c 2d", [PLAY_FLOP, BET, CHECK], bonus=5)
     assert [r.net for r in s.settlement.results if r.bet != BONUS] == [-10, -20, -10]
     assert result(s, BONUS).won == 125 and result(s, BONUS).line == "AK_SUITED"
@@ -144,7 +144,7 @@ def test_thb_a5_aces_on_the_board_do_not_make_the_1000_row() -> None:
     ],
 )
 def test_thb_ex_8_bonus_paytable_rows(player: str, line: str, won: int) -> None:
-    """THB-EX-8, THB-6.2 to THB-6.5 (one row only; THB-6.4 no row loses)."""
+    """THB-EX-8, THB-6.2, THB-6.3 (suited / offsuit), THB-6.4 (no row loses), THB-6.5 (one row only)."""
     s = thb(player, "3h 4h", "5c 6c 8d 9d Js", [PLAY_FLOP, CHECK, CHECK], bonus=10)
     assert result(s, BONUS).line == line and result(s, BONUS).net == won
 
@@ -190,7 +190,8 @@ def _dealt_two_seats() -> RoundState:
 
 
 def test_thb_2_4_flop_bet_is_twice_the_ante_and_2_5_turn_bet_the_ante() -> None:
-    """THB-2.4, THB-2.5, THB-2.6, THB-3.3, THB-3.6, THB-3.7: legal decisions and their stakes by street."""
+    """THB-2.4, THB-2.5, THB-2.6, THB-3.3, THB-3.6, THB-3.7: legal decisions and their stakes by street;
+    THB-1.4, THB-1.5: hole cards first, then the Flop, Turn and River in three stages."""
     state = _dealt_two_seats()
     assert {(d.decision, d.stake) for d in legal_decisions(state, 2)} == {(FOLD, 0), (PLAY_FLOP, 40)}
     state = apply(state, Decide(1, "p1", PLAY_FLOP)).state
@@ -263,7 +264,9 @@ def test_thb_1_1_deck_must_be_52_distinct_cards() -> None:
 
 
 def test_thb_a6_exposed_card_is_void_and_dealing_continues() -> None:
-    """THB-7.1, THB-A6: an exposed card (burn cards included) is taken out; the Flop is the next three."""
+    """THB-7.1, THB-A6: an exposed card (burn cards included) is taken out; the Flop is the next three.
+    The same command serves THB-7.5 (a dealt card lost from view unidentified) and THB-7.6/7.7 (a misdealt
+    card Management voids)."""
     state = _dealt_two_seats()
     step = apply(state, VoidCard())
     assert step.events[0].data["card"] == cards("7c")[0]
@@ -282,7 +285,8 @@ def test_thb_7_3_cards_drawn_after_the_round_do_not_count() -> None:
 
 
 def test_thb_a7_void_round_returns_main_bets_and_bonus_stands() -> None:
-    """THB-7.7 to THB-7.9, THB-A7: voided round returns Ante/Flop; a Bonus on dealt hole cards is settled."""
+    """THB-7.7, THB-7.8 (card stuck: round voided), THB-7.9, THB-A7: voided round returns Ante/Flop; a Bonus
+    on dealt hole cards is settled."""
     state = _dealt_two_seats()
     state = apply(state, Decide(1, "p1", PLAY_FLOP)).state
     state = apply(state, Decide(2, "p2", PLAY_FLOP)).state
@@ -305,38 +309,40 @@ def test_thb_a7_void_before_the_deal_returns_the_bonus() -> None:
 @pytest.mark.parametrize(
     ("hand1", "hand2", "expected"),
     [
-        ("Ad Kd Qd Jd Td", None, "ROYAL_FLUSH"),
-        ("Jc Tc 9c 8c 7c", None, "STRAIGHT_FLUSH"),
-        ("5s 4s 3s 2s As", "6h 5h 4h 3h 2h", -1),
-        ("4c 3c 2c Ac Kc", None, "FLUSH"),
-        ("Ac Ah Ad As Jh", None, "FOUR_OF_A_KIND"),
-        ("3c 3d 3h 3s Ad", "4c 4d 4h 4s 2d", -1),
-        ("9c 9d 9h 9s Kd", "9c 9d 9h 9s Qd", 1),
-        ("Kc Kh Kd As Ah", None, "FULL_HOUSE"),
-        ("9c 9d 9h 4s 4d", "8c 8d 8h As Ad", 1),
-        ("7c 7d 7h Ks Kd", "7c 7d 7s Qs Qd", 1),
-        ("Jh 8h 6h 5h 2h", None, "FLUSH"),
-        ("9c 8d 7c 6h 5s", None, "STRAIGHT"),
-        ("Ac Kd Qh Js Tc", "5c 4d 3h 2s Ad", 1),
-        ("2c Ad Kh Qs Jc", None, "HIGH_CARD"),
-        ("5c 4d 3h 2s Ad", "6c 5d 4h 3s 2d", -1),
-        ("Ts Th Tc 6h 3d", None, "THREE_OF_A_KIND"),
-        ("5c 5d 5h 3s 2d", "4c 4d 4h Ks 5s", 1),
-        ("4c 4d 4h Ks 5s", "4c 4d 4s Qs 9d", 1),
-        ("4c 4d 4h Qs 9s", "4c 4d 4s Qh 8d", 1),
-        ("Qs Qh 6c 6h 3d", None, "TWO_PAIR"),
-        ("Jc Jd 2h 2s 4d", "Tc Td 9h 9s 8d", 1),
-        ("8c 8d 6h 6s 3d", "8h 8s 5h 5s Kd", 1),
-        ("Qc Qd 5h 5s 8d", "Qh Qs 5c 5d 4d", 1),
-        ("Ac Ah 8d 6h 5s", None, "PAIR"),
-        ("6c 6d 4h 3s 2d", "5c 5d Ah Ks Qd", 1),
-        ("Jc Jd Ah 9s 3d", "Jh Js Ac 8s 7d", 1),
-        ("Qc Th 6d 5s 2h", None, "HIGH_CARD"),
-        ("Ac Jd 9h 5s 3d", "Ah Td 9c 6s 4d", 1),
+        pytest.param("Ad Kd Qd Jd Td", None, "ROYAL_FLUSH", id="THB-5.2"),
+        pytest.param("Jc Tc 9c 8c 7c", None, "STRAIGHT_FLUSH", id="THB-5.3"),
+        pytest.param("5s 4s 3s 2s As", "6h 5h 4h 3h 2h", -1, id="THB-5.4 THB-5.5"),
+        pytest.param("4c 3c 2c Ac Kc", None, "FLUSH", id="THB-5.6"),
+        pytest.param("Ac Ah Ad As Jh", None, "FOUR_OF_A_KIND", id="THB-5.7"),
+        pytest.param("3c 3d 3h 3s Ad", "4c 4d 4h 4s 2d", -1, id="THB-5.8"),
+        pytest.param("9c 9d 9h 9s Kd", "9c 9d 9h 9s Qd", 1, id="THB-5.9"),
+        pytest.param("Kc Kh Kd As Ah", None, "FULL_HOUSE", id="THB-5.10"),
+        pytest.param("9c 9d 9h 4s 4d", "8c 8d 8h As Ad", 1, id="THB-5.11"),
+        pytest.param("7c 7d 7h Ks Kd", "7c 7d 7s Qs Qd", 1, id="THB-5.12"),
+        pytest.param("Jh 8h 6h 5h 2h", None, "FLUSH", id="THB-5.13"),
+        pytest.param("Ah 9h 6h 5h 2h", "Ad 9d 6d 4d 3d", 1, id="THB-5.14"),
+        pytest.param("9c 8d 7c 6h 5s", None, "STRAIGHT", id="THB-5.15"),
+        pytest.param("Ac Kd Qh Js Tc", "5c 4d 3h 2s Ad", 1, id="THB-5.16 THB-5.17"),
+        pytest.param("2c Ad Kh Qs Jc", None, "HIGH_CARD", id="THB-5.17"),
+        pytest.param("5c 4d 3h 2s Ad", "6c 5d 4h 3s 2d", -1, id="THB-5.18"),
+        pytest.param("Ts Th Tc 6h 3d", None, "THREE_OF_A_KIND", id="THB-5.19"),
+        pytest.param("5c 5d 5h 3s 2d", "4c 4d 4h Ks 5s", 1, id="THB-5.20"),
+        pytest.param("4c 4d 4h Ks 5s", "4c 4d 4s Qs 9d", 1, id="THB-5.21 THB-A4"),
+        pytest.param("4c 4d 4h Qs 9s", "4c 4d 4s Qh 8d", 1, id="THB-5.21 THB-A4"),
+        pytest.param("Qs Qh 6c 6h 3d", None, "TWO_PAIR", id="THB-5.22"),
+        pytest.param("Jc Jd 2h 2s 4d", "Tc Td 9h 9s 8d", 1, id="THB-5.23"),
+        pytest.param("8c 8d 6h 6s 3d", "8h 8s 5h 5s Kd", 1, id="THB-5.24"),
+        pytest.param("Qc Qd 5h 5s 8d", "Qh Qs 5c 5d 4d", 1, id="THB-5.25"),
+        pytest.param("Ac Ah 8d 6h 5s", None, "PAIR", id="THB-5.26"),
+        pytest.param("6c 6d 4h 3s 2d", "5c 5d Ah Ks Qd", 1, id="THB-5.27"),
+        pytest.param("Jc Jd Ah 9s 3d", "Jh Js Ac 8s 7d", 1, id="THB-5.28"),
+        pytest.param("Qc Th 6d 5s 2h", None, "HIGH_CARD", id="THB-5.29"),
+        pytest.param("Ac Jd 9h 5s 3d", "Ah Td 9c 6s 4d", 1, id="THB-5.30"),
     ],
 )
 def test_thb_ex_11_hand_ranking_vectors(hand1: str, hand2: str | None, expected: str | int) -> None:
-    """THB-EX-11, THB-5.1 to THB-5.32 (THB-A4): the ranking the engine settles with."""
+    """THB-EX-11, THB-5.1, THB-5.14, THB-5.31 (kicker), THB-5.32 (no suit order): the ranking the engine settles
+    with; each row names its rule."""
     from pokerrules.casino import default_ranker
 
     ranker = default_ranker()
