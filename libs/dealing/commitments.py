@@ -13,8 +13,9 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 
-from dealing.cards import CARD_TEXTS
+from dealing.cards import CARD_TEXTS, DECK_SIZE, MAX_DECKS
 from dealing.keyed import HmacSha256
 
 SALT_BYTES = 16
@@ -27,7 +28,31 @@ def seed_commitment(server_seed: bytes) -> str:
 
 def position_salt(server_seed: bytes, position: int) -> bytes:
     """The salt of one position: HMAC-SHA256(server_seed, "salt:{position}") truncated to 16 bytes."""
-    return HmacSha256(server_seed).digest(f"salt:{position}".encode())[:SALT_BYTES]
+    return PositionSalts(server_seed).salt(position)
+
+
+class PositionSalts:
+    """The salts of one shoe, sharing one HMAC key schedule (for dealing many cards at once)."""
+
+    __slots__ = ("_mac",)
+
+    def __init__(self, server_seed: bytes) -> None:
+        self._mac = HmacSha256(server_seed)
+
+    def salt(self, position: int) -> bytes:
+        return self._mac.digest(_salt_message(position))[:SALT_BYTES]
+
+    def salts(self, positions: Iterable[int]) -> list[bytes]:
+        return [mac[:SALT_BYTES] for mac in self._mac.digests(_salt_message(p) for p in positions)]
+
+
+_SALT_MESSAGES = tuple(f"salt:{p}".encode() for p in range(DECK_SIZE * MAX_DECKS))
+
+
+def _salt_message(position: int) -> bytes:
+    if 0 <= position < len(_SALT_MESSAGES):
+        return _SALT_MESSAGES[position]
+    return f"salt:{position}".encode()
 
 
 def card_commitment(position: int, card: str, salt: bytes) -> str:
@@ -37,10 +62,9 @@ def card_commitment(position: int, card: str, salt: bytes) -> str:
 
 def card_commitments(server_seed: bytes, order: list[int]) -> list[str]:
     """The per-card commitments of a whole shoe, position 0 first."""
-    mac = HmacSha256(server_seed)  # one key schedule for the whole shoe (this runs once per shoe)
+    salts = PositionSalts(server_seed).salts(range(len(order)))  # one key schedule for the whole shoe
     sha256 = hashlib.sha256
-    result = []
-    for position, code in enumerate(order):
-        salt = mac.digest(f"salt:{position}".encode())[:SALT_BYTES]
-        result.append(sha256(f"card:{position}:{CARD_TEXTS[code]}:{salt.hex()}".encode()).hexdigest())
-    return result
+    return [
+        sha256(f"card:{position}:{CARD_TEXTS[code]}:{salt.hex()}".encode()).hexdigest()
+        for position, code, salt in zip(range(len(order)), order, salts, strict=True)
+    ]

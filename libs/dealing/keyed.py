@@ -9,6 +9,7 @@ Copying the prepared inner and outer SHA-256 states gives the same bytes as `hma
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 
 _BLOCK = 64
 _IPAD = bytes(b ^ 0x36 for b in range(256))  # translation tables: XOR every key byte at C speed
@@ -31,3 +32,15 @@ class HmacSha256:
         outer = self._outer.copy()
         outer.update(inner.digest())
         return outer.digest()
+
+    def digests(self, messages: Iterable[bytes]) -> list[bytes]:
+        """`digest` of each message; the same loop inlined, for the 52 to 416 salts of a shoe."""
+        inner_state, outer_state = self._inner, self._outer
+        result = []
+        for message in messages:
+            inner = inner_state.copy()
+            inner.update(message)
+            outer = outer_state.copy()
+            outer.update(inner.digest())
+            result.append(outer.digest())
+        return result

@@ -16,7 +16,7 @@ import enum
 from dataclasses import dataclass
 
 from dealing.cards import CARD_TEXTS, DECK_SIZE, MAX_DECKS, MIN_DECKS
-from dealing.commitments import card_commitments, position_salt, seed_commitment
+from dealing.commitments import PositionSalts, card_commitments, seed_commitment
 from dealing.errors import InvalidRequest, RequestConflict, ShoeClosed, ShoeExhausted, ShoeStillOpen
 from dealing.shuffle import ALGORITHM, shoe_order
 
@@ -182,7 +182,9 @@ class Shoe:
         if replay is not None:
             return [card for card in replay if isinstance(card, DealtCard)]
         positions = self._take(count, Consumption.DEALT, now)
-        dealt = [DealtCard(p, self._order[p], position_salt(self._seed, p)) for p in positions]
+        salts = PositionSalts(self._seed).salts(positions)  # one key schedule for the whole deal
+        order = self._order
+        dealt = [DealtCard(p, order[p], salt) for p, salt in zip(positions, salts, strict=True)]
         self._replies[request_id] = (("deal", count), tuple(dealt))
         return dealt
 
