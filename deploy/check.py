@@ -18,7 +18,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-for entry in (REPO / "libs", REPO):  # the venv's .pth files add these too; `python deploy/check.py` works anyway
+for entry in (
+    REPO / "libs",
+    REPO,
+):  # the venv's .pth files add these too; `python deploy/check.py` works anyway
     if str(entry) not in sys.path:
         sys.path.insert(0, str(entry))
 

@@ -16,7 +16,7 @@ _DEFINITION = re.compile(
     r"(?P<q>[\"'])(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)(?P=q)\s*"
     r"(?:,\s*(?P<hq>[\"'])(?:(?!(?P=hq)).)*(?P=hq)\s*)?"
     r"(?:,\s*[\[(](?P<labels>[^\])]*)[\])]\s*)?"
-    r"(?P<end>[,)]?)",
+    r"(?P<end>,?\s*\)|,)?",
     re.DOTALL,
 )
 _PACKAGE = re.compile(r"^\s*package\s+([a-zA-Z0-9_.]+)\s*;", re.MULTILINE)
@@ -24,7 +24,9 @@ _SERVICE = re.compile(r"^\s*service\s+(\w+)\s*\{(.*?)^\}", re.MULTILINE | re.DOT
 _RPC = re.compile(r"\brpc\s+(\w+)\s*\(")
 
 # Labels Prometheus adds to every scraped series (target labels from the scrape configuration).
-TARGET_LABELS = frozenset({"job", "instance", "namespace", "pod", "container", "service", "endpoint", "node", "app"})
+TARGET_LABELS = frozenset(
+    {"job", "instance", "namespace", "pod", "container", "service", "endpoint", "node", "app"}
+)
 
 
 @dataclass(frozen=True)
@@ -83,9 +85,11 @@ def metric_definitions(roots: list[Path]) -> list[MetricDef]:
             for match in _DEFINITION.finditer(text):
                 raw = match.group("labels")
                 labels: frozenset[str] | None = None
-                if raw is None and match.group("end") == ")":
+                if raw is None and (match.group("end") or "").endswith(")"):
                     labels = frozenset()  # no label list: a single series
-                elif raw is not None and all(part.strip()[:1] in "\"'" for part in raw.split(",") if part.strip()):
+                elif raw is not None and all(
+                    part.strip()[:1] in "\"'" for part in raw.split(",") if part.strip()
+                ):
                     labels = frozenset(p.strip().strip("\"'") for p in raw.split(",") if p.strip())
                 found.append(MetricDef(match.group("name"), match.group("kind"), labels, str(path)))
     return found

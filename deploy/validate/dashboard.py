@@ -11,8 +11,15 @@ from deploy.validate.catalog import Catalog
 from deploy.validate.references import check_expr
 
 # Panels the deployment brief asks for, found by a word in their title.
-REQUIRED_TOPICS = ("Requests per second", "error ratio", "p50 latency", "p99 latency", "Evaluator:", "Dealer:",
-                   "Wallet:")
+REQUIRED_TOPICS = (
+    "Requests per second",
+    "error ratio",
+    "p50 latency",
+    "p99 latency",
+    "Evaluator:",
+    "Dealer:",
+    "Wallet:",
+)
 
 
 def panels(dashboard: dict[str, Any]) -> list[dict[str, Any]]:

@@ -32,7 +32,9 @@ def check_dockerfile(dockerfile: Path, dockerignore: Path, run_as_user: int) -> 
     final = steps[max(i for i, (word, _) in enumerate(steps) if word == "FROM") :]
     users = [args for word, args in final if word == "USER"]
     if not users or users[-1].split(":")[0] != str(run_as_user):
-        problems.append(f"Dockerfile: the final stage must run as numeric USER {run_as_user} (the manifests' uid)")
+        problems.append(
+            f"Dockerfile: the final stage must run as numeric USER {run_as_user} (the manifests' uid)"
+        )
     entry = [args for word, args in final if word == "ENTRYPOINT"]
     if not entry or json.loads(entry[-1]) != ["felt", "serve"]:
         problems.append('Dockerfile: ENTRYPOINT must be ["felt", "serve"]')

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
+import yaml  # type: ignore[import-untyped]  # no stubs pinned; only safe_load is used
 
 
 class KustomizeMissing(RuntimeError):

@@ -25,6 +25,10 @@ class Overlay:
 OVERLAYS = (
     Overlay("base", DEPLOY / "k8s" / "base", frozenset({"felt-auth", "felt-wallet-database"}), False),
     Overlay("dev", DEPLOY / "k8s" / "overlays" / "dev", frozenset({"felt-auth"}), False),
-    Overlay("production", DEPLOY / "k8s" / "overlays" / "production",
-            frozenset({"felt-auth", "felt-wallet-database"}), True),
+    Overlay(
+        "production",
+        DEPLOY / "k8s" / "overlays" / "production",
+        frozenset({"felt-auth", "felt-wallet-database"}),
+        True,
+    ),
 )

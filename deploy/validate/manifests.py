@@ -15,8 +15,18 @@ WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 # Implemented in the code today and deployed by deploy/k8s/base (table and tournament come later).
 DEPLOYED_SERVICES = ("evaluator", "dealer", "wallet")
 _QUANTITY = re.compile(r"^([0-9.]+)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$")
-_FACTORS = {None: 1.0, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12,
-            "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}
+_FACTORS = {
+    None: 1.0,
+    "m": 1e-3,
+    "k": 1e3,
+    "M": 1e6,
+    "G": 1e9,
+    "T": 1e12,
+    "Ki": 2.0**10,
+    "Mi": 2.0**20,
+    "Gi": 2.0**30,
+    "Ti": 2.0**40,
+}
 Doc = dict[str, Any]
 
 
@@ -184,7 +194,9 @@ def _writable_mounts(w: Workload, container: Doc) -> dict[str, str]:
 
 def _secret_mount_dirs(w: Workload, container: Doc) -> set[str]:
     secret_volumes = {v["name"] for v in w.pod.get("volumes", []) if "secret" in v}
-    return {m["mountPath"].rstrip("/") for m in container.get("volumeMounts", []) if m["name"] in secret_volumes}
+    return {
+        m["mountPath"].rstrip("/") for m in container.get("volumeMounts", []) if m["name"] in secret_volumes
+    }
 
 
 def _pre_stop_seconds(container: Doc) -> float:
@@ -201,7 +213,9 @@ def check_felt_container(w: Workload, c: Doc, docs: list[Doc], production: bool)
     if service not in SERVICES:
         return [f"{where}: unknown Felt service {service!r}"]
     problems = []
-    args = list(c.get("args", []))[1:] if c.get("command") == ["felt", "serve"] else list(c.get("args", []))[3:]
+    args = (
+        list(c.get("args", []))[1:] if c.get("command") == ["felt", "serve"] else list(c.get("args", []))[3:]
+    )
     port, metrics_port = default_port(service), default_metrics_port(service)
     if flag(args, "--port") != str(port):
         problems.append(f"{where}: --port must be {port}, the documented port of {service}")
@@ -225,10 +239,12 @@ def check_felt_container(w: Workload, c: Doc, docs: list[Doc], production: bool)
     if ready and live:
         patience = live.get("periodSeconds", 10) * live.get("failureThreshold", 3)
         if patience <= ready.get("periodSeconds", 10) * ready.get("failureThreshold", 3):
-            problems.append(f"{where}: liveness must be more patient than readiness (restart only when stuck)")
+            problems.append(
+                f"{where}: liveness must be more patient than readiness (restart only when stuck)"
+            )
     ann = w.annotations
     if (ann.get("prometheus.io/scrape"), ann.get("prometheus.io/port")) != ("true", str(metrics_port)):
-        problems.append(f"{w}: prometheus.io/scrape must be \"true\" with prometheus.io/port {metrics_port}")
+        problems.append(f'{w}: prometheus.io/scrape must be "true" with prometheus.io/port {metrics_port}')
     if ann.get("prometheus.io/path", "/metrics") != "/metrics":
         problems.append(f"{w}: prometheus.io/path must be /metrics")
     writable = _writable_mounts(w, c)
@@ -323,13 +339,17 @@ def check_services(docs: list[Doc], loads: list[Workload]) -> list[str]:
 
 def check_disruption_and_scaling(docs: list[Doc], loads: list[Workload]) -> list[str]:
     problems = []
-    hpas = {d["spec"]["scaleTargetRef"]["name"]: d for d in docs if d.get("kind") == "HorizontalPodAutoscaler"}
+    hpas = {
+        d["spec"]["scaleTargetRef"]["name"]: d for d in docs if d.get("kind") == "HorizontalPodAutoscaler"
+    }
     for pdb in (d for d in docs if d.get("kind") == "PodDisruptionBudget"):
         name = pdb["metadata"]["name"]
         selector = pdb["spec"].get("selector", {}).get("matchLabels", {})
         matched = [w for w in loads if selects(selector, w.labels)]
         if len(matched) != 1:
-            problems.append(f"PodDisruptionBudget/{name}: selector {selector} matches {len(matched)} workloads")
+            problems.append(
+                f"PodDisruptionBudget/{name}: selector {selector} matches {len(matched)} workloads"
+            )
             continue
         if ("minAvailable" in pdb["spec"]) == ("maxUnavailable" in pdb["spec"]):
             problems.append(f"PodDisruptionBudget/{name}: set exactly one of minAvailable / maxUnavailable")
@@ -347,7 +367,9 @@ def check_disruption_and_scaling(docs: list[Doc], loads: list[Workload]) -> list
             continue
         low, high = hpa["spec"].get("minReplicas", 1), hpa["spec"]["maxReplicas"]
         if not 1 <= low <= high:
-            problems.append(f"HorizontalPodAutoscaler/{name}: need 1 <= minReplicas {low} <= maxReplicas {high}")
+            problems.append(
+                f"HorizontalPodAutoscaler/{name}: need 1 <= minReplicas {low} <= maxReplicas {high}"
+            )
         if "replicas" in doc["spec"]:
             problems.append(f"{ref['kind']}/{target}: drop spec.replicas, the HPA owns it (apply resets it)")
         for c in Workload(doc).pod.get("containers", []):

@@ -25,8 +25,22 @@ KEYWORDS = frozenset({"and", "or", "unless", "bool", "offset", "inf", "nan", "at
 GROUPING = frozenset({"by", "without", "on", "ignoring", "group_left", "group_right"})
 # Aggregations may put `by (...)` between their name and their parenthesis: never metric names.
 AGGREGATIONS = frozenset(
-    {"sum", "min", "max", "avg", "group", "stddev", "stdvar", "count", "count_values", "bottomk", "topk",
-     "quantile", "limitk", "limit_ratio"}
+    {
+        "sum",
+        "min",
+        "max",
+        "avg",
+        "group",
+        "stddev",
+        "stdvar",
+        "count",
+        "count_values",
+        "bottomk",
+        "topk",
+        "quantile",
+        "limitk",
+        "limit_ratio",
+    }
 )
 # Grafana's variables stand for a range or a value; give them a PromQL-shaped stand-in.
 _GRAFANA_VARS = re.compile(r"\$__(?:rate_interval|interval|range)\b|\$\{__(?:rate_interval|interval|range)\}")

@@ -34,7 +34,9 @@ def check_expr(expr: str, where: str, catalog: Catalog, recorded: set[str]) -> l
             continue
         for m in sel.matchers:
             if known_labels is not None and m.label not in known_labels | TARGET_LABELS | {"__name__"}:
-                problems.append(f"{where}: {sel.name} has no label {m.label!r} (it has {sorted(known_labels)})")
+                problems.append(
+                    f"{where}: {sel.name} has no label {m.label!r} (it has {sorted(known_labels)})"
+                )
             if "$" in m.value:  # a Grafana variable: its values come from label_values()
                 continue
             allowed = {"grpc_code": codes, "grpc_service": set(catalog.grpc_services), "grpc_method": methods}

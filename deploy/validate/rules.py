@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import yaml
+import yaml  # type: ignore[import-untyped]  # no stubs pinned; only safe_load is used
 
 from deploy.validate.catalog import Catalog
 from deploy.validate.references import check_expr
@@ -62,7 +62,5 @@ def run_promtool(*args: str, cwd: Path | None = None) -> tuple[int, str]:
     tool = promtool()
     if tool is None:
         raise FileNotFoundError("promtool")
-    result = subprocess.run(
-        [tool, *args], capture_output=True, text=True, timeout=120, cwd=cwd, check=False
-    )
+    result = subprocess.run([tool, *args], capture_output=True, text=True, timeout=120, cwd=cwd, check=False)
     return result.returncode, (result.stdout + result.stderr).strip()

@@ -42,6 +42,7 @@ def check_overlay(overlay: layout.Overlay) -> Outcome:
 
 def check_more_replicas_in_production() -> Outcome:
     """Production runs more replicas than dev for every autoscaled workload."""
+
     def floors(name: str) -> dict[str, int]:
         return {
             d["metadata"]["name"]: d["spec"].get("minReplicas", 1)
@@ -55,7 +56,9 @@ def check_more_replicas_in_production() -> Outcome:
         for name, low in sorted(dev.items())
         if prod.get(name, 0) <= low
     ]
-    problems += [f"HorizontalPodAutoscaler/{n}: production needs at least 2 replicas" for n, v in prod.items() if v < 2]
+    problems += [
+        f"HorizontalPodAutoscaler/{n}: production needs at least 2 replicas" for n, v in prod.items() if v < 2
+    ]
     return Outcome(problems)
 
 
@@ -101,7 +104,9 @@ def check_dashboards() -> Outcome:
 
 def check_docker() -> Outcome:
     return Outcome(
-        dockerfile.check_dockerfile(layout.REPO / "Dockerfile", layout.REPO / ".dockerignore", layout.RUN_AS_USER)
+        dockerfile.check_dockerfile(
+            layout.REPO / "Dockerfile", layout.REPO / ".dockerignore", layout.RUN_AS_USER
+        )
     )
 
 

@@ -1,0 +1,385 @@
+"""Kubernetes manifests, rendered by a real kustomize and checked offline (deploy/validate/manifests.py).
+
+Each rule of the checker has a test that breaks a rendered overlay in exactly that way and expects the
+checker to say so; the untouched overlays must pass. The last tests start the containers' exact command
+line and environment as local processes and probe them the way the kubelet and Prometheus would.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import grpc
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from deploy.validate import kustomize, layout, manifests, suite
+
+Doc = dict[str, Any]
+OVERLAYS = {o.name: o for o in layout.OVERLAYS}
+
+
+def production() -> list[Doc]:
+    return copy.deepcopy(suite.rendered("production"))
+
+
+def problems_of(docs: list[Doc], overlay: str = "production") -> list[str]:
+    o = OVERLAYS[overlay]
+    return manifests.check_rendered(docs, set(o.external_secrets), o.production)
+
+
+def get(docs: list[Doc], kind: str, name: str) -> Doc:
+    doc = manifests.find(docs, kind, name)
+    assert doc is not None, f"{kind}/{name} missing"
+    return doc
+
+
+def container(docs: list[Doc], name: str) -> Doc:
+    return dict(get(docs, "Deployment", name)["spec"]["template"]["spec"]["containers"][0])
+
+
+def pod(docs: list[Doc], name: str) -> Doc:
+    return dict(get(docs, "Deployment", name)["spec"]["template"]["spec"])
+
+
+def test_kustomize_is_real_and_pinned() -> None:
+    """The renderer is kubectl's embedded kustomize, not an imitation."""
+    command = kustomize.find_kustomize()
+    version = subprocess.run(
+        [command[0], "version", "--client"], capture_output=True, text=True, check=True
+    ).stdout
+    assert "Kustomize Version: v5" in version
+
+
+@pytest.mark.parametrize("overlay", sorted(OVERLAYS))
+def test_overlay_renders_and_passes_every_check(overlay: str) -> None:
+    docs = suite.rendered(overlay)
+    assert problems_of(copy.deepcopy(docs), overlay) == []
+    kinds = {(d["kind"], d["metadata"]["name"]) for d in docs}
+    for service in manifests.DEPLOYED_SERVICES:
+        assert {("Deployment", service), ("Service", service), ("PodDisruptionBudget", service)} <= kinds
+
+
+def test_overlays_land_in_their_namespace_with_their_settings() -> None:
+    dev, prod = suite.rendered("dev"), suite.rendered("production")
+    assert {d["metadata"].get("namespace") for d in dev if d["kind"] != "Namespace"} == {"felt-dev"}
+    assert {d["metadata"].get("namespace") for d in prod if d["kind"] != "Namespace"} == {"felt"}
+    dev_env = manifests.environment(container(dev, "wallet"), dev)
+    prod_env = manifests.environment(container(prod, "wallet"), prod)
+    assert (dev_env["FELT_ENV"], dev_env["FELT_LOG_LEVEL"]) == ("development", "debug")
+    assert (prod_env["FELT_ENV"], prod_env["FELT_LOG_LEVEL"]) == ("production", "info")
+    # The wallet's database: generated for dev (in-cluster PostgreSQL), an external Secret in production.
+    assert any(d["kind"] == "StatefulSet" and d["metadata"]["name"] == "wallet-postgres" for d in dev)
+    assert not any(d["kind"] == "Secret" for d in prod), "production secrets never live in git"
+
+
+def test_production_runs_more_replicas_than_dev() -> None:
+    assert suite.check_more_replicas_in_production().problems == []
+    floors = {
+        d["metadata"]["name"]: d["spec"]["minReplicas"]
+        for d in suite.rendered("production")
+        if d["kind"] == "HorizontalPodAutoscaler"
+    }
+    assert set(floors) == set(manifests.DEPLOYED_SERVICES) and min(floors.values()) >= 3
+
+
+def _set(path: str, value: Any) -> Callable[[list[Doc]], None]:
+    """A mutation: set `value` at `Kind/name:dotted.path` (digits index lists; None deletes)."""
+    target, dotted = path.split(":")
+    kind, name = target.split("/")
+
+    def mutate(docs: list[Doc]) -> None:
+        node: Any = get(docs, kind, name)
+        keys = [int(k) if k.isdigit() else k for k in dotted.split(".")]
+        for key in keys[:-1]:
+            node = node[key]
+        if value is None:
+            del node[keys[-1]]
+        else:
+            node[keys[-1]] = value
+
+    return mutate
+
+
+def _pdb_min_available(count: int) -> Callable[[list[Doc]], None]:
+    def mutate(docs: list[Doc]) -> None:
+        spec = get(docs, "PodDisruptionBudget", "wallet")["spec"]
+        del spec["maxUnavailable"]
+        spec["minAvailable"] = count
+
+    return mutate
+
+
+POD = "spec.template.spec"
+C0 = POD + ".containers.0"
+MUTATIONS: dict[str, tuple[Callable[[list[Doc]], None], str]] = {
+    # probes: native gRPC, on the serving port
+    "no readiness probe": (_set(f"Deployment/wallet:{C0}.readinessProbe", None), "readinessProbe is missing"),
+    "no liveness probe": (_set(f"Deployment/dealer:{C0}.livenessProbe", None), "livenessProbe is missing"),
+    "probe on the metrics port": (
+        _set(f"Deployment/evaluator:{C0}.livenessProbe.grpc.port", 9101),
+        "livenessProbe must be a native grpc probe on port 50051",
+    ),
+    "tcp probe instead of grpc": (
+        _set(f"Deployment/wallet:{C0}.readinessProbe", {"tcpSocket": {"port": 50053}}),
+        "readinessProbe must be a native grpc probe",
+    ),
+    "impatient liveness": (
+        _set(f"Deployment/dealer:{C0}.livenessProbe.failureThreshold", 1),
+        "liveness must be more patient",
+    ),
+    "wrong serving port": (
+        _set(f"Deployment/dealer:{C0}.args.4", "50099"),
+        "--port must be 50052",
+    ),
+    "loopback only": (_set(f"Deployment/dealer:{C0}.args.2", "127.0.0.1"), "must listen on 0.0.0.0"),
+    # hardened security context
+    "writable root filesystem": (
+        _set(f"Deployment/wallet:{C0}.securityContext.readOnlyRootFilesystem", False),
+        "readOnlyRootFilesystem must be true",
+    ),
+    "privilege escalation": (
+        _set(f"Deployment/evaluator:{C0}.securityContext.allowPrivilegeEscalation", True),
+        "allowPrivilegeEscalation must be false",
+    ),
+    "capabilities kept": (
+        _set(f"Deployment/dealer:{C0}.securityContext.capabilities", {"drop": ["NET_RAW"]}),
+        "capabilities must drop ALL",
+    ),
+    "capability added": (
+        _set(f"Deployment/dealer:{C0}.securityContext.capabilities.add", ["NET_ADMIN"]),
+        "no capability may be added",
+    ),
+    "root allowed": (
+        _set(f"Deployment/wallet:{POD}.securityContext.runAsNonRoot", None),
+        "runAsNonRoot must be true",
+    ),
+    "unconfined seccomp": (
+        _set(f"Deployment/wallet:{POD}.securityContext.seccompProfile.type", "Unconfined"),
+        "seccompProfile must be RuntimeDefault",
+    ),
+    "api token mounted": (
+        _set(f"Deployment/wallet:{POD}.automountServiceAccountToken", True),
+        "automountServiceAccountToken must be false",
+    ),
+    # requests and limits
+    "no memory limit": (
+        _set(f"Deployment/evaluator:{C0}.resources.limits.memory", None),
+        "resources.limits.memory is missing",
+    ),
+    "request above limit": (
+        _set(f"Deployment/evaluator:{C0}.resources.requests.cpu", "3"),
+        "cpu request 3 exceeds its limit",
+    ),
+    # scratch data dir and drain budget
+    "data dir not mounted": (
+        _set(f"Deployment/dealer:{C0}.volumeMounts.0.mountPath", "/data"),
+        "FELT_DATA_DIR /var/lib/felt is not a writable volume mount",
+    ),
+    "no writable tmp": (
+        _set(f"Deployment/dealer:{C0}.volumeMounts.1", {"name": "auth", "mountPath": "/x"}),
+        "/tmp must be a writable emptyDir",
+    ),
+    "grace shorter than the drain": (
+        _set(f"Deployment/wallet:{POD}.terminationGracePeriodSeconds", 25),
+        "terminationGracePeriodSeconds 25 must exceed",
+    ),
+    # Prometheus scraping
+    "scrape annotation on the wrong port": (
+        lambda docs: get(docs, "Deployment", "wallet")["spec"]["template"]["metadata"]["annotations"].update(
+            {"prometheus.io/port": "9101"}
+        ),
+        "prometheus.io/port 9103",
+    ),
+    # secrets and production settings
+    "auth key not configured": (
+        _set(f"Deployment/dealer:{C0}.env", []),
+        "production needs FELT_AUTH_PUBLIC_KEY_FILE",
+    ),
+    "auth key outside the secret volume": (
+        _set(f"Deployment/dealer:{C0}.env.0.value", "/var/lib/felt/public.pem"),
+        "is not on a Secret volume",
+    ),
+    "database URL in plain text": (
+        _set(
+            f"Deployment/wallet:{C0}.env.1", {"name": "WALLET_DATABASE_URL", "value": "postgresql://u:p@db/x"}
+        ),
+        "WALLET_DATABASE_URL must come from a Secret",
+    ),
+    "unknown secret": (
+        _set(f"Deployment/wallet:{C0}.env.1.valueFrom.secretKeyRef.name", "wallet-db"),
+        "Secret 'wallet-db' is neither generated nor a documented external Secret",
+    ),
+    # Services, PDBs and HPAs really select and target the pods
+    "service selects nothing": (
+        _set("Service/wallet:spec.selector", {"app.kubernetes.io/name": "walet"}),
+        "matches 0 workloads",
+    ),
+    "service targets a missing port": (
+        _set("Service/evaluator:spec.ports.0.targetPort", "http"),
+        "targetPort 'http' is not a port",
+    ),
+    "service on another port": (
+        _set("Service/dealer:spec.ports.0.port", 8080),
+        "needs a port named grpc on 50052",
+    ),
+    "pdb selects nothing": (
+        _set("PodDisruptionBudget/dealer:spec.selector.matchLabels", {"app": "dealer"}),
+        "PodDisruptionBudget/dealer: selector",
+    ),
+    "pdb blocks drains": (
+        _set("PodDisruptionBudget/wallet:spec.maxUnavailable", 0),
+        "blocks every node drain",
+    ),
+    "pdb min equals replicas": (_pdb_min_available(3), "minAvailable >= replicas blocks every node drain"),
+    "hpa targets nothing": (
+        _set("HorizontalPodAutoscaler/dealer:spec.scaleTargetRef.name", "dealers"),
+        "target Deployment/dealers does not exist",
+    ),
+    "replicas fight the hpa": (_set("Deployment/evaluator:spec.replicas", 2), "the HPA owns it"),
+    "dealer not sticky": (
+        _set("Service/dealer:spec.sessionAffinity", None),
+        "sessionAffinity must be ClientIP",
+    ),
+    "a service missing": (
+        lambda docs: docs.remove(get(docs, "PodDisruptionBudget", "evaluator")),
+        "evaluator: no PodDisruptionBudget",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MUTATIONS))
+def test_checker_catches(case: str) -> None:
+    mutate, expected = MUTATIONS[case]
+    docs = production()
+    mutate(docs)
+    problems = problems_of(docs)
+    assert any(expected in p for p in problems), f"{case}: expected {expected!r} in {problems}"
+
+
+def test_production_overlay_must_say_production() -> None:
+    docs = production()
+    config_map = next(d for d in docs if d["kind"] == "ConfigMap")
+    config_map["data"]["FELT_ENV"] = "development"
+    assert any("FELT_ENV must be production" in p for p in problems_of(docs))
+
+
+# --- the containers, run as the manifests say --------------------------------------------------------
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _process_spec(docs: list[Doc], name: str, tmp: Path) -> tuple[list[str], dict[str, str], Doc]:
+    """argv and environment of the Deployment's container with ports, volumes and secrets made local.
+
+    The probe/annotation/arg port agreement is checked above on the real numbers; here the numbers are
+    swapped for free ones (other tests may hold the defaults) and the mounts for temporary directories."""
+    c = container(docs, name)
+    spec = pod(docs, name)
+    grpc_port, metrics_port = _free_port(), _free_port()
+    swap = {
+        str(c["readinessProbe"]["grpc"]["port"]): str(grpc_port),
+        get(docs, "Deployment", name)["spec"]["template"]["metadata"]["annotations"][
+            "prometheus.io/port"
+        ]: str(metrics_port),
+    }
+    argv = [swap.get(a, a) for a in c["command"] + c["args"]]
+    mounts = {m["mountPath"]: tmp / m["name"] for m in c["volumeMounts"]}
+    for path in mounts.values():
+        path.mkdir(parents=True, exist_ok=True)
+    env = manifests.environment(c, docs)
+    for mount, local in mounts.items():
+        env = {k: v.replace(mount, str(local)) if v.startswith(mount) else v for k, v in env.items()}
+    # The `felt-auth` Secret: an Ed25519 public key, as an operator would create it.
+    key = Ed25519PrivateKey.generate().public_key()
+    (mounts["/etc/felt/auth"] / "public.pem").write_bytes(
+        key.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    )
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("FELT_", "WALLET_"))}
+    info = {
+        "grpc_port": grpc_port,
+        "metrics_port": metrics_port,
+        "grace": spec["terminationGracePeriodSeconds"],
+        "path": get(docs, "Deployment", name)["spec"]["template"]["metadata"]["annotations"][
+            "prometheus.io/path"
+        ],
+    }
+    return [str(Path(sys.executable).parent / argv[0]), *argv[1:]], {**base, **env}, info
+
+
+def _wait_serving(port: int, deadline: float) -> int:
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        while True:
+            try:
+                return int(stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=1).status)
+            except grpc.RpcError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+
+
+def _postgres_database() -> str:
+    """A database of this test's own on the shared server, so it never meets the wallet suite's tables."""
+    url = os.environ.get("FELT_TEST_POSTGRES_URL")
+    if not url:
+        pytest.skip(
+            "FELT_TEST_POSTGRES_URL is not set: the production wallet container (PostgreSQL only) was NOT run"
+        )
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = 'felt_deploy_test'").fetchone():
+            conn.execute("CREATE DATABASE felt_deploy_test")
+    return urlsplit(url)._replace(path="/felt_deploy_test").geturl()
+
+
+@pytest.mark.parametrize("name", ["dealer", "wallet"])
+def test_container_command_serves_probes_and_drains(name: str, tmp_path: Path) -> None:
+    """The production container spec, run as a process: FELT_ENV=production with only the mounted
+    public key, gRPC health SERVING on the probe port, /metrics on the scrape port with the
+    go-grpc-prometheus series the rules use, and SIGTERM drained well inside the grace period."""
+    argv, env, info = _process_spec(production(), name, tmp_path)
+    if name == "wallet":
+        env["WALLET_DATABASE_URL"] = _postgres_database()
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    try:
+        status = _wait_serving(info["grpc_port"], time.monotonic() + 30)
+        assert status == health_pb2.HealthCheckResponse.SERVING
+        url = f"http://127.0.0.1:{info['metrics_port']}{info['path']}"
+        body = urllib.request.urlopen(url, timeout=5).read().decode()
+        assert "grpc_server_handled_total{" in body and "grpc_server_handling_seconds_bucket{" in body
+        assert f"poker_{name}_" in body
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=info["grace"]) == 0
+        assert time.monotonic() - started < info["grace"]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        out, err = proc.communicate(timeout=10)
+    logs = [
+        json.loads(line)
+        for line in out.decode().splitlines() + err.decode().splitlines()
+        if line.startswith("{")
+    ]
+    assert any(entry.get("event") == "draining" for entry in logs), err.decode()[-2000:]

@@ -1,0 +1,263 @@
+"""Prometheus rules and the Grafana dashboard: they parse, name only series the code serves (found in
+the source like `grep -rn poker_`) or the rules record, use real label values (gRPC codes spelled as
+go-grpc-prometheus, services and methods from protos/), and the promtool unit tests pass and have teeth."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+import types
+from pathlib import Path
+
+import prometheus_client
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from deploy.validate import catalog, dashboard, layout, promql, rules, suite
+from deploy.validate.catalog import build_catalog
+
+RULES = layout.RULE_FILES[0]
+DASHBOARD = layout.DASHBOARDS[0]
+
+
+def _promtool_or_skip() -> None:
+    if rules.promtool() is None:
+        msg = "!" * 30 + " " + suite.PROMTOOL_MISSING + " " + "!" * 30
+        print(msg, file=sys.stderr)
+        pytest.skip(msg)
+
+
+# --- the metric catalog is what the code serves ---------------------------------------------------------
+
+
+def test_catalog_finds_the_grpc_and_domain_metrics() -> None:
+    found = build_catalog(layout.REPO)
+    for name in (
+        "grpc_server_started_total",
+        "grpc_server_handled_total",
+        "grpc_server_handling_seconds_bucket",
+    ):
+        assert name in found.metrics
+    assert found.metrics["grpc_server_handled_total"].labels == {
+        "grpc_type",
+        "grpc_service",
+        "grpc_method",
+        "grpc_code",
+    }
+    assert any(n.startswith("poker_") for n in found.metrics), "domain metrics poker_* are found"
+    assert "poker.wallet.v1.WalletService" in found.grpc_services
+    assert "Transfer" in found.grpc_services["poker.wallet.v1.WalletService"]
+
+
+def test_catalog_agrees_with_the_real_registry_for_servicekit() -> None:
+    """The source scan and prometheus_client's own exposition agree on servicekit's gRPC metrics.
+
+    Run in a child process: creating a label set in this process would leave a stray series behind."""
+    import servicekit.metrics as metrics
+
+    probe = textwrap.dedent(
+        """
+        import prometheus_client, servicekit.metrics as m
+        m.STARTED.labels("unary", "s", "m"); m.HANDLED.labels("unary", "s", "m", "OK")
+        m.HANDLING_SECONDS.labels("unary", "s", "m")
+        print("\\n".join(s.name for f in prometheus_client.REGISTRY.collect() for s in f.samples
+                         if s.name.startswith("grpc_server_")))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    served = set(out.split())
+    scanned = {
+        name
+        for d in catalog.metric_definitions([Path(metrics.__file__).parent])
+        for name in d.exposed_names()
+        if name.startswith("grpc_server_")
+    }
+    assert served == scanned
+
+
+def test_catalog_scan_matches_prometheus_client_for_every_definition_form(tmp_path: Path) -> None:
+    source = textwrap.dedent(
+        """
+        import prometheus_client
+        A = prometheus_client.Counter("poker_a_total", "Help, with a comma.", ["kind", "rule"])
+        B = prometheus_client.Counter(
+            "poker_b_chips_total",
+            "Multi-line.",
+        )
+        C = prometheus_client.Gauge("poker_c_bytes", "A gauge.", ("shard",))
+        D = prometheus_client.Histogram("poker_d_seconds", "Latency.", ["step"], buckets=(0.1, 1.0))
+        E = prometheus_client.Summary("poker_e_seconds", "A summary.")
+        """
+    )
+    (tmp_path / "m.py").write_text(source)
+    registry = prometheus_client.CollectorRegistry()
+    shim = types.SimpleNamespace(
+        **{
+            kind: (lambda cls: lambda *a, **k: cls(*a, registry=registry, **k))(
+                getattr(prometheus_client, kind)
+            )
+            for kind in ("Counter", "Gauge", "Histogram", "Summary")
+        }
+    )
+    exec(source.replace("import prometheus_client", ""), {"prometheus_client": shim})
+    defs = {d.name: d for d in catalog.metric_definitions([tmp_path])}
+    for family in registry.collect():
+        labels = {k for s in family.samples for k in s.labels if k not in ("le", "quantile")}
+        scanned = next(d for d in defs.values() if family.name in (d.name, d.name.removesuffix("_total")))
+        assert scanned.labels is not None and labels <= scanned.labels
+        # every sample prometheus_client would expose (label sets created) is predicted by the scan
+        assert {s.name for s in family.samples} <= scanned.exposed_names()
+    assert defs["poker_b_chips_total"].labels == frozenset()
+    assert defs["poker_c_bytes"].labels == {"shard"}
+
+
+# --- PromQL selector extraction -------------------------------------------------------------------------
+
+names = st.from_regex(r"[a-z][a-z0-9_]{0,12}(:[a-z0-9_]{1,8}){0,2}", fullmatch=True).filter(
+    lambda n: n not in promql.KEYWORDS | promql.GROUPING | promql.AGGREGATIONS
+)
+labels = st.from_regex(r"[a-z_][a-z0-9_]{0,8}", fullmatch=True).filter(lambda n: n not in promql.GROUPING)
+values = st.text(alphabet="abcXYZ019_.|*$ -", max_size=12)
+
+
+@given(
+    metric=names,
+    matchers=st.lists(st.tuples(labels, st.sampled_from(["=", "!=", "=~", "!~"]), values), max_size=3),
+    grouping=st.lists(labels, min_size=1, max_size=3),
+    other=names,
+)
+def test_selectors_finds_every_name_and_matcher(
+    metric: str, matchers: list[tuple[str, str, str]], grouping: list[str], other: str
+) -> None:
+    body = ", ".join(f'{label}{op}"{value}"' for label, op, value in matchers)
+    expr = (
+        f"sum by ({', '.join(grouping)}) (rate({metric}{{{body}}}[5m] offset 1h))"
+        f" / on ({grouping[0]}) group_left histogram_quantile(0.99, {other}) > bool 0.5"
+    )
+    found = promql.selectors(expr)
+    assert [s.name for s in found] == [metric, other]
+    assert [(m.label, m.op, m.value) for m in found[0].matchers] == matchers
+
+
+def test_alternatives_only_for_plain_lists() -> None:
+    assert promql.alternatives("Internal|Unknown") == ["Internal", "Unknown"]
+    assert promql.alternatives("poker.dealer.v1.DealerService") == ["poker.dealer.v1.DealerService"]
+    assert promql.alternatives(".*Dealer.*") is None
+
+
+# --- rules ----------------------------------------------------------------------------------------------
+
+
+def test_rules_reference_only_served_or_recorded_series() -> None:
+    assert suite.check_rules().problems == []
+
+
+def test_rules_cover_what_operators_need() -> None:
+    every = rules.load_rules(RULES)
+    alerts = {r["alert"]: r for r in every if "alert" in r}
+    records = {r["record"]: r for r in every if "record" in r}
+    assert "grpc_service:grpc_server_error_ratio:rate5m" in records
+    assert (
+        "histogram_quantile(0.99"
+        in records["grpc_service_grpc_method:grpc_server_handling_seconds:p99_5m"]["expr"]
+    )
+    assert "poker_dealer_entropy_failures_total" in alerts["FeltDealerEntropyFailure"]["expr"]
+    assert {"FeltHighErrorRatio", "FeltHighLatencyP99"} <= set(alerts)
+
+
+BROKEN_EXPRESSIONS = {
+    "metric without its _total suffix": ("rate(grpc_server_handled[5m])", "is not served"),
+    "typo in a domain metric": ("rate(poker_dealer_entropy_failure_total[5m])", "is not served"),
+    "code spelled as the enum": ('grpc_server_handled_total{grpc_code="INTERNAL"}', "grpc_code='INTERNAL'"),
+    "code in a regex": ('grpc_server_handled_total{grpc_code=~"Internal|Unavailible"}', "'Unavailible'"),
+    "unknown gRPC service": (
+        'grpc_server_handled_total{grpc_service="poker.dealer.v2.DealerService"}',
+        "never",
+    ),
+    "unknown method": ('grpc_server_started_total{grpc_method="DealCards"}', "grpc_method='DealCards'"),
+    "label the metric lacks": ('poker_wallet_transfers_total{table_id="7"}', "has no label 'table_id'"),
+    "unrecorded recording-rule name": ("grpc_service:grpc_server_error_ratio:rate1m", "is not served"),
+    "unparsable": ('grpc_server_handled_total{grpc_code="OK"', "unbalanced"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN_EXPRESSIONS))
+def test_rule_checker_catches(case: str, tmp_path: Path) -> None:
+    expr, expected = BROKEN_EXPRESSIONS[case]
+    path = tmp_path / "broken.rules.yml"
+    path.write_text(
+        "groups:\n  - name: broken\n    rules:\n"
+        f"      - alert: Broken\n        expr: '{expr} > 0'\n"
+        "        labels: {severity: page}\n        annotations: {summary: broken}\n"
+    )
+    recorded = rules.recorded_names([RULES])
+    problems = rules.check_rule_file(path, suite.catalog(), recorded)
+    assert any(expected in p for p in problems), problems
+
+
+def test_promtool_check_rules() -> None:
+    _promtool_or_skip()
+    assert suite.check_promtool_rules().problems == []
+
+
+def test_promtool_unit_tests_pass() -> None:
+    _promtool_or_skip()
+    assert suite.check_promtool_tests().problems == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # counting a refusal (NotFound) as a server error changes the ratio the tests pin
+        ("Unknown|Internal|Unavailable|DataLoss", "Unknown|Internal|Unavailable|DataLoss|NotFound"),
+        # a p99 computed without `le` is no quantile at all
+        ("sum by (grpc_service, grpc_method, le)", "sum by (grpc_service, grpc_method)"),
+        # an alert that waits would not page at the first entropy failure
+        ("poker_dealer_entropy_failures_total[5m])) > 0", "poker_dealer_entropy_failures_total[5m])) > 1"),
+    ],
+)
+def test_promtool_unit_tests_fail_on_a_broken_rule(old: str, new: str, tmp_path: Path) -> None:
+    _promtool_or_skip()
+    text = RULES.read_text()
+    assert old in text
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "rules" / RULES.name).write_text(text.replace(old, new))
+    for test in layout.RULE_TESTS:
+        shutil.copy(test, tmp_path / "tests" / test.name)
+    code, output = rules.run_promtool(
+        "test", "rules", *[t.name for t in layout.RULE_TESTS], cwd=tmp_path / "tests"
+    )
+    assert code != 0, output
+
+
+# --- dashboard ------------------------------------------------------------------------------------------
+
+
+def test_dashboard_queries_reference_served_or_recorded_series() -> None:
+    assert suite.check_dashboards().problems == []
+
+
+def test_dashboard_has_the_required_panels() -> None:
+    board = json.loads(DASHBOARD.read_text())
+    titles = " | ".join(p["title"] for p in dashboard.panels(board))
+    for topic in ("Requests per second", "error ratio", "p50 latency", "p99 latency", "Wallet:", "Dealer:"):
+        assert topic.lower() in titles.lower()
+    exprs = [t["expr"] for p in dashboard.panels(board) for t in p.get("targets", [])]
+    assert any("poker_evaluator_" in e for e in exprs) and any("poker_wallet_" in e for e in exprs)
+
+
+def test_dashboard_checker_catches_unknown_metric_and_pinned_datasource(tmp_path: Path) -> None:
+    board = json.loads(DASHBOARD.read_text())
+    target = next(p for p in dashboard.panels(board) if p.get("targets"))["targets"][0]
+    target["expr"] = "rate(poker_wallet_transfer_total[5m])"
+    target["datasource"] = {"type": "prometheus", "uid": "P1809F7CD0C75ACF3"}
+    path = tmp_path / "felt.json"
+    path.write_text(json.dumps(board))
+    problems = dashboard.check_dashboard(path, suite.catalog(), rules.recorded_names([RULES]))
+    assert any("poker_wallet_transfer_total" in p for p in problems)
+    assert any("pins data source" in p for p in problems)
