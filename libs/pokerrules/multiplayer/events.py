@@ -100,3 +100,22 @@ class HandEnded(Event):
     stacks: tuple[tuple[int, int], ...]  # (seat, final stack)
     nets: tuple[tuple[int, int], ...]  # (seat, final - starting stack)
     showdown: bool
+
+
+@dataclass(slots=True)
+class HoleCardSwapped(Event):
+    """Tukar Lengan Baju hook (NK-11.2): one hole card discarded (dead for the hand), the next card taken."""
+
+    seat: int
+    discarded: int
+    received: int
+
+    @property
+    def private_to(self) -> int | None:
+        return self.seat
+
+
+def visible_to(event: Event, viewer: int | None) -> bool:
+    """Whether a viewer (a seat, or None for an observer) may receive this event (MP-1.2)."""
+    owner = event.private_to
+    return owner is None or owner == viewer

@@ -26,6 +26,7 @@ from pokerrules.multiplayer.events import (
     HandEnded,
     HandStarted,
     HoleCardsDealt,
+    HoleCardSwapped,
     PlayerActed,
     PotAwarded,
     UncalledBetReturned,
@@ -328,6 +329,39 @@ class HandState:
             raise IllegalAction(e.HAND_OVER, "the hand is over")
         self.pot_capped[self._index(seat)] = True
         self.version += 1
+
+    def has_acted_this_round(self, seat: int) -> bool:
+        """Whether the seat has taken a betting action this round; posting a blind is not one (NK-11.3)."""
+        return self.acted_at[self._index(seat)] >= 0
+
+    def next_board_card(self) -> int:
+        """Lirikan Diam-diam hook (NK-10.2, NK-A6): the card that, with the deck as it is now, would be the
+        first community card of the next street. Private: only the peeking player may be told."""
+        if self.finished or self.street == RIVER:
+            raise IllegalAction(e.HAND_OVER if self.finished else e.NO_NEXT_STREET, "no street left to peek")
+        return self.deck[self.deck_pos + 1]  # deck_pos is the burn card of the next street
+
+    def swap_hole_card(self, seat: int, card: int) -> list[Event]:
+        """Tukar Lengan Baju hook (NK-11.2, NK-11.4): discard `card`, receive the next board card to come.
+
+        The received card is the one a peek would show (NK-10.5, NK-EX-15): the burn stays where it is and
+        later community cards move up by one. The power's conditions (pre-flop, the player's turn, before
+        their first betting action, Destellos) are checked by the powers module.
+        """
+        if self.finished:
+            raise IllegalAction(e.HAND_OVER, "the hand is over")
+        i = self._index(seat)
+        hole = self.holes[i]
+        if card not in hole:
+            raise IllegalAction(e.NOT_YOUR_CARD, "the card is not one of the seat's hole cards")
+        if self.street == RIVER:
+            raise IllegalAction(e.NO_NEXT_STREET, "no card left to draw")
+        position = self.deck_pos + 1
+        received = self.deck[position]
+        self.deck = (*self.deck[:position], *self.deck[position + 1 :])
+        self.holes[i] = tuple(received if c == card else c for c in hole)
+        self.version += 1
+        return [HoleCardSwapped(seat, card, received)]
 
     # ------------------------------------------------------------------ internals
 

@@ -1,0 +1,80 @@
+"""Engine hooks the Naiko powers build on (NK sections 10-12): peek, swap, pot cap, first-action test.
+
+The powers' own rules (Carrusel, Destellos, slots, response window) are a separate module; these tests
+cover the deck and betting mechanics the engine provides for them.
+"""
+
+from __future__ import annotations
+
+import pytest
+from pokerrules.cards import parse_cards
+from pokerrules.multiplayer import Action, GameConfig, IllegalAction, start_hand
+from pokerrules.multiplayer.decks import deck_dealing
+from pokerrules.multiplayer.events import HoleCardSwapped
+
+
+def three_handed(board: str = "QsKd7h2c5s"):  # type: ignore[no-untyped-def]
+    holes = {1: parse_cards("7c2d"), 2: parse_cards("AhAd"), 3: parse_cards("KcKh")}
+    deck = deck_dealing([1, 2, 3], 1, holes, parse_cards(board))
+    return start_hand(GameConfig.nlhe(50, 100), {1: 1000, 2: 1000, 3: 1000}, 1, deck, lambda h, b: 0).state
+
+
+def test_nk_ex_14_swap_takes_next_card_and_kills_the_discard() -> None:
+    """NK-EX-14 / NK-11.2: 7c 2d, swap the 2d: the player receives the next card; the 2d is dead."""
+    s = three_handed()
+    upcoming = s.next_board_card()
+    events = s.swap_hole_card(1, parse_cards("2d")[0])
+    assert events == [HoleCardSwapped(1, parse_cards("2d")[0], upcoming)]
+    assert events[0].private_to == 1
+    assert s.hole_cards(1) == (parse_cards("7c")[0], upcoming)
+    assert s.seat_to_act == 1  # NK-9.2: the power does not end the turn; a poker action must follow
+    s.act(1, Action.call())
+    for seat in (2, 3):
+        s.act(seat, Action.call() if seat == 2 else Action.check())
+    dealt = set(s.board) | {c for seat in (1, 2, 3) for c in s.hole_cards(seat)}
+    assert parse_cards("2d")[0] not in dealt  # NK-1.2: a discarded card is not dealt again
+
+
+def test_nk_ex_15_peek_then_swap_changes_the_first_flop_card() -> None:
+    """NK-EX-15 / NK-10.5 / NK-A6: X peeks the first flop card (Qs); Y's swap takes it; the flop changes."""
+    s = three_handed("QsKd7h2c5s")
+    peeked = s.next_board_card()
+    assert peeked == parse_cards("Qs")[0]
+    assert s.next_board_card() == peeked  # NK-10.6: two peeks with no deck change see the same card
+    s.act(1, Action.call())
+    s.swap_hole_card(2, parse_cards("Ad")[0])
+    assert parse_cards("Qs")[0] in s.hole_cards(2)
+    s.act(2, Action.call())
+    s.act(3, Action.check())
+    assert s.board[0] != peeked and s.board[:2] == list(parse_cards("Kd7h"))
+
+
+def test_nk_10_2_peek_names_turn_on_flop_and_is_refused_on_river() -> None:
+    """NK-10.2 / NK-10.3: on the flop the peek shows the turn card; there is no peek on the river."""
+    s = three_handed("QsKd7h2c5s")
+    for seat, action in ((1, Action.call()), (2, Action.call()), (3, Action.check())):
+        s.act(seat, action)
+    assert s.next_board_card() == parse_cards("2c")[0]
+    for _ in range(2):
+        for seat in (2, 3, 1):
+            s.act(seat, Action.check())
+    assert s.street == 3
+    with pytest.raises(IllegalAction) as info:
+        s.next_board_card()
+    assert info.value.reason == "NO_NEXT_STREET"
+
+
+def test_nk_11_3_blind_is_not_a_betting_action() -> None:
+    """NK-11.3 / NK-EX-13: posting a blind does not count as the first betting action; calling does."""
+    s = three_handed()
+    assert not s.has_acted_this_round(2) and not s.has_acted_this_round(3)
+    s.act(1, Action.call())
+    assert s.has_acted_this_round(1)
+
+
+def test_swap_refuses_a_card_the_player_does_not_hold() -> None:
+    s = three_handed()
+    version = s.version
+    with pytest.raises(IllegalAction) as info:
+        s.swap_hole_card(1, parse_cards("As")[0])
+    assert info.value.reason == "NOT_YOUR_CARD" and s.version == version
