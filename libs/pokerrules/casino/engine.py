@@ -271,7 +271,8 @@ def _void_card(state: RoundState) -> Transition:
         raise CasinoError(errors.DECK_TOO_SHORT, "no spare card to void")
     card = state.deck[state.next_card]
     new = replace(state, next_card=state.next_card + 1, voided_cards=(*state.voided_cards, card))
-    return Transition(new, (Event("CARD_VOIDED", {"card": card}),))
+    # The card itself stays out of the event: no event names a card that is not in play.
+    return Transition(new, (Event("CARD_VOIDED", {"position": state.next_card}),))
 
 
 def _void_round(state: RoundState, cmd: VoidRound) -> Transition:
