@@ -183,10 +183,11 @@ class DealerServicer(pb_grpc.DealerServiceServicer):
         _require_owner(self._book.get(request.shoe_id), "deal from it")
         cards = self._book.deal(request.shoe_id, request.count, request.request_id)
         CARDS_DEALT.inc(len(cards))
-        return pb.DealResponse(
-            cards=[pb.DealtCard(position=c.position, card=c.card, salt=c.salt.hex()) for c in cards],
-            remaining=self._book.get(request.shoe_id).remaining,
-        )
+        response = pb.DealResponse(remaining=self._book.get(request.shoe_id).remaining)
+        add = response.cards.add  # about twice as fast as building DealtCard messages one by one
+        for card in cards:
+            add(position=card.position, card=card.card, salt=card.salt.hex())
+        return response
 
     @_domain_errors
     def Burn(self, request: pb.BurnRequest, context: grpc.ServicerContext) -> pb.BurnResponse:
