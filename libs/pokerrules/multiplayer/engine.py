@@ -7,7 +7,7 @@ Hot loops that own their state (simulations, benchmarks) may call `HandState.act
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pokerrules.multiplayer.actions import Action
@@ -35,6 +35,22 @@ def apply(state: HandState, seat: int, action: Action) -> Transition:
     new = state.copy()
     events = new.act(seat, action)
     return Transition(new, events)
+
+
+def replay(
+    config: GameConfig,
+    stacks: Mapping[int, int],
+    button: int,
+    deck: Sequence[int],
+    rank: Ranker,
+    actions: Iterable[tuple[int, Action]],
+) -> Transition:
+    """Rebuild a hand from its inputs and logged commands (the engine is deterministic given the cards):
+    how a restarted table service recovers a hand in progress. Returns the final state and all events."""
+    state, events = HandState.start(config, stacks, button, tuple(deck), rank)
+    for seat, action in actions:
+        events.extend(state.act(seat, action))
+    return Transition(state, events)
 
 
 def next_button(seats_in_next_hand: Sequence[int], previous_button: int | None) -> int:

@@ -405,7 +405,10 @@ class HandState:
         if legal.max_to == 0:
             if self.stacks[i] <= self.current_bet - self.bets[i]:
                 raise IllegalAction(e.ABOVE_STACK, "the stack only covers a call", stack=self.stacks[i])
-            raise IllegalAction(e.RAISE_NOT_REOPENED, "betting was not reopened by a full raise (NK-3.5)")
+            acted = self.acted_at[i]
+            if acted >= 0 and self.current_bet - acted < self.last_full_raise:
+                raise IllegalAction(e.RAISE_NOT_REOPENED, "betting was not reopened by a full raise (NK-3.5)")
+            raise IllegalAction(e.NOBODY_TO_RAISE, "every opponent is all-in or cannot cover the bet")
         if to > legal.all_in_to:
             raise IllegalAction(e.ABOVE_STACK, "more than the stack", max_to=legal.all_in_to)
         if to > legal.max_to:

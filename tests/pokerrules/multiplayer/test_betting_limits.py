@@ -206,3 +206,31 @@ def test_all_in_command_resolves_to_call_when_stack_is_short(hand) -> None:  # t
     h.play((2, Action.fold()), (3, Action.call()), (1, Action.raise_to(1000)), (3, Action.all_in()))
     acted = h.of(PlayerActed)[-1]
     assert (acted.seat, acted.kind, acted.added, acted.all_in) == (3, ActionKind.CALL, 150, True)
+
+
+def test_no_raise_when_every_opponent_is_all_in(hand) -> None:  # type: ignore[no-untyped-def]
+    """A raise nobody could answer is not offered: facing only all-in opponents a player calls or folds."""
+    h = hand({1: 10_000, 2: 10_000, 3: 500}, button=1)
+    h.play((1, Action.fold()), (2, Action.call()), (3, Action.all_in()))
+    la = h.state.legal_actions()
+    assert la.seat == 2 and la.call_amount == 400 and not la.can_bet_or_raise
+    assert refused(h.state, 2, Action.raise_to(2000)) == "NOBODY_TO_RAISE"
+
+
+def test_replay_rebuilds_the_same_hand(hand) -> None:  # type: ignore[no-untyped-def]
+    """A hand is replayed from its inputs and logged commands to the same state and events."""
+    from pokerrules.multiplayer import replay
+
+    h = hand(SIX, button=1)
+    moves = [(4, Action.raise_to(300)), (5, Action.call()), (6, Action.fold()), (1, Action.fold())]
+    moves += [(2, Action.fold()), (3, Action.call()), (3, Action.bet(500)), (4, Action.call())]
+    h.play(*moves)
+    s = h.state
+    t = replay(s.config, dict(zip(s.seats, s.starting_stacks, strict=True)), 1, s.deck, s.rank, moves)
+    assert t.events == h.events
+    assert (t.state.stacks, t.state.board, t.state.actor, t.state.version) == (
+        s.stacks,
+        s.board,
+        s.actor,
+        s.version,
+    )
