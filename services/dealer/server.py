@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import grpc
-from dealing import ShoeBook, SystemSeedSource
+from dealing import EntropyUnavailable, SeedSource, ShoeBook, SystemSeedSource
 from poker.dealer.v1 import dealer_service_pb2 as pb
 from poker.dealer.v1 import dealer_service_pb2_grpc as pb_grpc
 from servicekit.config import ServerConfig
@@ -17,9 +17,19 @@ from services.dealer.servicer import DealerServicer
 SERVICE = pb.DESCRIPTOR.services_by_name["DealerService"]
 
 
+def entropy_works(seeds: SeedSource) -> bool:
+    """Start-up self-test: SERVING only if the seed source gives a seed (the seed is discarded)."""
+    try:
+        seeds.server_seed()
+    except EntropyUnavailable:
+        return False
+    return True
+
+
 def service_spec(config: ServerConfig) -> ServiceSpec:
+    seeds: SeedSource = config.extra.get("seed_source") or SystemSeedSource()
     book = ShoeBook(
-        seeds=config.extra.get("seed_source") or SystemSeedSource(),
+        seeds=seeds,
         settings=book_settings(config),
         clock=config.extra.get("clock") or time.monotonic,
     )
@@ -27,7 +37,9 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
     def register(server: grpc.Server) -> None:
         pb_grpc.add_DealerServiceServicer_to_server(DealerServicer(book), server)
 
-    return ServiceSpec(name="dealer", services=[SERVICE], register=register)
+    return ServiceSpec(
+        name="dealer", services=[SERVICE], register=register, ready=lambda: entropy_works(seeds)
+    )
 
 
 def build_server(config: ServerConfig) -> Service:

@@ -21,6 +21,7 @@ from dealing import DeterministicSeedSource, SystemSeedSource
 from dealing.cards import CARD_TEXTS
 from dealing.shuffle import shoe_order
 from google.protobuf import json_format
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from poker.dealer.v1 import dealer_service_pb2 as pb
 from poker.dealer.v1 import dealer_service_pb2_grpc as pb_grpc
 from servicekit import auth
@@ -32,6 +33,13 @@ from services.dealer.server import service_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 MASTER = 2026
+
+
+def expected_seed() -> bytes:
+    """The seed of the first shoe: the start-up entropy self-test draws (and discards) seed 0."""
+    source = DeterministicSeedSource(MASTER)
+    source.server_seed()
+    return source.server_seed()
 
 
 class FakeClock:
@@ -91,7 +99,7 @@ def test_a_hand_end_to_end_verifies(dealer: RunningService) -> None:
     assert [c.position for c in hole.cards] == [0, 1, 2, 3] and list(burned.positions) == [4]
     assert flop.remaining == 44
     # the cards are the documented function of the injected seed
-    seed = DeterministicSeedSource(MASTER).server_seed()
+    seed = expected_seed()
     order = [CARD_TEXTS[c] for c in shoe_order(seed, "alice+bob", 17, 1)]
     assert [c.card for c in hole.cards] + [c.card for c in flop.cards] == order[:4] + order[5:8]
     closed = table.CloseShoe(pb.CloseShoeRequest(shoe_id=created.shoe_id, request_id="close"))
@@ -326,6 +334,16 @@ def _metrics(svc: RunningService) -> str:
         return response.read().decode()
 
 
+def _health(svc: RunningService) -> int:
+    with grpc.insecure_channel(svc.address) as channel:
+        request = health_pb2.HealthCheckRequest(service="poker.dealer.v1.DealerService")
+        return int(health_pb2_grpc.HealthStub(channel).Check(request, timeout=5).status)
+
+
+def test_a_working_dealer_is_serving(dealer: RunningService) -> None:
+    assert _health(dealer) == health_pb2.HealthCheckResponse.SERVING
+
+
 def test_entropy_failure_makes_the_dealer_refuse(tmp_path: Path) -> None:
     def broken(size: int) -> bytes:
         raise OSError("getrandom: no entropy")
@@ -333,6 +351,7 @@ def test_entropy_failure_makes_the_dealer_refuse(tmp_path: Path) -> None:
     config = config_for_tests("dealer", tmp_path, seed_source=SystemSeedSource(read=broken))
     with running(service_spec, config) as svc:
         table = stub(svc)
+        assert _health(svc) == health_pb2.HealthCheckResponse.NOT_SERVING  # the start-up self-test failed
         expect_error(lambda: new_shoe(table), grpc.StatusCode.UNAVAILABLE, "ENTROPY_UNAVAILABLE")
         assert re.search(r"^poker_dealer_entropy_failures_total [1-9]", _metrics(svc), re.M)
         # and nothing was created: a retry with the same request id still fails the same way
@@ -345,7 +364,7 @@ def test_secrets_never_reach_logs_metrics_or_early_responses(
     table = stub(dealer)
     created = new_shoe(table)
     shoe_id = created.shoe_id
-    seed = DeterministicSeedSource(MASTER).server_seed()
+    seed = expected_seed()
     order = [CARD_TEXTS[c] for c in shoe_order(seed, "", 0, 1)]
     dealt = table.Deal(pb.DealRequest(shoe_id=shoe_id, count=2, request_id="d")).cards
     table.Peek(pb.PeekRequest(shoe_id=shoe_id, offset=0))
