@@ -14,6 +14,12 @@ from servicekit.config import SERVICES, default_metrics_port, default_port
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 # Implemented in the code today and deployed by deploy/k8s/base (table and tournament come later).
 DEPLOYED_SERVICES = ("evaluator", "dealer", "wallet")
+# Capacity figures the manifests are sized with (docs/operations.md "Scale"; deploy/sizing/ measures them).
+DEALER_BYTES_PER_SHOE = 12 * 1024  # a fully dealt, closed and revealed one-deck shoe: ~11.5 KB measured
+DEALER_BASELINE_BYTES = 96 * 2**20  # interpreter, gRPC, libraries
+DEALER_DEFAULT_MAX_SHOES = 100_000  # services/dealer/config.py default
+WALLET_DEFAULT_POOL_SIZE = 16  # services/wallet/config.py default
+POSTGRES_CONNECTION_BUDGET = 90  # PostgreSQL's default max_connections 100, minus superuser/maintenance
 _QUANTITY = re.compile(r"^([0-9.]+)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$")
 _FACTORS = {
     None: 1.0,
@@ -378,6 +384,37 @@ def check_disruption_and_scaling(docs: list[Doc], loads: list[Workload]) -> list
     return problems
 
 
+def check_capacity(docs: list[Doc]) -> list[str]:
+    """Settings that must agree with the resources: dealer shoes vs memory, wallet pools vs PostgreSQL."""
+    problems = []
+    hpas = {
+        d["spec"]["scaleTargetRef"]["name"]: d for d in docs if d.get("kind") == "HorizontalPodAutoscaler"
+    }
+    dealer = find(docs, "Deployment", "dealer")
+    if dealer is not None:
+        c = Workload(dealer).pod["containers"][0]
+        shoes = int(environment(c, docs).get("FELT_DEALER_MAX_SHOES", DEALER_DEFAULT_MAX_SHOES))
+        need = shoes * DEALER_BYTES_PER_SHOE + DEALER_BASELINE_BYTES
+        limit = quantity(c.get("resources", {}).get("limits", {}).get("memory", "0"))
+        if need > limit:
+            problems.append(
+                f"Deployment/dealer: FELT_DEALER_MAX_SHOES={shoes} needs ~{need / 2**20:.0f} MiB of shoes in "
+                f"memory but the limit is {limit / 2**20:.0f} MiB: the pod would be OOM-killed with its shoes"
+            )
+    wallet = find(docs, "Deployment", "wallet")
+    if wallet is not None and "wallet" in hpas:
+        c = Workload(wallet).pod["containers"][0]
+        pool = int(environment(c, docs).get("FELT_WALLET_PG_POOL_SIZE", WALLET_DEFAULT_POOL_SIZE))
+        replicas = hpas["wallet"]["spec"]["maxReplicas"]
+        if pool * replicas > POSTGRES_CONNECTION_BUDGET:
+            problems.append(
+                f"Deployment/wallet: {replicas} replicas x FELT_WALLET_PG_POOL_SIZE {pool} = "
+                f"{pool * replicas} "
+                f"connections exceeds the PostgreSQL budget of {POSTGRES_CONNECTION_BUDGET}"
+            )
+    return problems
+
+
 def check_rendered(docs: list[Doc], external_secrets: set[str], production: bool = False) -> list[str]:
     """Every check on one rendered overlay."""
     problems = []
@@ -394,6 +431,7 @@ def check_rendered(docs: list[Doc], external_secrets: set[str], production: bool
                 problems += check_felt_container(w, c, docs, production)
     problems += check_services(docs, loads)
     problems += check_disruption_and_scaling(docs, loads)
+    problems += check_capacity(docs)
     dealer = find(docs, "Service", "dealer")
     if dealer is not None and dealer["spec"].get("sessionAffinity") != "ClientIP":
         problems.append("Service/dealer: shoes live in one pod's memory; sessionAffinity must be ClientIP")

@@ -254,6 +254,15 @@ MUTATIONS: dict[str, tuple[Callable[[list[Doc]], None], str]] = {
         _set("Service/dealer:spec.sessionAffinity", None),
         "sessionAffinity must be ClientIP",
     ),
+    # capacity: settings that must agree with the resources
+    "dealer shoes beyond its memory": (
+        _set(f"Deployment/dealer:{C0}.env.1.value", "100000"),
+        "the pod would be OOM-killed with its shoes",
+    ),
+    "wallet pools beyond PostgreSQL": (
+        _set("HorizontalPodAutoscaler/wallet:spec.maxReplicas", 20),
+        "exceeds the PostgreSQL budget",
+    ),
     "a service missing": (
         lambda docs: docs.remove(get(docs, "PodDisruptionBudget", "evaluator")),
         "evaluator: no PodDisruptionBudget",
@@ -383,3 +392,14 @@ def test_container_command_serves_probes_and_drains(name: str, tmp_path: Path) -
         if line.startswith("{")
     ]
     assert any(entry.get("event") == "draining" for entry in logs), err.decode()[-2000:]
+
+
+def test_dealer_shoe_size_used_for_sizing_holds() -> None:
+    """FELT_DEALER_MAX_SHOES x DEALER_BYTES_PER_SHOE must stay an upper bound of what shoes really hold:
+    measured through the dealer's own ShoeBook (fully dealt, closed and revealed one-deck shoes)."""
+    sys.path.insert(0, str(layout.DEPLOY / "sizing"))
+    try:
+        import dealer_shoe_memory
+    finally:
+        sys.path.remove(str(layout.DEPLOY / "sizing"))
+    assert dealer_shoe_memory.bytes_per_shoe(decks=1, shoes=500) <= manifests.DEALER_BYTES_PER_SHOE
