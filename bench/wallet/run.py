@@ -116,7 +116,24 @@ async def load(
 
     t0 = time.perf_counter()
     await asyncio.gather(*(client(i) for i in range(clients)))
-    return len(latencies), [x for x in latencies] + [time.perf_counter() - t0]
+    return len(latencies), [*latencies, time.perf_counter() - t0]
+
+
+async def read_load(
+    stub: pb_grpc.WalletServiceStub, md: tuple[tuple[str, str]], account_id: str, clients: int, seconds: float
+) -> tuple[int, list[float]]:
+    latencies: list[float] = []
+    end = time.perf_counter() + seconds
+
+    async def client() -> None:
+        while time.perf_counter() < end:
+            t0 = time.perf_counter()
+            await stub.GetAccount(pb.GetAccountRequest(account_id=account_id), metadata=md, timeout=10)
+            latencies.append(time.perf_counter() - t0)
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(client() for _ in range(clients)))
+    return len(latencies), [*latencies, time.perf_counter() - t0]
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -154,6 +171,18 @@ async def bench_store(
                         file=sys.stderr,
                         flush=True,
                     )
+                # The same clients on a read that touches almost nothing: the platform's own ceiling.
+                count, samples = await read_load(stub, md, accounts[0], 64, seconds)
+                elapsed, lat = samples[-1], samples[:-1]
+                rows.append(
+                    (
+                        f"{name} GetAccount",
+                        64,
+                        count / elapsed,
+                        percentile(lat, 0.5) * 1e3,
+                        percentile(lat, 0.99) * 1e3,
+                    )
+                )
                 summary = await stub.GetLedgerSummary(pb.GetLedgerSummaryRequest(), metadata=md)
                 assert summary.invariants_hold, summary.violations
         finally:

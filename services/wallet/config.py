@@ -3,7 +3,7 @@ and its own:
 
 - WALLET_DATABASE_URL (default empty): `postgresql://...` selects PostgreSQL; empty keeps the ledger
   in SQLite at `<FELT_DATA_DIR>/wallet.sqlite3`; `sqlite:///path` names another SQLite file.
-- FELT_WALLET_MAX_WORKERS (default 64): gRPC worker threads, i.e. concurrent RPCs.
+- FELT_WALLET_MAX_WORKERS (default 16): gRPC worker threads, i.e. concurrent RPCs.
 - FELT_WALLET_HOLD_SWEEP_SECONDS (default 1.0): how often expired holds are swept (chips freed).
 - FELT_WALLET_PG_POOL_SIZE (default 16): PostgreSQL connections in the pool.
 
@@ -36,7 +36,8 @@ def load_config(**overrides: Any) -> ServerConfig:
         "database_url": setting("WALLET_DATABASE_URL", ""),
         "hold_sweep_seconds": setting("FELT_WALLET_HOLD_SWEEP_SECONDS", 1.0, parse=_positive_float),
         "pg_pool_size": setting("FELT_WALLET_PG_POOL_SIZE", 16, parse=_positive_int),
-        # Ledger calls wait on fsync: more threads than the platform default keep 64 clients busy.
-        "max_workers": setting("FELT_WALLET_MAX_WORKERS", 64, parse=_positive_int),
+        # Measured with 64 clients: 16 threads give the same throughput as 64 and a shorter p99 tail
+        # (fewer threads fighting for the GIL); SQLite group commit batches whatever is queued.
+        "max_workers": setting("FELT_WALLET_MAX_WORKERS", 16, parse=_positive_int),
     }
     return load_server_config("wallet", **{**own, **{k: v for k, v in overrides.items() if v is not None}})
