@@ -75,6 +75,7 @@ def test_every_card_equally_likely_in_every_position() -> None:
     assert card_position_p_value(off_by_one, CARD_SHUFFLES, master=3) < P_BROKEN
 
 
+@pytest.mark.slow  # about 7 s alone, but well over 10 s on the shared 2-core machine
 def test_all_24_orders_of_four_cards_equally_likely() -> None:
     """All-orders chi-square over 240,000 production four-card shuffles (23 dof)."""
     assert four_card_orders_p_value(permutation, FOUR_CARD_SHUFFLES, master=4) >= P_FAIR
