@@ -94,3 +94,10 @@ def test_the_shoe_deals_exactly_the_order_the_statistics_test() -> None:
         assert [item % 52 for item in permutation(52 * decks, WordStream(seed, "", 0).next_word)] == [
             card.code for card in dealt
         ]
+
+
+def test_four_card_orders_quick_check() -> None:
+    """The same check at a tenth of the size, so the fast suite still runs a uniformity test."""
+    assert four_card_orders_p_value(permutation, FOUR_CARD_SHUFFLES // 10, master=7) >= P_FAIR
+    assert four_card_orders_p_value(naive_swap_with_any, FOUR_CARD_SHUFFLES // 10, master=8) < P_BROKEN
+    assert four_card_orders_p_value(off_by_one, FOUR_CARD_SHUFFLES // 10, master=9) < P_BROKEN
