@@ -21,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="Monte Carlo rounds per game through the engine (0: none; default 20000)",
     )
     parser.add_argument("--seed", type=int, default=2026, help="simulation seed")
-    parser.add_argument("--pool", type=int, default=10_000, help="Progressive pool in chips (1-chip stake)")
+    parser.add_argument("--pool", type=int, default=1_000, help="Progressive pool in chips (1-chip stake)")
     parser.add_argument("--output", help="write the Markdown report here instead of stdout")
     parser.set_defaults(func=run)
 

@@ -63,7 +63,9 @@ def run(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, stop_all)
     signal.signal(signal.SIGINT, stop_all)
-    print(f"Felt: data directory {state}", flush=True)
+    logs = state / "logs"
+    logs.mkdir(exist_ok=True)
+    print(f"Felt: data directory {state} (service logs in {logs})", flush=True)
     for entry in registry.available():
         index = SERVICES.index(entry.name)
         port, metrics_port = args.base_port + index, args.metrics_base_port + index
@@ -71,7 +73,9 @@ def run(args: argparse.Namespace) -> int:
             sys.executable, "-m", "felt", "serve", entry.name,
             "--host", args.host, "--port", str(port), "--metrics-port", str(metrics_port),
         ]  # fmt: skip
-        process = subprocess.Popen(command, env=env, start_new_session=True)
+        # Each service's JSON log lines go to its own file in the data directory.
+        with open(logs / f"{entry.name}.log", "ab") as log:
+            process = subprocess.Popen(command, env=env, stdout=log, stderr=log, start_new_session=True)
         address = f"{args.host}:{port}"
         children.append((entry.name, process, address, f"http://{args.host}:{metrics_port}/metrics"))
     deadline = time.monotonic() + READY_TIMEOUT_SECONDS
