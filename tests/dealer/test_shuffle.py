@@ -12,6 +12,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import handeval
 import pytest
 from dealing import verifier
 from dealing.cards import CARD_TEXTS, card_code, card_text
@@ -175,3 +176,9 @@ def test_standalone_verifier_imports_only_the_standard_library() -> None:
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
             for name in names:
                 assert name.split(".")[0] in sys.stdlib_module_names or name == "__future__", name
+
+
+def test_card_codes_are_the_evaluators() -> None:
+    """The dealer keeps its own tiny card table (the core stays dependency-free); it must be the same."""
+    assert [handeval.card_text(code) for code in range(52)] == list(CARD_TEXTS)
+    assert [handeval.parse_card(text) for text in CARD_TEXTS] == list(range(52))
