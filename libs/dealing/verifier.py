@@ -100,12 +100,17 @@ def card_commitment(position: int, card: str, salt: bytes) -> str:
     return hashlib.sha256(f"card:{position}:{card}:{salt.hex()}".encode()).hexdigest()
 
 
+def _same_hex(expected: str, given: str) -> bool:
+    """Constant-time comparison of hex digests; any text is accepted (non-hex simply does not match)."""
+    return hmac.compare_digest(expected.encode(), given.strip().lower().encode("utf-8", "replace"))
+
+
 def verify_opening(position: int, card: str, salt: bytes, commitment: str) -> bool:
     """True when (position, card, salt) opens `commitment`: a player checking a card they were dealt."""
     canonical = canonical_card(card)
     if canonical is None:
         return False
-    return hmac.compare_digest(card_commitment(position, canonical, salt), commitment.lower())
+    return _same_hex(card_commitment(position, canonical, salt), commitment)
 
 
 def verify_openings(
@@ -153,7 +158,7 @@ def verify_shoe(
     if not 0 <= nonce < 2**64:
         problems.append(Problem("NONCE_OUT_OF_RANGE", "the nonce must fit 64 bits"))
         return result
-    if not hmac.compare_digest(seed_commitment(server_seed), commitment.lower()):
+    if not _same_hex(seed_commitment(server_seed), commitment):
         problems.append(Problem("COMMITMENT_MISMATCH", "SHA-256(server_seed) is not the commitment"))
     order = shoe_order(server_seed, client_seed, nonce, decks)
     for position, card in dealt:
@@ -174,7 +179,7 @@ def verify_shoe(
             problems.append(Problem("CARD_COMMITMENTS_COUNT", f"expected {len(order)} per-card commitments"))
         for position, (card, published) in enumerate(zip(order, card_commitments, strict=False)):
             expected = card_commitment(position, card, position_salt(server_seed, position))
-            if not hmac.compare_digest(expected, published.lower()):
+            if not _same_hex(expected, published):
                 problems.append(
                     Problem("CARD_COMMITMENT_MISMATCH", f"position {position} does not match", position)
                 )
@@ -194,7 +199,14 @@ def _normalise(value: Any) -> Any:
 
 
 def verify_document(document: dict[str, Any]) -> Verification:
-    """Verify a JSON document as described in the module docstring."""
+    """Verify a JSON document as described in the module docstring; a malformed one is a problem."""
+    try:
+        return _verify_document(document)
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        return Verification([Problem("DOCUMENT_MALFORMED", f"cannot read the document: {exc!r}")])
+
+
+def _verify_document(document: dict[str, Any]) -> Verification:
     doc: dict[str, Any] = _normalise(document)
     commitments = [str(c) for c in doc.get("card_commitments", [])]
     openings = doc.get("openings")

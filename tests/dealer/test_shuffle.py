@@ -182,3 +182,42 @@ def test_card_codes_are_the_evaluators() -> None:
     """The dealer keeps its own tiny card table (the core stays dependency-free); it must be the same."""
     assert [handeval.card_text(code) for code in range(52)] == list(CARD_TEXTS)
     assert [handeval.parse_card(text) for text in CARD_TEXTS] == list(range(52))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    document=st.dictionaries(
+        st.sampled_from(
+            [
+                "algorithm",
+                "decks",
+                "serverSeed",
+                "server_seed",
+                "commitment",
+                "dealt",
+                "openings",
+                "card_commitments",
+                "nonce",
+                "client_seed",
+            ]
+        ),
+        st.recursive(
+            st.none() | st.booleans() | st.integers(-5, 500) | st.text(max_size=70),
+            lambda inner: (
+                st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+            ),
+            max_leaves=12,
+        ),
+    )
+)
+def test_the_verifier_never_crashes_on_a_malformed_document(document: dict[str, object]) -> None:
+    """Third parties feed the verifier whatever they have: it answers with problems, never a traceback."""
+    result = verifier.verify_document(document)
+    assert isinstance(result.valid, bool)
+
+
+@settings(max_examples=100, deadline=None)
+@given(commitment=st.text(max_size=80), card=st.text(max_size=4), position=st.integers(-3, 500))
+def test_openings_with_arbitrary_text_are_simply_invalid(commitment: str, card: str, position: int) -> None:
+    result = verifier.verify_openings([commitment] * 3, [(position, card, b"\x00" * 16)])
+    assert not result.valid
