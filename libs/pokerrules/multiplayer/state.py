@@ -36,7 +36,11 @@ from pokerrules.multiplayer.pots import Pot, build_pots, split_pot
 Ranker = Callable[[Sequence[int], Sequence[int]], int]
 """rank(hole, board) -> strength; higher wins, equal ties. For Omaha it must use exactly two hole cards."""
 
-_BOARD_CARDS = (0, 3, 1, 1)  # new community cards dealt at the start of each street (MP-3.3 to MP-3.5)
+_BOARD_CARDS = (0, 3, 1, 1)
+# _CLOCKWISE[n][i]: the other positions of an n-player hand in clockwise order after position i, then i.
+_CLOCKWISE = [
+    [tuple((i + k) % n for k in range(1, n + 1)) for i in range(n)] for n in range(11)
+]  # new community cards dealt at the start of each street (MP-3.3 to MP-3.5)
 
 
 class HandState:
@@ -57,6 +61,7 @@ class HandState:
         "holes",
         "last_full_raise",
         "pot_capped",
+        "pot_limit",
         "rank",
         "sb_index",
         "seats",
@@ -81,6 +86,7 @@ class HandState:
     folded: list[bool]
     acted_at: list[int]  # the current bet when the player last acted this round, -1 if not yet
     pot_capped: list[bool]  # NK-3.6 hook: this round the player's raises are capped at pot size
+    pot_limit: bool  # config.limit is POT_LIMIT, cached for the hot path
     holes: list[tuple[int, ...]]
     board: list[int]
     street: int
@@ -119,6 +125,7 @@ class HandState:
             raise IllegalAction(e.INVALID_SETUP, "the deck must hold enough distinct cards", needed=needed)
         self = cls.__new__(cls)
         self.config = config
+        self.pot_limit = config.limit is Limit.POT_LIMIT
         self.seats = seats
         self.rank = rank
         self.deck = deck
@@ -182,6 +189,7 @@ class HandState:
         """A copy sharing only immutable parts: the cheap copy-on-write step of `engine.apply`."""
         other = HandState.__new__(HandState)
         other.config = self.config
+        other.pot_limit = self.pot_limit
         other.seats = self.seats
         other.rank = self.rank
         other.deck = self.deck
@@ -240,37 +248,43 @@ class HandState:
         if i < 0:
             return None
         stack = self.stacks[i]
-        bet = self.bets[i]
-        to_call = self.current_bet - bet
-        call_amount = to_call if to_call < stack else stack
-        all_in_to = bet + stack
-        min_to = max_to = 0
-        if stack > to_call and self._may_raise(i):
-            min_to = self.current_bet + self.last_full_raise
-            max_to = all_in_to
-            if self.config.limit is Limit.POT_LIMIT or self.pot_capped[i]:
-                # NK-3.7: max raise-to = current bet + (pot + to_call); NK-12.6: never below the minimum.
-                cap = self.current_bet + sum(self.contrib) + to_call
-                if cap < min_to:
-                    cap = min_to
-                if cap < max_to:
-                    max_to = cap
-            if min_to > all_in_to:
-                # NK-3.5: a stack short of a full raise may still go all-in.
-                min_to = max_to = all_in_to
+        current = self.current_bet
+        to_call = current - self.bets[i]
+        pot = sum(self.contrib)
+        min_to, max_to = self._raise_bounds(i, to_call, pot)
         return LegalActions(
-            seat=self.seats[i],
-            can_fold=to_call > 0,
-            can_check=to_call == 0,
-            call_amount=call_amount,
-            bet_kind=ActionKind.BET if self.current_bet == 0 else ActionKind.RAISE,
-            min_to=min_to,
-            max_to=max_to,
-            all_in_to=all_in_to,
-            stack=stack,
-            current_bet=self.current_bet,
-            pot=sum(self.contrib),
+            self.seats[i],
+            to_call > 0,  # can_fold
+            to_call == 0,  # can_check
+            to_call if to_call < stack else stack,  # call_amount
+            ActionKind.BET if current == 0 else ActionKind.RAISE,
+            min_to,
+            max_to,
+            self.bets[i] + stack,  # all_in_to
+            stack,
+            current,
+            pot,
         )
+
+    def _raise_bounds(self, i: int, to_call: int, pot: int) -> tuple[int, int]:
+        """(min_to, max_to) of a bet or raise by player i; (0, 0) when they may not bet or raise."""
+        stack = self.stacks[i]
+        if stack <= to_call or not self._may_raise(i):
+            return 0, 0
+        all_in_to = self.bets[i] + stack
+        min_to = self.current_bet + self.last_full_raise
+        max_to = all_in_to
+        if self.pot_limit or self.pot_capped[i]:
+            # NK-3.7: max raise-to = current bet + (pot + to_call); NK-12.6: never below the minimum.
+            cap = self.current_bet + pot + to_call
+            if cap < min_to:
+                cap = min_to
+            if cap < max_to:
+                max_to = cap
+        if min_to > all_in_to:
+            # NK-3.5: a stack short of a full raise may still go all-in.
+            return all_in_to, all_in_to
+        return min_to, max_to
 
     # ------------------------------------------------------------------ operations
 
@@ -316,7 +330,12 @@ class HandState:
             raise IllegalAction(e.INVALID_AMOUNT, "unknown action")
         self.acted_at[i] = self.current_bet
         self.version += 1
-        self._advance(i, events)
+        if self.folded.count(False) == 1:
+            self._finish_round(events)  # MP-3.6 / NK-2.5: the last player in wins without a showdown
+        else:
+            self.actor = actor = self._next_to_act(i)
+            if actor < 0:
+                self._finish_round(events)
         return events
 
     def cap_raises_to_pot(self, seat: int) -> None:
@@ -393,8 +412,9 @@ class HandState:
         self.contrib[i] += amount
 
     def _bet_or_raise(self, i: int, to: int, kind: ActionKind | None, events: list[Event]) -> None:
-        legal = self.legal_actions()
-        assert legal is not None
+        to_call = self.current_bet - self.bets[i]
+        min_to, max_to = self._raise_bounds(i, to_call, sum(self.contrib))
+        all_in_to = self.bets[i] + self.stacks[i]
         opening = self.current_bet == 0
         if kind is ActionKind.BET and not opening:
             raise IllegalAction(
@@ -402,20 +422,20 @@ class HandState:
             )
         if kind is ActionKind.RAISE and opening:
             raise IllegalAction(e.CANNOT_RAISE, "nobody has bet: bet instead")
-        if legal.max_to == 0:
+        if max_to == 0:
             if self.stacks[i] <= self.current_bet - self.bets[i]:
                 raise IllegalAction(e.ABOVE_STACK, "the stack only covers a call", stack=self.stacks[i])
             acted = self.acted_at[i]
             if acted >= 0 and self.current_bet - acted < self.last_full_raise:
                 raise IllegalAction(e.RAISE_NOT_REOPENED, "betting was not reopened by a full raise (NK-3.5)")
             raise IllegalAction(e.NOBODY_TO_RAISE, "every opponent is all-in or cannot cover the bet")
-        if to > legal.all_in_to:
-            raise IllegalAction(e.ABOVE_STACK, "more than the stack", max_to=legal.all_in_to)
-        if to > legal.max_to:
-            raise IllegalAction(e.ABOVE_POT_LIMIT, "above the pot-size raise (NK-3.7)", max_to=legal.max_to)
-        if to < legal.min_to:
+        if to > all_in_to:
+            raise IllegalAction(e.ABOVE_STACK, "more than the stack", max_to=all_in_to)
+        if to > max_to:
+            raise IllegalAction(e.ABOVE_POT_LIMIT, "above the pot-size raise (NK-3.7)", max_to=max_to)
+        if to < min_to:
             reason = e.BELOW_MIN_BET if opening else e.BELOW_MIN_RAISE
-            raise IllegalAction(reason, "below the minimum", min_to=legal.min_to)
+            raise IllegalAction(reason, "below the minimum", min_to=min_to)
         increase = to - self.current_bet
         if increase >= self.last_full_raise:
             self.last_full_raise = increase  # NK-3.3: a full raise sets the next minimum increment
@@ -427,14 +447,12 @@ class HandState:
 
     def _next_to_act(self, after: int) -> int:
         """First player clockwise after `after` who must act (MP-A3: folded and all-in players skipped)."""
-        n = len(self.seats)
         stacks = self.stacks
         folded = self.folded
         bets = self.bets
         acted_at = self.acted_at
         current = self.current_bet
-        for k in range(1, n + 1):
-            j = (after + k) % n
+        for j in _CLOCKWISE[len(stacks)][after]:
             if folded[j] or stacks[j] == 0:
                 continue
             # NK-2.4: a player still able to act must respond until they have matched the bet ...
@@ -443,18 +461,10 @@ class HandState:
             # ... and everyone acts once per round, except a lone player who already matches everything
             # and has nobody left to bet against.
             if acted_at[j] < 0:
-                for m in range(n):
+                for m in range(len(stacks)):
                     if m != j and not folded[m] and stacks[m] > 0:
                         return j
         return -1
-
-    def _advance(self, i: int, events: list[Event]) -> None:
-        if self.folded.count(False) == 1:
-            self._finish_round(events)  # MP-3.6 / NK-2.5: the last player in wins without a showdown
-            return
-        self.actor = self._next_to_act(i)
-        if self.actor < 0:
-            self._finish_round(events)
 
     def _return_uncalled(self, events: list[Event]) -> None:
         """NK-4.2: chips above the second-highest bet of the round go back to their owner."""
@@ -481,10 +491,9 @@ class HandState:
             self._return_uncalled(events)
             events.append(BettingRoundEnded(self.street, sum(self.contrib)))
             n = len(self.seats)
-            for j in range(n):
-                self.bets[j] = 0
-                self.acted_at[j] = -1
-                self.pot_capped[j] = False  # NK-12.7: the Jangkar cap expires with the round
+            self.bets[:] = [0] * n
+            self.acted_at[:] = [-1] * n
+            self.pot_capped[:] = [False] * n  # NK-12.7: the Jangkar cap expires with the round
             self.current_bet = 0
             self.last_full_raise = self.config.big_blind  # NK-3.2: a full opening bet is the big blind
             if self.folded.count(False) == 1:
@@ -529,9 +538,13 @@ class HandState:
                 winners = [j for j in pot.eligible if strengths[j] == best]
             else:
                 winners = list(pot.eligible)
-            # MP-A10 / NK-4.6: odd chips from the winner closest to the left of the button.
-            winners.sort(key=lambda j: (j - self.button_index - 1) % n)
-            shares = split_pot(pot.amount, winners)
+            if len(winners) > 1:
+                # MP-A10 / NK-4.6: odd chips from the winner closest to the left of the button.
+                first = self.button_index + 1
+                winners.sort(key=lambda j: (j - first) % n)
+                shares = split_pot(pot.amount, winners)
+            else:
+                shares = [(winners[0], pot.amount)]
             for j, amount in shares:
                 self.stacks[j] += amount
             events.append(
@@ -542,9 +555,8 @@ class HandState:
                     tuple((seats[j], amount) for j, amount in shares),
                 )
             )
-        for j in range(n):
-            self.contrib[j] = 0
-            self.bets[j] = 0
+        self.contrib[:] = [0] * n
+        self.bets[:] = [0] * n
         self.actor = -1
         self.finished = True
         events.append(
