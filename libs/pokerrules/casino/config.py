@@ -93,14 +93,14 @@ class ProgressiveLine:
 
 
 # TCP-2.5 gives no paytable ("terms at the casino floor"). Documented default (docs/game-math.md), modelled on
-# the common three-card progressive: the Mini Royal takes the whole pool, a Straight Flush a tenth of it,
-# Three of a Kind and a Straight fixed odds; the stake is a fixed 1 chip and 20 % of it feeds the pool.
+# the common three-card progressive: a fixed 1-chip stake; the Mini Royal takes the whole pool, the other rows
+# pay fixed odds; 20 % of every stake feeds the pool. Its RTP grows with the pool (break-even near 2,690).
 TCP_PROGRESSIVE_PAYTABLE: Mapping[str, ProgressiveLine] = MappingProxyType(
     {
         "MINI_ROYAL_FLUSH": ProgressiveLine(pool_basis_points=10_000),
-        "STRAIGHT_FLUSH": ProgressiveLine(pool_basis_points=1_000),
-        "THREE_OF_A_KIND": ProgressiveLine(odds=50),
-        "STRAIGHT": ProgressiveLine(odds=10),
+        "STRAIGHT_FLUSH": ProgressiveLine(odds=70),
+        "THREE_OF_A_KIND": ProgressiveLine(odds=60),
+        "STRAIGHT": ProgressiveLine(odds=6),
     }
 )
 

@@ -30,6 +30,12 @@ class BetMath:
         return sum((Fraction(line.count, self.total) * line.net for line in self.lines), Fraction(0))
 
     @property
+    def variance(self) -> Fraction:
+        """Of the net per unit on one deal: what a simulation's standard error should be built from."""
+        second = sum((Fraction(line.count, self.total) * line.net**2 for line in self.lines), Fraction(0))
+        return second - self.expected_net**2
+
+    @property
     def rtp(self) -> Fraction:
         return 1 + self.expected_net
 
