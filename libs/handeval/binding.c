@@ -51,7 +51,8 @@ static PyObject *strength7(PyObject *self, PyObject *const *args, Py_ssize_t nar
         c[i] = (int)v;
         seen |= 1ull << v;
     }
-    (void)seen; /* documented: no duplicate check on the fast path */
+    /* one popcount: cheap next to the call itself, and a repeated card is never a real hand */
+    if (__builtin_popcountll(seen) != 7) return raise_invalid("cards", "DUPLICATE_CARD", "duplicate card");
     return PyLong_FromLong(he_eval7(c[0], c[1], c[2], c[3], c[4], c[5], c[6]));
 }
 

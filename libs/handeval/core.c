@@ -19,8 +19,9 @@ static const uint32_t RANK_WEIGHT[13] = {1,      5,      24,     112,     521,  
 
 #define HASH_SHIFT 11
 #define HASH_MASK ((1u << HASH_SHIFT) - 1)
-#define MAX_KEY (4u * 3453520u + 3u * 1526359u)
-#define NUM_ROWS ((MAX_KEY >> HASH_SHIFT) + 1)
+/* rows up to 7 x the top weight, so even an invalid multiset (a card repeated by a caller that skips
+ * validation) hashes inside the tables: a wrong answer, never an out-of-bounds read */
+#define NUM_ROWS (((7u * 3453520u) >> HASH_SHIFT) + 1)
 
 uint64_t he_card_key[52];
 uint64_t he_card_bit[52];
