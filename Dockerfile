@@ -17,7 +17,7 @@ COPY protos protos
 COPY libs libs
 COPY services services
 RUN sh deploy/docker/build-venv.sh app /opt/felt /src \
-    && /opt/felt/bin/python -c "import handeval._core"
+    && /opt/felt/bin/python -c "import handeval._core, services.evaluator.server"
 
 FROM python:3.11-slim
 RUN groupadd --gid 10001 felt \

@@ -117,7 +117,7 @@ def test_build_stage_steps_produce_a_working_felt(tmp_path: Path) -> None:
         env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
     ).stdout
     assert where.startswith(str(prefix)), where
-    for name in ("dealer", "wallet"):
+    for name in ("evaluator", "dealer", "wallet"):
         _serve_from(prefix, name, tmp_path)
 
 

@@ -362,7 +362,7 @@ def _postgres_database() -> str:
     return urlsplit(url)._replace(path="/felt_deploy_test").geturl()
 
 
-@pytest.mark.parametrize("name", ["dealer", "wallet"])
+@pytest.mark.parametrize("name", ["evaluator", "dealer", "wallet"])
 def test_container_command_serves_probes_and_drains(name: str, tmp_path: Path) -> None:
     """The production container spec, run as a process: FELT_ENV=production with only the mounted
     public key, gRPC health SERVING on the probe port, /metrics on the scrape port with the
