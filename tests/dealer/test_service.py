@@ -237,6 +237,8 @@ def test_request_ids_make_mutations_idempotent(dealer: RunningService) -> None:
 
 
 def test_peek_is_for_trusted_internal_callers_only(dealer: RunningService) -> None:
+    """NK-10.2/NK-10.4: the peek shows the card that would be dealt, without moving it, and only the
+    table service (which shows it to one player) or an operator may ask for it."""
     table = stub(dealer)
     shoe_id = new_shoe(table).shoe_id
     peeked = table.Peek(pb.PeekRequest(shoe_id=shoe_id, offset=1))

@@ -127,6 +127,7 @@ def test_deal_burn_peek_close_reveal_round_trip() -> None:
 
 
 def test_a_dealt_card_is_dealt_once_and_a_retry_returns_the_same_cards() -> None:
+    """NK-1.2: a card taken from the shoe is never dealt again; a retried request is not a new deal."""
     book = make_book()
     shoe, _ = book.create(owner="t", request_id="r", decks=1)
     first = book.deal(shoe.shoe_id, 2, "d1")
