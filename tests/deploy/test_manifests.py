@@ -318,6 +318,9 @@ def _process_spec(docs: list[Doc], name: str, tmp: Path) -> tuple[list[str], dic
     env = manifests.environment(c, docs)
     for mount, local in mounts.items():
         env = {k: v.replace(mount, str(local)) if v.startswith(mount) else v for k, v in env.items()}
+    env["TMPDIR"] = str(mounts["/tmp"])
+    scratch = {v["name"] for v in spec["volumes"] if "emptyDir" in v}
+    writable = [str(tmp / m["name"]) for m in c["volumeMounts"] if m["name"] in scratch]
     # The `felt-auth` Secret: an Ed25519 public key, as an operator would create it.
     key = Ed25519PrivateKey.generate().public_key()
     (mounts["/etc/felt/auth"] / "public.pem").write_bytes(
@@ -332,7 +335,44 @@ def _process_spec(docs: list[Doc], name: str, tmp: Path) -> tuple[list[str], dic
             "prometheus.io/path"
         ],
     }
-    return [str(Path(sys.executable).parent / argv[0]), *argv[1:]], {**base, **env}, info
+    command = [str(Path(sys.executable).parent / argv[0]), *argv[1:]]
+    return _read_only_root(command, writable), {**base, **env}, info
+
+
+# readOnlyRootFilesystem, locally: a private mount namespace with / remounted read-only and a tmpfs on
+# each emptyDir path. Needs root (CI and this machine run as root); elsewhere the test says loudly that
+# it ran with a writable root.
+_RO_ROOT = (
+    'mount -o remount,bind,ro / || exit 97; n=$1; shift; while [ "$n" -gt 0 ]; do '
+    'mount -t tmpfs -o size=64m tmpfs "$1" || exit 97; shift; n=$((n - 1)); done; exec "$@"'
+)
+
+
+def _can_remount_read_only() -> bool:
+    probe = ["unshare", "--mount", "--propagation", "private", "sh", "-c", "mount -o remount,bind,ro /"]
+    try:
+        return subprocess.run(probe, capture_output=True, timeout=10, check=False).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def _read_only_root(command: list[str], writable: list[str]) -> list[str]:
+    if not _can_remount_read_only():
+        print("!" * 20 + " no mount namespace here: the container ran with a WRITABLE root " + "!" * 20)
+        return command
+    return [
+        "unshare",
+        "--mount",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        _RO_ROOT,
+        "sh",
+        str(len(writable)),
+        *writable,
+        *command,
+    ]
 
 
 def _wait_serving(port: int, deadline: float) -> int:
@@ -374,6 +414,13 @@ def test_container_command_serves_probes_and_drains(name: str, tmp_path: Path) -
     try:
         status = _wait_serving(info["grpc_port"], time.monotonic() + 30)
         assert status == health_pb2.HealthCheckResponse.SERVING
+        if argv[0] == "unshare":  # the service really runs on a read-only root filesystem
+            root = next(
+                line
+                for line in Path(f"/proc/{proc.pid}/mountinfo").read_text().splitlines()
+                if line.split()[4] == "/"
+            )
+            assert " ro," in f" {root.split()[5]},"
         url = f"http://127.0.0.1:{info['metrics_port']}{info['path']}"
         body = urllib.request.urlopen(url, timeout=5).read().decode()
         assert "grpc_server_handled_total{" in body and "grpc_server_handling_seconds_bucket{" in body
