@@ -119,6 +119,43 @@ async def load(
     return len(latencies), [*latencies, time.perf_counter() - t0]
 
 
+async def batch_load(
+    stub: pb_grpc.WalletServiceStub,
+    md: tuple[tuple[str, str]],
+    accounts: list[str],
+    clients: int,
+    seconds: float,
+    size: int,
+) -> tuple[int, list[float]]:
+    """Counts transfers (not calls); latencies are per call."""
+    latencies: list[float] = []
+    end = time.perf_counter() + seconds
+
+    async def client(seed: int) -> None:
+        rng = random.Random(seed)
+        while time.perf_counter() < end:
+            specs = []
+            for _ in range(size):
+                a, b = rng.sample(accounts, 2)
+                specs.append(
+                    pb.TransferSpec(
+                        transfer_id="bb-" + uuid.uuid4().hex,
+                        postings=[
+                            pb.Posting(account_id=a, side=pb.POSTING_SIDE_DEBIT, amount=1),
+                            pb.Posting(account_id=b, side=pb.POSTING_SIDE_CREDIT, amount=1),
+                        ],
+                    )
+                )
+            request = pb.TransferBatchRequest(request_id="bq-" + uuid.uuid4().hex, transfers=specs)
+            t0 = time.perf_counter()
+            await stub.TransferBatch(request, metadata=md, timeout=10)
+            latencies.append(time.perf_counter() - t0)
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(client(i) for i in range(clients)))
+    return len(latencies) * size, [*latencies, time.perf_counter() - t0]
+
+
 async def read_load(
     stub: pb_grpc.WalletServiceStub, md: tuple[tuple[str, str]], account_id: str, clients: int, seconds: float
 ) -> tuple[int, list[float]]:
@@ -171,6 +208,18 @@ async def bench_store(
                         file=sys.stderr,
                         flush=True,
                     )
+                # Supplementary: callers that group their transfers (TransferBatch of 10, all-or-nothing).
+                count, samples = await batch_load(stub, md, accounts, 64, seconds, 10)
+                elapsed, lat = samples[-1], samples[:-1]
+                rows.append(
+                    (
+                        f"{name} TransferBatch x10",
+                        64,
+                        count / elapsed,
+                        percentile(lat, 0.5) * 1e3,
+                        percentile(lat, 0.99) * 1e3,
+                    )
+                )
                 # The same clients on a read that touches almost nothing: the platform's own ceiling.
                 count, samples = await read_load(stub, md, accounts[0], 64, seconds)
                 elapsed, lat = samples[-1], samples[:-1]

@@ -107,7 +107,9 @@ def validate(command: c.Command) -> None:
                 raise invalid("to_account_id", "SAME_ACCOUNT", "a hold moves chips between two accounts")
             validate_amount("amount", command.amount)
             if command.ttl_ms is not None and not 0 < command.ttl_ms <= MAX_TTL_MS:
-                raise invalid("ttl", "TTL_OUT_OF_RANGE", f"ttl must be positive and at most {MAX_TTL_MS} ms")
+                raise invalid(
+                    "ttl_ms", "TTL_OUT_OF_RANGE", f"ttl must be positive and at most {MAX_TTL_MS} ms"
+                )
             validate_memo("memo", command.memo)
         case c.Capture():
             validate_id("hold_id", command.hold_id)

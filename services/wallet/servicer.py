@@ -16,6 +16,7 @@ import prometheus_client
 from ledger import commands as c
 from ledger import model as m
 from ledger.errors import ErrorKind, LedgerError
+from ledger.validation import validate_id
 from poker.wallet.v1 import wallet_service_pb2 as pb
 from poker.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
 from servicekit import errors
@@ -167,12 +168,16 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
             raise errors.invalid_argument(
                 "to_account_id", "SAME_ACCOUNT", "a transfer moves chips between two accounts"
             )
+        # The postings repeat these fields; name the request's own fields when they are wrong.
+        self._guard(lambda: validate_id("request_id", request.request_id))
+        self._guard(lambda: validate_id("from_account_id", request.from_account_id))
+        self._guard(lambda: validate_id("to_account_id", request.to_account_id))
+        self._precheck_amount(request.amount)
         command = c.Transfer(
             request.request_id,
             c.simple_postings(request.from_account_id, request.to_account_id, request.amount),
             request.memo,
         )
-        self._precheck_amount(request.amount)
         transfer = self._run(command)
         assert isinstance(transfer, m.Transfer)
         self._counted((transfer,))
@@ -180,7 +185,6 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
 
     @staticmethod
     def _precheck_amount(amount: int) -> None:
-        # The postings carry the amount twice; name the request's own field when it is wrong.
         if amount <= 0:
             raise errors.invalid_argument(
                 "amount", "AMOUNT_NOT_POSITIVE", f"amount must be a positive number of chips, got {amount}"

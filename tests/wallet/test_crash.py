@@ -45,7 +45,17 @@ class WalletProcess:
         }
         with open(stderr_path, "wb") as err:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "services.wallet", "--port", "0", "--metrics-port", "0", "--data-dir", str(self.location.data_dir)],
+                [
+                    sys.executable,
+                    "-m",
+                    "services.wallet",
+                    "--port",
+                    "0",
+                    "--metrics-port",
+                    "0",
+                    "--data-dir",
+                    str(self.location.data_dir),
+                ],
                 cwd=REPO,
                 env=env,
                 stdout=subprocess.DEVNULL,

@@ -4,6 +4,7 @@ what, idempotent replays (concurrent and after a restart), the summary, and doma
 from __future__ import annotations
 
 import random
+import time
 import urllib.request
 import uuid
 from collections.abc import Iterator
@@ -239,3 +240,45 @@ def test_domain_metrics_are_exported(location: LedgerLocation) -> None:
         assert 'poker_wallet_chips_moved_total{kind="ISSUE"}' in text
         assert 'grpc_server_handled_total{grpc_code="OK",grpc_method="Transfer"' in text
         assert "alice" not in text and alice not in text  # no player or account id as a label
+
+
+def test_holds_over_grpc_capture_release_and_sweep(location: LedgerLocation) -> None:
+    """Table buy-ins and casino bets use holds; an expired hold's chips come back by the sweeper."""
+    with wallet(location) as svc:
+        s = stub(svc)
+        alice = open_player(s, "alice", 100)
+        escrow = s.CreateAccount(
+            pb.CreateAccountRequest(request_id=rid(), kind=pb.ACCOUNT_KIND_TABLE_ESCROW, owner="table-9")
+        ).account.account_id
+        bad = pb.TransferRequest(request_id=rid(), from_account_id=alice, to_account_id="no good", amount=1)
+        assert call_error(s.Transfer, bad).violations[0].field == "to_account_id"
+        buy_in = s.Hold(
+            pb.HoldRequest(request_id="buyin-1", from_account_id=alice, to_account_id=escrow, amount=60)
+        )
+        assert buy_in.hold.status == pb.HOLD_STATUS_PENDING
+        as_alice = stub(svc, "alice", Role.PLAYER)
+        assert as_alice.GetHold(pb.GetHoldRequest(hold_id="buyin-1")).hold.amount == 60
+        assert as_alice.GetAccount(pb.GetAccountRequest(account_id=alice)).account.available == 40
+        captured = s.Capture(pb.CaptureRequest(request_id="seat-1", hold_id="buyin-1"))
+        assert captured.hold.status == pb.HOLD_STATUS_CAPTURED and captured.transfer.postings[1].amount == 60
+        err = call_error(s.Release, pb.ReleaseRequest(request_id=rid(), hold_id="buyin-1"))
+        assert (err.code, err.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "HOLD_ALREADY_RESOLVED")
+        s.Hold(pb.HoldRequest(request_id="bet-1", from_account_id=alice, to_account_id=escrow, amount=30))
+        assert (
+            s.Release(pb.ReleaseRequest(request_id=rid(), hold_id="bet-1")).hold.status
+            == pb.HOLD_STATUS_RELEASED
+        )
+        s.Hold(
+            pb.HoldRequest(
+                request_id="bet-2", from_account_id=alice, to_account_id=escrow, amount=40, ttl_ms=150
+            )
+        )
+        deadline = time.monotonic() + 10
+        while s.GetHold(pb.GetHoldRequest(hold_id="bet-2")).hold.status != pb.HOLD_STATUS_EXPIRED:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        while s.GetAccount(pb.GetAccountRequest(account_id=alice)).account.pending:  # swept
+            assert time.monotonic() < deadline, "the sweeper did not free the expired hold"
+            time.sleep(0.1)
+        assert s.GetAccount(pb.GetAccountRequest(account_id=alice)).account.available == 40
+        assert s.GetLedgerSummary(pb.GetLedgerSummaryRequest()).invariants_hold

@@ -384,3 +384,35 @@ def test_concurrent_replays_of_one_request_have_one_effect(store: LedgerStore) -
         t.join()
     assert len(results) == 5 and all(r == results[0] for r in results)
     assert balance(store, bob.id) == 10
+
+
+def test_migrations_are_versioned_and_applied_once_at_start(
+    location: LedgerLocation, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from services.wallet.storage import migrations
+
+    store = location.open()
+    alice = funded(store, 10)
+    store.close()
+    name = "SQLITE" if location.backend == "sqlite" else "POSTGRES"
+    later = [*getattr(migrations, name), (2, "CREATE TABLE ledger_notes (note TEXT NOT NULL)")]
+    monkeypatch.setattr(migrations, name, later)
+    store = location.open()  # applies version 2 only; version 1 (with its data) is untouched
+    store.close()
+    store = location.open()  # nothing left to apply: a second run would fail on CREATE TABLE
+    assert balance(store, alice.id) == 10
+    store.close()
+    if location.backend == "sqlite":
+        import sqlite3
+
+        db = sqlite3.connect(location.data_dir / "wallet.sqlite3")
+        versions = [r[0] for r in db.execute("SELECT version FROM schema_migrations ORDER BY version")]
+        db.execute("SELECT COUNT(*) FROM ledger_notes")
+        db.close()
+    else:
+        import psycopg
+
+        with psycopg.connect(location.database_url) as conn:
+            versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY version")]
+            conn.execute("SELECT COUNT(*) FROM ledger_notes")
+    assert versions == [1, 2]
