@@ -339,12 +339,14 @@ def _process_spec(docs: list[Doc], name: str, tmp: Path) -> tuple[list[str], dic
     return _read_only_root(command, writable), {**base, **env}, info
 
 
-# readOnlyRootFilesystem, locally: a private mount namespace with / remounted read-only and a tmpfs on
-# each emptyDir path. Needs root (CI and this machine run as root); elsewhere the test says loudly that
+# The container's securityContext, locally: a private mount namespace with / remounted read-only and a
+# tmpfs on each emptyDir path, then no capabilities at all and no_new_privs. Needs root (CI and this machine run as root); elsewhere the test says loudly that
 # it ran with a writable root.
 _RO_ROOT = (
     'mount -o remount,bind,ro / || exit 97; n=$1; shift; while [ "$n" -gt 0 ]; do '
-    'mount -t tmpfs -o size=64m tmpfs "$1" || exit 97; shift; n=$((n - 1)); done; exec "$@"'
+    'mount -t tmpfs -o size=64m tmpfs "$1" || exit 97; shift; n=$((n - 1)); done; '
+    # capabilities: drop ALL, allowPrivilegeEscalation: false
+    'exec setpriv --no-new-privs --bounding-set=-all --inh-caps=-all "$@"'
 )
 
 
@@ -421,6 +423,11 @@ def test_container_command_serves_probes_and_drains(name: str, tmp_path: Path) -
                 if line.split()[4] == "/"
             )
             assert " ro," in f" {root.split()[5]},"
+            status_lines = dict(
+                line.split(":\t", 1) for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines()
+            )
+            assert int(status_lines["CapEff"], 16) == 0 and int(status_lines["CapBnd"], 16) == 0
+            assert status_lines["NoNewPrivs"].strip() == "1"
         url = f"http://127.0.0.1:{info['metrics_port']}{info['path']}"
         body = urllib.request.urlopen(url, timeout=5).read().decode()
         assert "grpc_server_handled_total{" in body and "grpc_server_handling_seconds_bucket{" in body
