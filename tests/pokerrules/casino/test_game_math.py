@@ -96,3 +96,20 @@ def test_felt_math_command(tmp_path: Path) -> None:
     assert felt(["math", "--game", "thb", "--simulate", "300", "--output", str(out)]) == 0
     text = out.read_text()
     assert "Texas Hold'em Bonus — Bonus" in text and "Monte Carlo" in text
+
+
+def test_bet_rtps_follow_the_configured_paytable() -> None:
+    """Paytables are configuration (THB-6.2, CH-7.2, TCP-5.1): the RTP served by ListGames follows them."""
+    from pokerrules.casino import BetKind, ChConfig, TcpConfig, ThbConfig
+    from pokerrules.casino.gamemath.summary import bet_rtps
+
+    default = bet_rtps(ChConfig())[BetKind.AA_BONUS]
+    richer = bet_rtps(ChConfig(aa_bonus_paytable={"FLUSH_OR_HIGHER": 30, "ACES_TO_STRAIGHT": 7}))[
+        BetKind.AA_BONUS
+    ]
+    assert default is not None and richer is not None
+    assert richer - default == Fraction(5 * 9_516, 2_598_960)
+    thb = bet_rtps(ThbConfig())
+    assert thb[BetKind.ANTE] is None and thb[BetKind.BONUS] == sidebets.thb_bonus().rtp
+    tcp = bet_rtps(TcpConfig(), progressive_pool=1_000)
+    assert tcp[BetKind.PROGRESSIVE] == Fraction(59, 85)  # 69.41 % at a 1,000-chip pool (docs/game-math.md)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from fractions import Fraction
+from functools import cache
 from math import comb
 
 import numpy as np
@@ -15,6 +16,7 @@ from pokerrules.casino.config import (
     TCP_PROGRESSIVE_PAYTABLE,
     TCP_SIX_CARD_PAYTABLE,
     THB_BONUS_PAYTABLE,
+    ProgressiveLine,
 )
 from pokerrules.casino.gamemath.enumeration import evaluate, rank_count, suit_symmetric_sets
 from pokerrules.casino.gamemath.tables import BetMath, Line
@@ -29,7 +31,7 @@ def _lines(paytable: Mapping[str, int], counts: dict[str, int], losing: int) -> 
     return (*rows, Line("NO_WINNING_ROW", losing, LOSS))
 
 
-def thb_bonus() -> BetMath:
+def thb_bonus(paytable: Mapping[str, int] = THB_BONUS_PAYTABLE) -> BetMath:
     """THB-6.2 on the player's two hole cards; the 1000 to 1 row needs the Dealer's two hole cards to be
     the other two aces (THB-A5): 1 of the C(50, 2) Dealer holdings."""
     sets = suit_symmetric_sets(2)
@@ -49,7 +51,7 @@ def thb_bonus() -> BetMath:
     bet = BetMath(
         "Texas Hold'em Bonus",
         "Bonus",
-        _lines(THB_BONUS_PAYTABLE, counts, losing),
+        _lines(paytable, counts, losing),
         comb(52, 2) * dealer_holdings,
         (
             "Settled at the result stage on hole cards that were played (THB-A2: a Fold forfeits it); "
@@ -60,8 +62,8 @@ def thb_bonus() -> BetMath:
     return bet
 
 
-def ch_aa_bonus() -> BetMath:
-    """CH-4.2 / CH-A3 on the player's 2 cards + the Flop: every 5-card set is equally likely."""
+@cache
+def _aa_bonus_counts() -> tuple[int, int]:
     sets = suit_symmetric_sets(5)
     _, categories = evaluate("HOLDEM", sets.cards)
     aces = rank_count(sets.cards, ACE)
@@ -69,15 +71,18 @@ def ch_aa_bonus() -> BetMath:
     aces_to_straight = ~flush_or_higher & (
         (categories >= Category.TWO_PAIR) | ((categories == Category.PAIR) & (aces >= 2))
     )
-    counts = {
-        "FLUSH_OR_HIGHER": int(sets.weights[flush_or_higher].sum()),
-        "ACES_TO_STRAIGHT": int(sets.weights[aces_to_straight].sum()),
-    }
+    return int(sets.weights[flush_or_higher].sum()), int(sets.weights[aces_to_straight].sum())
+
+
+def ch_aa_bonus(paytable: Mapping[str, int] = CH_AA_BONUS_PAYTABLE) -> BetMath:
+    """CH-4.2 / CH-A3 on the player's 2 cards + the Flop: every 5-card set is equally likely."""
+    flush_or_higher, aces_to_straight = _aa_bonus_counts()
+    counts = {"FLUSH_OR_HIGHER": flush_or_higher, "ACES_TO_STRAIGHT": aces_to_straight}
     losing = comb(52, 5) - sum(counts.values())
     bet = BetMath(
         "Casino Hold'em",
         "AA Bonus",
-        _lines(CH_AA_BONUS_PAYTABLE, counts, losing),
+        _lines(paytable, counts, losing),
         comb(52, 5),
         (
             "Holds when the AA Bonus stands on a fold (configuration), and when a fold forfeits it "
@@ -88,6 +93,7 @@ def ch_aa_bonus() -> BetMath:
     return bet
 
 
+@cache
 def _three_card_lines() -> tuple[dict[str, int], int]:
     sets = suit_symmetric_sets(3)
     _, categories = evaluate("THREE_CARD", sets.cards)
@@ -111,13 +117,13 @@ def _three_card_lines() -> tuple[dict[str, int], int]:
     return counts, losing
 
 
-def tcp_pair_plus() -> BetMath:
+def tcp_pair_plus(paytable: Mapping[str, int] = TCP_PAIR_PLUS_PAYTABLE) -> BetMath:
     """TCP-5.1 on the player's three cards (TCP-5.3: one row only)."""
-    counts, losing = _three_card_lines()
+    counts, losing = dict(_three_card_lines()[0]), _three_card_lines()[1]
     bet = BetMath(
         "Three Card Poker",
         "Pair Plus",
-        _lines(TCP_PAIR_PLUS_PAYTABLE, counts, losing),
+        _lines(paytable, counts, losing),
         comb(52, 3),
         (
             "Lost on a fold (TCP-3.2); every paying hand (a pair or better) is played by the optimal "
@@ -128,18 +134,22 @@ def tcp_pair_plus() -> BetMath:
     return bet
 
 
-def tcp_six_card_bonus() -> BetMath:
-    """TCP-5.2 on the best five of the player's 3 + the P/D's 3 cards: every 6-card set equally likely."""
+@cache
+def _six_card_categories() -> dict[Category, int]:
     sets = suit_symmetric_sets(6)
     _, categories = evaluate("HOLDEM", sets.cards)
-    counts = {}
-    for name in TCP_SIX_CARD_PAYTABLE:
-        counts[name] = int(sets.weights[categories == Category[name]].sum())
+    return {c: int(sets.weights[categories == c].sum()) for c in Category}
+
+
+def tcp_six_card_bonus(paytable: Mapping[str, int] = TCP_SIX_CARD_PAYTABLE) -> BetMath:
+    """TCP-5.2 on the best five of the player's 3 + the P/D's 3 cards: every 6-card set equally likely."""
+    by_category = _six_card_categories()
+    counts = {name: by_category[Category[name]] for name in paytable}
     losing = comb(52, 6) - sum(counts.values())
     bet = BetMath(
         "Three Card Poker",
         "6-Card Bonus",
-        _lines(TCP_SIX_CARD_PAYTABLE, counts, losing),
+        _lines(paytable, counts, losing),
         comb(52, 6),
         ("Stays in action on a fold (TCP-3.2): independent of the strategy.",),
     )
@@ -147,12 +157,12 @@ def tcp_six_card_bonus() -> BetMath:
     return bet
 
 
-def tcp_progressive(pool: int) -> BetMath:
+def tcp_progressive(pool: int, paytable: Mapping[str, ProgressiveLine] = TCP_PROGRESSIVE_PAYTABLE) -> BetMath:
     """TCP-2.5 with the configured default paytable, for a 1-chip stake and a pool of `pool` chips."""
-    counts, _ = _three_card_lines()
+    counts = _three_card_lines()[0]
     lines = []
     paid = 0
-    for name, pay in TCP_PROGRESSIVE_PAYTABLE.items():
+    for name, pay in paytable.items():
         net = (
             Fraction(pool * pay.pool_basis_points // 10_000) if pay.pool_basis_points else Fraction(pay.odds)
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cache
 from math import comb
 
 import numpy as np
@@ -46,6 +47,7 @@ def _masks(cards: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint64]:
     return masks
 
 
+@cache
 def tcp_main(ante_rule: TcpAnteRule = TcpAnteRule.LITERAL) -> TcpMain:
     dealer = all_sets(3)
     d_strength, d_category = evaluate("THREE_CARD", dealer)
