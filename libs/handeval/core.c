@@ -368,9 +368,15 @@ int he_eval_n(const uint8_t *cards, int n) {
 int he_eval7(int c0, int c1, int c2, int c3, int c4, int c5, int c6) {
     uint64_t key = HE_SUIT_BASE + he_card_key[c0] + he_card_key[c1] + he_card_key[c2] + he_card_key[c3] +
                    he_card_key[c4] + he_card_key[c5] + he_card_key[c6];
-    uint64_t bits = he_card_bit[c0] | he_card_bit[c1] | he_card_bit[c2] | he_card_bit[c3] | he_card_bit[c4] |
-                    he_card_bit[c5] | he_card_bit[c6];
-    return he_eval_key(key, bits);
+    uint32_t flush = (uint32_t)(key >> 32) & 0x8888u;
+    if (__builtin_expect(flush != 0, 0)) {
+        /* rare (about 3 % of random hands): build the rank masks only now, halving the hot-path loads */
+        uint64_t bits = he_card_bit[c0] | he_card_bit[c1] | he_card_bit[c2] | he_card_bit[c3] | he_card_bit[c4] |
+                        he_card_bit[c5] | he_card_bit[c6];
+        return flush_table[(bits >> (__builtin_ctz(flush) * 4 - 12)) & 0x1fff];
+    }
+    uint32_t rk = (uint32_t)key;
+    return rank_table[(rk & HASH_MASK) + hash_offset[rk >> HASH_SHIFT]];
 }
 
 int he_eval_omaha(const uint8_t hole[4], const uint8_t *board, int nboard) {
