@@ -20,6 +20,9 @@ def build_pots(contributions: Sequence[int], live: Sequence[bool]) -> list[Pot]:
     only before uncalled bets are returned) go to the last pot.
     """
     levels = sorted({c for c, alive in zip(contributions, live, strict=True) if alive and c > 0})
+    if len(levels) == 1 and max(contributions) <= levels[0]:
+        # The common case, nobody all-in for less: one pot that every player still in may win.
+        return [Pot(sum(contributions), tuple(i for i, alive in enumerate(live) if alive))]
     pots: list[Pot] = []
     previous = 0
     n = len(contributions)

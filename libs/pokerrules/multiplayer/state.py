@@ -118,10 +118,15 @@ class HandState:
             raise IllegalAction(e.INVALID_SETUP, "a hand needs 2 to 10 players", players=n)
         if button not in stacks:
             raise IllegalAction(e.INVALID_SETUP, "the button must be a seat in the hand", button=button)
-        if any(stacks[s] <= 0 for s in seats):
+        if min(stacks.values()) <= 0:
             raise IllegalAction(e.INVALID_SETUP, "every seat dealt in needs chips")
-        needed = n * config.variant.hole_cards + 8  # hole cards, 5 board cards, 3 burns
-        if len(deck) < needed or len(set(deck)) != len(deck):
+        per_player = config.variant.hole_cards
+        needed = n * per_player + 8  # hole cards, 5 board cards, 3 burns
+        deck = tuple(deck)  # a no-op for a tuple
+        # NK-1.2: no card twice. Only the cards that can be dealt are checked (one extra per player for
+        # a Tukar Lengan Baju swap): checking all 52 would cost more than the rest of the deal.
+        reachable = deck[: needed + n]
+        if len(deck) < needed or len(set(reachable)) != len(reachable):
             raise IllegalAction(e.INVALID_SETUP, "the deck must hold enough distinct cards", needed=needed)
         self = cls.__new__(cls)
         self.config = config
@@ -136,7 +141,7 @@ class HandState:
         # to its left post small then big blind.
         self.sb_index = b if n == 2 else (b + 1) % n
         self.bb_index = (self.sb_index + 1) % n
-        self.starting_stacks = tuple(stacks[s] for s in seats)
+        self.starting_stacks = tuple([stacks[s] for s in seats])
         self.stacks = list(self.starting_stacks)
         self.bets = [0] * n
         self.contrib = [0] * n
@@ -169,14 +174,13 @@ class HandState:
         self.current_bet = max(self.bets)
         self.last_full_raise = config.big_blind
         # Hole cards one at a time, starting left of the button (MP-1.2).
-        dealt = n * config.variant.hole_cards
+        dealt = n * per_player
         holes: list[tuple[int, ...]] = [()] * n
-        for k in range(n):
-            holes[(b + 1 + k) % n] = tuple(deck[k:dealt:n])  # the k-th player left of the button
+        for k, i in enumerate(_CLOCKWISE[n][b]):
+            holes[i] = deck[k:dealt:n]  # the k-th player left of the button
         self.holes = holes
         self.deck_pos = dealt
-        for k in range(1, n + 1):
-            i = (b + k) % n
+        for i in _CLOCKWISE[n][b]:
             events.append(HoleCardsDealt(seats[i], holes[i]))
         # MP-2.4 / NK-2.1: pre-flop the first to act is the player after the big blind
         # (heads-up that is the button, NK-2.2).
@@ -519,50 +523,55 @@ class HandState:
         events.append(BoardDealt(self.street, cards))
 
     def _settle(self, events: list[Event], showdown: bool) -> None:
-        n = len(self.seats)
-        live = [not f for f in self.folded]
         seats = self.seats
+        n = len(seats)
+        folded = self.folded
+        contrib = self.contrib
+        stacks = self.stacks
+        order = _CLOCKWISE[n][self.button_index]  # from the left of the button round to the button
+        strengths = [0] * n
         if showdown:
-            strengths = [0] * n
-            for k in range(1, n + 1):
-                j = (self.button_index + k) % n
-                if live[j]:
-                    strengths[j] = self.rank(self.holes[j], self.board)
-                    events.append(CardsShown(seats[j], self.holes[j], strengths[j]))
-        # MP-3.6: with one player left (uncalled chips already back) a single pot holds everything.
-        pots = build_pots(self.contrib, live) if showdown else [Pot(sum(self.contrib), (live.index(True),))]
+            rank = self.rank
+            holes = self.holes
+            board = self.board
+            for j in order:
+                if not folded[j]:
+                    strength = strengths[j] = rank(holes[j], board)
+                    events.append(CardsShown(seats[j], holes[j], strength))
+            pots = build_pots(contrib, [not f for f in folded])
+        else:
+            # MP-3.6: with one player left (uncalled chips already back) a single pot holds everything.
+            pots = [Pot(sum(contrib), (folded.index(False),))]
         # Pots are settled main pot first (MP-6.6, MP-A11).
         for index, pot in enumerate(pots):
-            if showdown and len(pot.eligible) > 1:
-                best = max(strengths[j] for j in pot.eligible)
-                winners = [j for j in pot.eligible if strengths[j] == best]
+            eligible = pot.eligible
+            if len(eligible) == 1:
+                shares = [(eligible[0], pot.amount)]
             else:
-                winners = list(pot.eligible)
-            if len(winners) > 1:
-                # MP-A10 / NK-4.6: odd chips from the winner closest to the left of the button.
-                first = self.button_index + 1
-                winners.sort(key=lambda j: (j - first) % n)
+                best = max([strengths[j] for j in eligible])
+                # MP-A10 / NK-4.6: taking winners in clockwise order from the left of the button gives
+                # the odd chips to the winner closest to the button's left first.
+                winners = [j for j in order if strengths[j] == best and j in eligible]
                 shares = split_pot(pot.amount, winners)
-            else:
-                shares = [(winners[0], pot.amount)]
             for j, amount in shares:
-                self.stacks[j] += amount
+                stacks[j] += amount
             events.append(
                 PotAwarded(
                     index,
                     pot.amount,
-                    tuple(seats[j] for j in pot.eligible),
-                    tuple((seats[j], amount) for j, amount in shares),
+                    tuple([seats[j] for j in eligible]),
+                    tuple([(seats[j], amount) for j, amount in shares]),
                 )
             )
-        self.contrib[:] = [0] * n
+        contrib[:] = [0] * n
         self.bets[:] = [0] * n
         self.actor = -1
         self.finished = True
+        starting = self.starting_stacks
         events.append(
             HandEnded(
-                tuple(zip(seats, self.stacks, strict=True)),
-                tuple((seats[j], self.stacks[j] - self.starting_stacks[j]) for j in range(n)),
+                tuple(zip(seats, stacks, strict=True)),
+                tuple([(seats[j], stacks[j] - starting[j]) for j in range(n)]),
                 showdown,
             )
         )
