@@ -1,4 +1,5 @@
-"""The ledger store, the same tests on SQLite and PostgreSQL (issue 4: model, errors, invariants)."""
+"""The ledger store, the same tests on SQLite and PostgreSQL (issue 4; chips are virtual, NK-6.1 and NK-6.6:
+every one of them must still be accounted for): model, errors, idempotency, holds, batches, invariants."""
 
 from __future__ import annotations
 
@@ -346,6 +347,8 @@ def test_concurrent_transfers_give_the_exact_serial_result(store: LedgerStore) -
         try:
             for i in range(25):
                 a, b = ring[(n + i) % 4], ring[(n + i + 1) % 4]
+                if n % 2:  # half the workers go the other way round: opposite lock wishes
+                    a, b = b, a
                 store.execute(move(a, b, 7))
                 try:
                     store.execute(move(drained, sink, 10))
@@ -416,3 +419,43 @@ def test_migrations_are_versioned_and_applied_once_at_start(
             versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY version")]
             conn.execute("SELECT COUNT(*) FROM ledger_notes")
     assert versions == [1, 2]
+
+
+def test_a_hold_resolves_exactly_once_under_concurrent_capture_release_and_sweeps(
+    location: LedgerLocation, fake_clock: FakeClock
+) -> None:
+    store = location.open(clock=fake_clock)
+    player, escrow = funded(store, 1_000), account(store, AccountKind.TABLE_ESCROW)
+    outcomes: dict[str, list[str]] = {}
+    for round_ in range(10):
+        hold_id = f"race-{round_}"
+        store.execute(c.Hold(hold_id, player.id, escrow.id, 50, ttl_ms=10_000))
+        results: list[str] = []
+        commands: list[c.Command] = [
+            c.Capture(f"{hold_id}-cap-{k}", hold_id, 10 * (k + 1)) for k in range(3)
+        ] + [c.Release(f"{hold_id}-rel-{k}", hold_id) for k in range(3)]
+
+        def run(command: c.Command, results: list[str] = results) -> None:
+            try:
+                store.execute(command)
+                results.append(type(command).__name__)
+            except LedgerError as error:
+                assert error.reason == "HOLD_ALREADY_RESOLVED", error
+                results.append("refused")
+
+        threads = [threading.Thread(target=run, args=(cmd,)) for cmd in commands]
+        threads.append(threading.Thread(target=store.expire_holds))
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert results.count("refused") == 5, results
+        outcomes[hold_id] = results
+    a = store.get_account(player.id)
+    assert a is not None and a.debits_pending == 0
+    summary = store.summary()
+    assert summary.invariants_hold, summary.violations
+    captured = sum(
+        t.postings[1].amount for t in store.list_transfers(escrow.id, page_size=100, page_token="")[0]
+    )
+    assert balance(store, escrow.id) == captured and balance(store, player.id) == 1_000 - captured
