@@ -3,8 +3,6 @@ Dealer qualifying with a pair of 4s, the Ante paytable and the AA Bonus paytable
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from pokerrules.casino.config import ChConfig, GameConfig
 from pokerrules.casino.model import (
     BetKind,
@@ -15,6 +13,7 @@ from pokerrules.casino.model import (
     SeatState,
     SeatStatus,
     Settlement,
+    evolve,
 )
 from pokerrules.casino.paylines import ch_aa_bonus_line, ch_ante_line, ch_dealer_qualifies
 from pokerrules.casino.ranking import HandRanker
@@ -53,12 +52,12 @@ class ChRules:
         events: list[Event] = []
         for seat in in_hand(state):
             cards, state = take(state, 2)
-            dealt = replace(seat, cards=cards)
+            dealt = evolve(seat, cards=cards)
             state = state.with_seat(dealt)
             events.append(hole_cards_event(dealt))
         dealer, state = take(state, 2)
         flop, state = take(state, 3)
-        state = new_street(replace(state, dealer_cards=dealer, board=flop), Phase.FLOP)
+        state = new_street(evolve(state, dealer_cards=dealer, board=flop), Phase.FLOP)
         events += [
             Event("DEALER_CARDS_DEALT", {"count": 2}),
             Event("BOARD", {"street": "FLOP", "cards": list(flop)}),
@@ -72,7 +71,7 @@ class ChRules:
             # CH-3.6: after a Call, the Turn and River, then the Dealer's hand. After folds only, the round
             # ends at once (CH-3.5, CH-EX-11).
             turn_river, state = take(state, 2)
-            state = replace(state, board=state.board + turn_river, dealer_revealed=True)
+            state = evolve(state, board=state.board + turn_river, dealer_revealed=True)
             dealer = ranker.best_five(state.dealer_cards + state.board)
             events += [
                 Event("BOARD", {"street": "TURN", "cards": [turn_river[0]]}),
@@ -99,7 +98,7 @@ class ChRules:
                         seat=seat.seat,
                     )
                 )
-        return replace(state, phase=Phase.SETTLED, settlement=settle(state, ranker)), events
+        return evolve(state, phase=Phase.SETTLED, settlement=settle(state, ranker)), events
 
     def void(self, state: RoundState) -> Settlement:
         # CH-11.2: a malfunction voids all pays and plays; every bet is refunded.

@@ -9,7 +9,6 @@ and the clock.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from types import MappingProxyType
 
 from pokerrules.casino import ch, errors, tcp, thb
@@ -27,6 +26,7 @@ from pokerrules.casino.model import (
     Phase,
     SeatState,
     SeatStatus,
+    evolve,
 )
 from pokerrules.casino.ranking import HandRanker, default_ranker
 from pokerrules.casino.rules import GameRules
@@ -194,7 +194,7 @@ def _place_bets(state: RoundState, cmd: PlaceBets) -> Transition:
         raise CasinoError(errors.NO_BETS, "no bet given")
     bets, events = _validated_bets(state, seat, cmd.bets)
     _check_balance(cmd.balance, sum(bets.values()) - seat.total_staked)
-    new = replace(seat, bets=MappingProxyType(bets))
+    new = evolve(seat, bets=MappingProxyType(bets))
     events.append(_bets_event(new))
     return Transition(state.with_seat(new), tuple(events))
 
@@ -208,7 +208,7 @@ def _clear_bets(state: RoundState, cmd: ClearBets) -> Transition:
     if state.phase != Phase.BETTING:
         raise CasinoError(errors.BETTING_CLOSED, "bets can only be cleared before the deal")
     seat = _own_seat(state, cmd.seat, cmd.player_id)
-    new = replace(seat, bets=MappingProxyType({}))
+    new = evolve(seat, bets=MappingProxyType({}))
     return Transition(state.with_seat(new), (Event("BETS_CLEARED", {"seat": seat.seat}),))
 
 
@@ -220,9 +220,9 @@ def _rebet(state: RoundState, cmd: Rebet) -> Transition:
     previous = state.last_bets.get(cmd.seat)
     if not previous:
         raise CasinoError(errors.NO_PREVIOUS_BETS, "no bets in the previous round", {"seat": cmd.seat})
-    bets, events = _validated_bets(state, replace(seat, bets=MappingProxyType({})), previous)
+    bets, events = _validated_bets(state, evolve(seat, bets=MappingProxyType({})), previous)
     _check_balance(cmd.balance, sum(bets.values()) - seat.total_staked)
-    new = replace(seat, bets=MappingProxyType(bets))
+    new = evolve(seat, bets=MappingProxyType(bets))
     events.append(_bets_event(new))
     return Transition(state.with_seat(new), tuple(events))
 
@@ -250,10 +250,10 @@ def _deal(state: RoundState, cmd: Deal, ranker: HandRanker) -> Transition:
             {"expected": state.deck_set},
         )
     seats = tuple(
-        replace(s, status=SeatStatus.IN_HAND) if s.ante > 0 else replace(s, bets=MappingProxyType({}))
+        evolve(s, status=SeatStatus.IN_HAND) if s.ante > 0 else evolve(s, bets=MappingProxyType({}))
         for s in state.seats
     )
-    dealing = replace(state, seats=seats, deck=deck, next_card=0, progressive_pool=cmd.progressive_pool)
+    dealing = evolve(state, seats=seats, deck=deck, next_card=0, progressive_pool=cmd.progressive_pool)
     events = [Event("ROUND_STARTED", {"round": state.round_number, "deck_set": state.deck_set})]
     dealt, deal_events = rules.deal(dealing)
     events.extend(deal_events)
@@ -270,7 +270,7 @@ def _void_card(state: RoundState) -> Transition:
     if state.next_card + rules.cards_still_needed(state) >= len(state.deck):
         raise CasinoError(errors.DECK_TOO_SHORT, "no spare card to void")
     card = state.deck[state.next_card]
-    new = replace(state, next_card=state.next_card + 1, voided_cards=(*state.voided_cards, card))
+    new = evolve(state, next_card=state.next_card + 1, voided_cards=(*state.voided_cards, card))
     # The card itself stays out of the event: no event names a card that is not in play.
     return Transition(new, (Event("CARD_VOIDED", {"position": state.next_card}),))
 
@@ -280,7 +280,7 @@ def _void_round(state: RoundState, cmd: VoidRound) -> Transition:
     if state.phase in (Phase.SETTLED, Phase.VOIDED):
         raise CasinoError(errors.ROUND_FINISHED, "the round is already settled")
     settlement = RULES[state.game].void(state)
-    new = replace(state, phase=Phase.VOIDED, settlement=settlement)
+    new = evolve(state, phase=Phase.VOIDED, settlement=settlement)
     return Transition(new, (Event("ROUND_VOIDED", {"reason": cmd.reason}), *_settled_events(new)))
 
 
@@ -379,7 +379,7 @@ def _record(
     bets = dict(seat.bets)
     if spec.bet is not None:
         bets[spec.bet] = stake
-    new = replace(
+    new = evolve(
         seat,
         bets=MappingProxyType(bets),
         status=SeatStatus.FOLDED if decision == Decision.FOLD else seat.status,

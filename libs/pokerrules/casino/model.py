@@ -6,6 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
+from typing import TypeVar
+
+_T = TypeVar("_T")
 
 
 class Game(StrEnum):
@@ -147,3 +150,12 @@ class Event:
     kind: str
     data: Mapping[str, object]
     seat: int | None = None
+
+
+def evolve(obj: _T, **changes: object) -> _T:
+    """`dataclasses.replace` for the engine's frozen dataclasses (no __post_init__), about five times faster:
+    the hot path of a round makes a dozen of these."""
+    new = object.__new__(type(obj))
+    new.__dict__.update(obj.__dict__)
+    new.__dict__.update(changes)
+    return new

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Protocol
 
 from pokerrules.casino.config import GameConfig
-from pokerrules.casino.model import BetKind, Decision, Event, Phase, SeatState, SeatStatus, Settlement
+from pokerrules.casino.model import BetKind, Decision, Event, Phase, SeatState, SeatStatus, Settlement, evolve
 from pokerrules.casino.ranking import HandRanker
 from pokerrules.casino.state import RoundState
 
@@ -42,7 +42,7 @@ class GameRules(Protocol):
 def take(state: RoundState, count: int) -> tuple[tuple[int, ...], RoundState]:
     """The next `count` cards from the front of the deck."""
     cards = state.deck[state.next_card : state.next_card + count]
-    return cards, replace(state, next_card=state.next_card + count)
+    return cards, evolve(state, next_card=state.next_card + count)
 
 
 def in_hand(state: RoundState) -> list[SeatState]:
@@ -55,8 +55,8 @@ def with_bets(state: RoundState) -> list[SeatState]:
 
 
 def new_street(state: RoundState, phase: Phase) -> RoundState:
-    seats = tuple(replace(s, decided=False) for s in state.seats)
-    return replace(state, seats=seats, phase=phase)
+    seats = tuple(evolve(s, decided=False) for s in state.seats)
+    return evolve(state, seats=seats, phase=phase)
 
 
 def phase_event(phase: Phase) -> Event:

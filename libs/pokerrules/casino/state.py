@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from pokerrules.casino.config import GameConfig
-from pokerrules.casino.model import BetKind, Decision, Event, Game, Phase, SeatState, Settlement
+from pokerrules.casino.model import BetKind, Decision, Event, Game, Phase, SeatState, Settlement, evolve
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class RoundState:
         raise CasinoError(SEAT_NOT_FOUND, f"no seat {number} at this table", {"seat": number})
 
     def with_seat(self, new: SeatState) -> RoundState:
-        return replace(self, seats=tuple(new if s.seat == new.seat else s for s in self.seats))
+        return evolve(self, seats=tuple(new if s.seat == new.seat else s for s in self.seats))
 
     @property
     def deck_set(self) -> int:

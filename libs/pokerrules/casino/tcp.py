@@ -3,8 +3,6 @@ Queen-high; two alternating deck sets; several hands per player; the Action Butt
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from pokerrules.casino.cards import ACE, rank_of
 from pokerrules.casino.config import GameConfig, TcpAnteRule, TcpConfig
 from pokerrules.casino.model import (
@@ -17,6 +15,7 @@ from pokerrules.casino.model import (
     SeatState,
     SeatStatus,
     Settlement,
+    evolve,
 )
 from pokerrules.casino.paylines import tcp_dealer_qualifies, tcp_six_card_line, tcp_three_card_line
 from pokerrules.casino.ranking import HandRanker
@@ -59,11 +58,11 @@ class TcpRules:
         events: list[Event] = []
         for seat in sorted(in_hand(state), key=lambda s: (s.seat - start) % (config.seats + 1000)):
             cards, state = take(state, 3)
-            dealt = replace(seat, cards=cards)
+            dealt = evolve(seat, cards=cards)
             state = state.with_seat(dealt)
             events.append(hole_cards_event(dealt))
         dealer, state = take(state, 3)
-        state = new_street(replace(state, dealer_cards=dealer), Phase.DECISION)
+        state = new_street(evolve(state, dealer_cards=dealer), Phase.DECISION)
         return state, [*events, Event("DEALER_CARDS_DEALT", {"count": 3}), phase_event(Phase.DECISION)]
 
     def advance(self, state: RoundState, ranker: HandRanker) -> tuple[RoundState, list[Event]]:
@@ -96,8 +95,8 @@ class TcpRules:
                 )
             )
         events.append(Event("ACTION_BUTTON", {"seat": button}))
-        state = replace(state, dealer_revealed=True, action_button=button)
-        return replace(state, phase=Phase.SETTLED, settlement=settle(state, ranker)), events
+        state = evolve(state, dealer_revealed=True, action_button=button)
+        return evolve(state, phase=Phase.SETTLED, settlement=settle(state, ranker)), events
 
     def void(self, state: RoundState) -> Settlement:
         # Silent in the document: as CH-11.2, every bet of a voided round is returned.

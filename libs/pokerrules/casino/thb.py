@@ -3,8 +3,6 @@ Check, no Dealer qualification, the Ante paying only on a Straight or better."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from pokerrules.casino.config import GameConfig, ThbConfig
 from pokerrules.casino.model import (
     BetKind,
@@ -15,6 +13,7 @@ from pokerrules.casino.model import (
     SeatState,
     SeatStatus,
     Settlement,
+    evolve,
 )
 from pokerrules.casino.paylines import thb_ante_wins, thb_bonus_line
 from pokerrules.casino.ranking import HandRanker
@@ -58,32 +57,32 @@ class ThbRules:
         events: list[Event] = []
         for seat in in_hand(state):
             cards, state = take(state, 2)
-            dealt = replace(seat, cards=cards)
+            dealt = evolve(seat, cards=cards)
             state = state.with_seat(dealt)
             events.append(hole_cards_event(dealt))
         dealer, state = take(state, 2)
-        state = new_street(replace(state, dealer_cards=dealer), Phase.PRE_FLOP)
+        state = new_street(evolve(state, dealer_cards=dealer), Phase.PRE_FLOP)
         events += [Event("DEALER_CARDS_DEALT", {"count": 2}), phase_event(Phase.PRE_FLOP)]
         return state, events
 
     def advance(self, state: RoundState, ranker: HandRanker) -> tuple[RoundState, list[Event]]:
         if state.phase == Phase.PRE_FLOP and in_hand(state):
             flop, state = take(state, 3)  # THB-3.5
-            state = new_street(replace(state, board=flop), Phase.FLOP)
+            state = new_street(evolve(state, board=flop), Phase.FLOP)
             return state, [Event("BOARD", {"street": "FLOP", "cards": list(flop)}), phase_event(Phase.FLOP)]
         if state.phase == Phase.FLOP:
             turn, state = take(state, 1)  # THB-3.7
-            state = new_street(replace(state, board=state.board + turn), Phase.TURN)
+            state = new_street(evolve(state, board=state.board + turn), Phase.TURN)
             return state, [Event("BOARD", {"street": "TURN", "cards": list(turn)}), phase_event(Phase.TURN)]
         events: list[Event] = []
         if state.phase == Phase.TURN:
             river, state = take(state, 1)  # THB-3.8: no betting after the River
-            state = replace(state, board=state.board + river)
+            state = evolve(state, board=state.board + river)
             events.append(Event("BOARD", {"street": "RIVER", "cards": list(river)}))
             events += showdown_events(state, ranker)
-            state = replace(state, dealer_revealed=True)
+            state = evolve(state, dealer_revealed=True)
         settlement = settle(state, ranker)
-        return replace(state, phase=Phase.SETTLED, settlement=settlement), events
+        return evolve(state, phase=Phase.SETTLED, settlement=settlement), events
 
     def void(self, state: RoundState) -> Settlement:
         config = state.config
