@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 
-from deploy.validate import dashboard, dockerfile, kustomize, layout, manifests, rules
+from deploy.validate import dashboard, dockerfile, kustomize, layout, manifests, rules, schemas
 from deploy.validate.catalog import Catalog, build_catalog
 
 PROMTOOL_MISSING = (
@@ -36,8 +36,13 @@ def rendered(name: str) -> list[manifests.Doc]:
 
 def check_overlay(overlay: layout.Overlay) -> Outcome:
     docs = rendered(overlay.name)
-    problems = manifests.check_rendered(docs, set(overlay.external_secrets), overlay.production)
-    return Outcome(problems, note=f"{len(docs)} resources rendered by {' '.join(kustomize.find_kustomize())}")
+    problems = schemas.check_schemas(docs)
+    problems += manifests.check_rendered(docs, set(overlay.external_secrets), overlay.production)
+    return Outcome(
+        problems,
+        note=f"{len(docs)} resources rendered by {' '.join(kustomize.find_kustomize())}, schemas "
+        f"{' and '.join(schemas.KUBERNETES_VERSIONS)}",
+    )
 
 
 def check_more_replicas_in_production() -> Outcome:

@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from deploy.validate import kustomize, layout, manifests, suite
+from deploy.validate import kustomize, layout, manifests, schemas, suite
 
 Doc = dict[str, Any]
 OVERLAYS = {o.name: o for o in layout.OVERLAYS}
@@ -71,6 +71,11 @@ def test_overlay_renders_and_passes_every_check(overlay: str) -> None:
     kinds = {(d["kind"], d["metadata"]["name"]) for d in docs}
     for service in manifests.DEPLOYED_SERVICES:
         assert {("Deployment", service), ("Service", service), ("PodDisruptionBudget", service)} <= kinds
+
+
+@pytest.mark.parametrize("overlay", sorted(OVERLAYS))
+def test_overlay_matches_the_kubernetes_schemas_strictly(overlay: str) -> None:
+    assert schemas.check_schemas(copy.deepcopy(suite.rendered(overlay))) == []
 
 
 def test_overlays_land_in_their_namespace_with_their_settings() -> None:
@@ -268,6 +273,33 @@ MUTATIONS: dict[str, tuple[Callable[[list[Doc]], None], str]] = {
         "evaluator: no PodDisruptionBudget",
     ),
 }
+
+
+SCHEMA_BREAKS: dict[str, tuple[Callable[[list[Doc]], None], str]] = {
+    "misspelled field": (
+        _set(f"Deployment/wallet:{C0}.readinesProbe", {"grpc": {"port": 50053}}),
+        "'readinesProbe' was unexpected",
+    ),
+    "port as a string": (
+        lambda docs: get(docs, "Service", "dealer")["spec"]["ports"][0].update({"port": "50052"}),
+        "spec.ports.0.port",
+    ),
+    "unknown kind version": (
+        lambda docs: get(docs, "HorizontalPodAutoscaler", "evaluator").update(
+            {"apiVersion": "autoscaling/v2beta1"}
+        ),
+        "no schema for autoscaling/v2beta1",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SCHEMA_BREAKS))
+def test_schema_check_catches(case: str) -> None:
+    mutate, expected = SCHEMA_BREAKS[case]
+    docs = production()
+    mutate(docs)
+    problems = schemas.check_schemas(docs, versions=("1.37.0",))
+    assert any(expected in p for p in problems), problems
 
 
 @pytest.mark.parametrize("case", sorted(MUTATIONS))
