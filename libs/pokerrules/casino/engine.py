@@ -90,13 +90,15 @@ def next_round(state: RoundState, seats: Mapping[int, str] | None = None) -> Rou
             last[s.seat] = MappingProxyType(
                 {k: v for k, v in s.bets.items() if k in RULES[state.game].placeable}
             )
-    current = seats if seats is not None else {s.seat: s.player_id for s in state.seats}
+    players = {s.seat: s.player_id for s in state.seats}
+    current = seats if seats is not None else players
     return new_round(
         state.game,
         current,
         state.config,
         state.round_number + 1,
-        {n: b for n, b in last.items() if n in current},
+        # A Rebet repeats the seat's own bets: not those of a player who left it.
+        {n: b for n, b in last.items() if n in current and current[n] == players.get(n)},
         state.action_button or state.deal_start_seat,
     )
 

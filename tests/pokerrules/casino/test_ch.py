@@ -312,3 +312,12 @@ def test_ch_1_1_one_deck_shuffled_every_round() -> None:
     assert err.value.reason == "DECK_INVALID"
     dealt = apply(nxt, Deal(list(range(51, -1, -1)))).state  # a fresh order for the new round
     assert dealt.seat(1).cards == (51, 50)
+
+
+def test_ch_8_rebet_is_the_seats_own_player_only() -> None:
+    """CH-8 Rebet: a new player on the seat has no previous bets to repeat."""
+    s = ch("9s 8h", "Jc 3d", "7d 6c Ks 2h 5d", aa=5)
+    nxt = next_round(s, {1: "newcomer"})
+    with pytest.raises(CasinoError) as err:
+        apply(nxt, Rebet(1, "newcomer"))
+    assert err.value.reason == "NO_PREVIOUS_BETS"
