@@ -53,10 +53,10 @@ class TcpRules:
 
     def deal(self, state: RoundState) -> tuple[RoundState, list[Event]]:
         """Three cards to each hand, clockwise from the last Action Button's seat (TCP-A6), then the P/D."""
-        config = _config(state)
         start = state.deal_start_seat
         events: list[Event] = []
-        for seat in sorted(in_hand(state), key=lambda s: (s.seat - start) % (config.seats + 1000)):
+        # Clockwise from `start`: seats start..N, then 1..start-1.
+        for seat in sorted(in_hand(state), key=lambda s: (s.seat < start, s.seat)):
             cards, state = take(state, 3)
             dealt = evolve(seat, cards=cards)
             state = state.with_seat(dealt)
