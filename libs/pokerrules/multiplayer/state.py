@@ -273,10 +273,25 @@ class HandState:
     def _raise_bounds(self, i: int, to_call: int, pot: int) -> tuple[int, int]:
         """(min_to, max_to) of a bet or raise by player i; (0, 0) when they may not bet or raise."""
         stack = self.stacks[i]
-        if stack <= to_call or not self._may_raise(i):
+        if stack <= to_call:
             return 0, 0
-        all_in_to = self.bets[i] + stack
-        min_to = self.current_bet + self.last_full_raise
+        current = self.current_bet
+        # NK-3.5: betting is reopened for a player who already acted only by at least a full raise
+        # (counted from the bet they last acted on).
+        acted = self.acted_at[i]
+        if acted >= 0 and current - acted < self.last_full_raise:
+            return 0, 0
+        # A raise also needs an opponent who can put in more than the current bet.
+        stacks = self.stacks
+        bets = self.bets
+        folded = self.folded
+        for j in range(len(stacks)):
+            if j != i and not folded[j] and stacks[j] + bets[j] > current:
+                break
+        else:
+            return 0, 0
+        all_in_to = bets[i] + stack
+        min_to = current + self.last_full_raise
         max_to = all_in_to
         if self.pot_limit or self.pot_capped[i]:
             # NK-3.7: max raise-to = current bet + (pot + to_call); NK-12.6: never below the minimum.
@@ -319,8 +334,10 @@ class HandState:
             if to_call <= 0:
                 raise IllegalAction(e.NOTHING_TO_CALL, "nothing to call: check instead")
             added = to_call if to_call < stack else stack  # a short call is all-in (MP-4.14)
-            self._put_in(i, added)
-            events.append(PlayerActed(seat, kind, added, self.bets[i], self.stacks[i] == 0))
+            self.stacks[i] = stack - added
+            bet = self.bets[i] = self.bets[i] + added
+            self.contrib[i] += added
+            events.append(PlayerActed(seat, kind, added, bet, stack == added))
         elif kind is ActionKind.ALL_IN:
             if stack <= to_call:
                 before = self.bets[i]
@@ -393,22 +410,6 @@ class HandState:
             return self.seats.index(seat)
         except ValueError:
             raise IllegalAction(e.UNKNOWN_SEAT, "no such seat in this hand", seat=seat) from None
-
-    def _may_raise(self, i: int) -> bool:
-        """NK-3.5: betting is reopened for a player who already acted only by at least a full raise
-        (counted from the bet they last acted on). Raising also needs an opponent who can put in more
-        than the current bet: one who cannot even cover it could not answer a raise."""
-        acted = self.acted_at[i]
-        if acted >= 0 and self.current_bet - acted < self.last_full_raise:
-            return False
-        stacks = self.stacks
-        bets = self.bets
-        folded = self.folded
-        current = self.current_bet
-        for j in range(len(stacks)):  # noqa: SIM110 - a plain loop is measurably faster on the hot path
-            if j != i and not folded[j] and stacks[j] + bets[j] > current:
-                return True
-        return False
 
     def _put_in(self, i: int, amount: int) -> None:
         self.stacks[i] -= amount
@@ -517,7 +518,7 @@ class HandState:
         self.street += 1
         self.deck_pos += 1  # burn one card before each street; it is never shown
         count = _BOARD_CARDS[self.street]
-        cards = tuple(self.deck[self.deck_pos : self.deck_pos + count])
+        cards = tuple(self.deck[self.deck_pos : self.deck_pos + count])  # a no-op copy for a tuple deck
         self.deck_pos += count
         self.board.extend(cards)
         events.append(BoardDealt(self.street, cards))
