@@ -26,6 +26,9 @@ MAX_REQUEST_ID_CHARS = 128
 _DECK_SET_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 
 
+_DEALT, _BURNED = 1, 2  # a consumed position, as one byte
+
+
 class ShoeState(enum.Enum):
     OPEN = "OPEN"
     CLOSED = "CLOSED"
@@ -35,6 +38,9 @@ class ShoeState(enum.Enum):
 class Consumption(enum.Enum):
     DEALT = "DEALT"
     BURNED = "BURNED"
+
+
+_CONSUMPTIONS = {_DEALT: Consumption.DEALT, _BURNED: Consumption.BURNED}
 
 
 @dataclass(frozen=True)
@@ -140,8 +146,10 @@ class Shoe:
         self._seed = server_seed
         self._order = bytes(shoe_order(server_seed, client_seed, nonce, decks))
         self.commitment = seed_commitment(server_seed)
-        self._consumed: list[Consumption] = []
-        self._replies: dict[str, tuple[tuple[str, int], tuple[DealtCard | int, ...]]] = {}
+        # Kept small on purpose (a dealer holds many shoes): one byte per consumed position, and for each
+        # request id only (operation, count, first position) — a retry's answer is rebuilt from those.
+        self._consumed = bytearray()
+        self._replies: dict[str, tuple[str, int, int]] = {}
         self.state = ShoeState.OPEN
         self.last_active = now
         self.ended_at: float | None = None
@@ -170,32 +178,33 @@ class Shoe:
 
     @property
     def dealt_count(self) -> int:
-        return sum(1 for c in self._consumed if c is Consumption.DEALT)
+        return self._consumed.count(_DEALT)
 
     @property
     def burned_count(self) -> int:
-        return sum(1 for c in self._consumed if c is Consumption.BURNED)
+        return self._consumed.count(_BURNED)
 
     def deal(self, count: int, request_id: str, now: float) -> list[DealtCard]:
         """The next `count` cards with their positions and salts; a retried request id gets the same ones."""
-        replay = self._replay(request_id, ("deal", count))
-        if replay is not None:
-            return [card for card in replay if isinstance(card, DealtCard)]
-        positions = self._take(count, Consumption.DEALT, now)
+        start = self._replay(request_id, "deal", count)
+        if start is None:
+            positions = self._take(count, _DEALT, now)
+            self._replies[request_id] = ("deal", count, positions.start)
+        else:
+            positions = range(start, start + count)
         salts = PositionSalts(self._seed).salts(positions)  # one key schedule for the whole deal
         order = self._order
-        dealt = [DealtCard(p, order[p], salt) for p, salt in zip(positions, salts, strict=True)]
-        self._replies[request_id] = (("deal", count), tuple(dealt))
-        return dealt
+        return [DealtCard(p, order[p], salt) for p, salt in zip(positions, salts, strict=True)]
 
     def burn(self, count: int, request_id: str, now: float) -> list[int]:
         """Discard the next `count` cards unseen; returns their positions."""
-        replay = self._replay(request_id, ("burn", count))
-        if replay is not None:
-            return [position for position in replay if isinstance(position, int)]
-        positions = self._take(count, Consumption.BURNED, now)
-        self._replies[request_id] = (("burn", count), tuple(positions))
-        return positions
+        start = self._replay(request_id, "burn", count)
+        if start is None:
+            positions = self._take(count, _BURNED, now)
+            self._replies[request_id] = ("burn", count, positions.start)
+        else:
+            positions = range(start, start + count)
+        return list(positions)
 
     def peek(self, offset: int, now: float) -> PeekedCard:
         """The card `offset` places after the next one, without dealing it (NK-10.2, chosen reading NK-A6)."""
@@ -235,21 +244,22 @@ class Shoe:
             nonce=self.nonce,
             commitment=self.commitment,
             order=tuple(self._order),
-            consumed=tuple(self._consumed),
+            consumed=tuple(_CONSUMPTIONS[code] for code in self._consumed),
         )
 
-    def _replay(self, request_id: str, key: tuple[str, int]) -> tuple[DealtCard | int, ...] | None:
+    def _replay(self, request_id: str, operation: str, count: int) -> int | None:
+        """The first position of an earlier identical request, None for a new one; refuses a reuse."""
         validate_request_id(request_id)
         previous = self._replies.get(request_id)
         if previous is None:
             return None
-        if previous[0] != key:
+        if previous[:2] != (operation, count):
             raise RequestConflict(
                 "request_id was already used on this shoe with other parameters", request_id=request_id
             )
-        return previous[1]
+        return previous[2]
 
-    def _take(self, count: int, kind: Consumption, now: float) -> list[int]:
+    def _take(self, count: int, kind: int, now: float) -> range:
         self._require_open()
         if count < 1:
             raise InvalidRequest("count", "count must be 1 or more", "COUNT_OUT_OF_RANGE", count=count)
@@ -258,9 +268,9 @@ class Shoe:
                 "not enough cards left in the shoe", requested=count, remaining=self.remaining
             )
         start = self.next_position
-        self._consumed.extend([kind] * count)
+        self._consumed.extend(bytes([kind]) * count)
         self.last_active = now
-        return list(range(start, start + count))
+        return range(start, start + count)
 
     def _require_open(self) -> None:
         if self.state is ShoeState.CLOSED:
