@@ -240,6 +240,62 @@ async def bench_store(
     return rows
 
 
+def bench_direct(
+    name: str, database_url: str, clients_list: list[int], seconds: float
+) -> list[tuple[str, int, float, float, float]]:
+    """The storage layer alone, in this process, N threads calling `execute` (no gRPC, no auth, no
+    logging): what the ledger itself sustains, durable commits included."""
+    import threading
+
+    from ledger import commands as c
+    from ledger.model import Account, AccountKind, IssueReason
+
+    from services.wallet.storage import open_store
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="wallet-bench-") as tmp:
+        store = open_store(database_url, tmp)
+        try:
+            accounts = []
+            for i in range(ACCOUNTS):
+                made = store.execute(c.CreateAccount(f"d-open-{i}", AccountKind.PLAYER, f"d-{i}"))
+                assert isinstance(made, Account)
+                store.execute(c.Issue(f"d-fund-{i}", made.id, 10**9, IssueReason.PURCHASE))
+                accounts.append(made.id)
+            for clients in clients_list:
+                latencies: list[float] = []
+                end = time.perf_counter() + seconds
+
+                def worker(seed: int, end: float = end, latencies: list[float] = latencies) -> None:
+                    rng = random.Random(seed)
+                    while time.perf_counter() < end:
+                        a, b = rng.sample(accounts, 2)
+                        t0 = time.perf_counter()
+                        store.execute(c.Transfer("dt-" + uuid.uuid4().hex, c.simple_postings(a, b, 1)))
+                        latencies.append(time.perf_counter() - t0)
+
+                t0 = time.perf_counter()
+                threads = [threading.Thread(target=worker, args=(i,)) for i in range(clients)]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+                elapsed = time.perf_counter() - t0
+                rows.append(
+                    (
+                        f"{name} (storage only)",
+                        clients,
+                        len(latencies) / elapsed,
+                        percentile(latencies, 0.5) * 1e3,
+                        percentile(latencies, 0.99) * 1e3,
+                    )
+                )
+            assert store.summary().invariants_hold
+        finally:
+            store.close()
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -247,11 +303,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 8, 64])
     parser.add_argument("--stores", nargs="+", default=["sqlite", "postgres"], choices=["sqlite", "postgres"])
+    parser.add_argument(
+        "--storage-only", action="store_true", help="measure the storage layer in-process (no gRPC) instead"
+    )
     args = parser.parse_args(argv)
     rows = []
     for store in args.stores:
+        run_one = (
+            (lambda n, u: bench_direct(n, u, args.clients, args.seconds))
+            if args.storage_only
+            else (lambda n, u: asyncio.run(bench_store(n, u, args.clients, args.seconds)))
+        )
         if store == "sqlite":
-            rows += asyncio.run(bench_store("sqlite", "", args.clients, args.seconds))
+            rows += run_one("sqlite", "")
             continue
         import psycopg
 
@@ -263,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
             conn.execute(f'CREATE DATABASE "{dbname}"')
         try:
             url = admin.rsplit("/", 1)[0] + "/" + dbname
-            rows += asyncio.run(bench_store("postgres", url, args.clients, args.seconds))
+            rows += run_one("postgres", url)
         finally:
             with psycopg.connect(admin, autocommit=True) as conn:
                 conn.execute(f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)')
