@@ -46,6 +46,7 @@ def check_dashboard(path: Path, catalog: Catalog, recorded: set[str]) -> list[st
     for topic in REQUIRED_TOPICS:
         if not any(topic.lower() in t.lower() for t in titles):
             problems.append(f"{path.name}: no panel about {topic!r}")
+    problems += _overlaps(path.name, [p for p in dashboard.get("panels", []) if "gridPos" in p])
     for panel in panels(dashboard):
         if panel.get("type") == "row":
             continue
@@ -60,4 +61,20 @@ def check_dashboard(path: Path, catalog: Catalog, recorded: set[str]) -> list[st
             uid = target.get("datasource", {}).get("uid", "")
             if not uid.startswith("$"):
                 problems.append(f"{where}: query pins data source {uid!r} instead of ${{datasource}}")
+    return problems
+
+
+def _overlaps(name: str, laid_out: list[dict[str, Any]]) -> list[str]:
+    """Panels whose grid rectangles intersect (Grafana would shuffle them on load)."""
+    problems = []
+    for i, a in enumerate(laid_out):
+        for b in laid_out[i + 1 :]:
+            ga, gb = a["gridPos"], b["gridPos"]
+            if (
+                ga["x"] < gb["x"] + gb["w"]
+                and gb["x"] < ga["x"] + ga["w"]
+                and ga["y"] < gb["y"] + gb["h"]
+                and gb["y"] < ga["y"] + ga["h"]
+            ):
+                problems.append(f"{name}: panels {a.get('title')!r} and {b.get('title')!r} overlap")
     return problems

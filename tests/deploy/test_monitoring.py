@@ -261,3 +261,13 @@ def test_dashboard_checker_catches_unknown_metric_and_pinned_datasource(tmp_path
     problems = dashboard.check_dashboard(path, suite.catalog(), rules.recorded_names([RULES]))
     assert any("poker_wallet_transfer_total" in p for p in problems)
     assert any("pins data source" in p for p in problems)
+
+
+def test_dashboard_checker_catches_overlapping_panels(tmp_path: Path) -> None:
+    board = json.loads(DASHBOARD.read_text())
+    laid_out = [p for p in board["panels"] if p.get("type") != "row"]
+    laid_out[1]["gridPos"] = dict(laid_out[0]["gridPos"])
+    path = tmp_path / "felt.json"
+    path.write_text(json.dumps(board))
+    problems = dashboard.check_dashboard(path, suite.catalog(), rules.recorded_names([RULES]))
+    assert any("overlap" in p for p in problems), problems
