@@ -43,16 +43,17 @@ static PyObject *strength7(PyObject *self, PyObject *const *args, Py_ssize_t nar
         return NULL;
     }
     int c[7];
-    uint64_t seen = 0;
+    uint64_t seen = 0, sum = 0;
     for (int i = 0; i < 7; i++) {
         long v = PyLong_AsLong(args[i]);
         if (v == -1 && PyErr_Occurred()) return NULL;
         if (v < 0 || v > 51) return raise_invalid("cards", "UNKNOWN_CARD", "card code out of range 0..51");
         c[i] = (int)v;
         seen |= 1ull << v;
+        sum += 1ull << v;
     }
-    /* one popcount: cheap next to the call itself, and a repeated card is never a real hand */
-    if (__builtin_popcountll(seen) != 7) return raise_invalid("cards", "DUPLICATE_CARD", "duplicate card");
+    /* a repeated card is never a real hand; the sum equals the union of bits only when all differ */
+    if (sum != seen) return raise_invalid("cards", "DUPLICATE_CARD", "duplicate card");
     return PyLong_FromLong(he_eval7(c[0], c[1], c[2], c[3], c[4], c[5], c[6]));
 }
 

@@ -23,14 +23,14 @@ static const uint32_t RANK_WEIGHT[13] = {1,      5,      24,     112,     521,  
  * validation) hashes inside the tables: a wrong answer, never an out-of-bounds read */
 #define NUM_ROWS (((7u * 3453520u) >> HASH_SHIFT) + 1)
 
-uint64_t he_card_key[52];
-uint64_t he_card_bit[52];
+uint64_t he_card_key[64]; /* rows 52..63 stay zero: see batch_loop */
+uint64_t he_card_bit[64];
 static uint32_t hash_offset[NUM_ROWS];
 static uint16_t *rank_table;
 static size_t rank_table_size;
 static uint16_t flush_table[8192];
 static uint8_t category_of[HE_NUM_STRENGTHS + 1];
-static uint16_t three_table[13 * 13 * 13 * 2];
+static uint16_t three_table[16 * 16 * 16 * 2]; /* slack: masked codes 52..63 give ranks 13..15 */
 static uint8_t category3_of[HE_NUM_STRENGTHS3 + 1];
 static int initialized;
 
@@ -365,7 +365,8 @@ int he_eval_n(const uint8_t *cards, int n) {
     return he_eval_key(key, bits);
 }
 
-int he_eval7(int c0, int c1, int c2, int c3, int c4, int c5, int c6) {
+static inline __attribute__((always_inline)) int eval7_inline(int c0, int c1, int c2, int c3, int c4, int c5,
+                                                              int c6) {
     uint64_t key = HE_SUIT_BASE + he_card_key[c0] + he_card_key[c1] + he_card_key[c2] + he_card_key[c3] +
                    he_card_key[c4] + he_card_key[c5] + he_card_key[c6];
     uint32_t flush = (uint32_t)(key >> 32) & 0x8888u;
@@ -377,6 +378,10 @@ int he_eval7(int c0, int c1, int c2, int c3, int c4, int c5, int c6) {
     }
     uint32_t rk = (uint32_t)key;
     return rank_table[(rk & HASH_MASK) + hash_offset[rk >> HASH_SHIFT]];
+}
+
+int he_eval7(int c0, int c1, int c2, int c3, int c4, int c5, int c6) {
+    return eval7_inline(c0, c1, c2, c3, c4, c5, c6);
 }
 
 int he_eval_omaha(const uint8_t hole[4], const uint8_t *board, int nboard) {
@@ -516,40 +521,59 @@ int he_best_three(const uint8_t cards[3], uint8_t best[3]) {
 
 /* ---------------------------------------------------------------- batch ---------- */
 
-int he_batch(int rule, int cpk, const uint8_t *packed, size_t nhands, uint32_t *strengths, uint8_t *cats,
-             size_t *bad_index) {
-    int ok_args = (rule == HE_HOLDEM && cpk >= 5 && cpk <= 7) || (rule == HE_OMAHA && cpk == 9) ||
-                  (rule == HE_THREE_CARD && cpk == 3);
-    if (!ok_args) return HE_BATCH_BAD_ARGS;
+/* One specialised loop per (rule, cards per hand): cpk is a compile-time constant in each, so the card
+ * loads, the duplicate check and the evaluation unroll. The range check (every byte < 52) runs first as
+ * one vectorisable pass over the whole buffer. Codes are masked to 0..63 before any table lookup (the
+ * tables have 64 rows): the caller's buffer is not locked against other threads while the GIL is
+ * released, so a byte may change after it was checked; that can give a wrong answer, never a bad read. */
+static inline __attribute__((always_inline)) int batch_loop(int rule, const int cpk, const uint8_t *packed,
+                                                            size_t nhands, uint32_t *strengths, uint8_t *cats,
+                                                            size_t *bad_index) {
+    size_t nbytes = nhands * (size_t)cpk;
+    int out_of_range = 0;
+    for (size_t i = 0; i < nbytes; i++) out_of_range |= packed[i] >= 52;
+    if (out_of_range) {
+        size_t i = 0;
+        while (i < nbytes && packed[i] < 52) i++;
+        *bad_index = i / (size_t)cpk;
+        return HE_BATCH_UNKNOWN_CARD;
+    }
     const uint8_t *p = packed;
+    const uint8_t *cat_table = rule == HE_THREE_CARD ? category3_of : category_of;
     for (size_t h = 0; h < nhands; h++, p += cpk) {
-        /* copy first: the caller's buffer is not locked against other threads while the GIL is released */
         uint8_t c[9];
-        memcpy(c, p, (size_t)cpk);
-        /* validation: every code < 52 and all distinct, via one 64-bit mask */
-        uint64_t seen = 0;
-        int bad = 0;
+        uint64_t seen = 0, sum = 0;
         for (int i = 0; i < cpk; i++) {
-            bad |= c[i] >= 52;
-            seen |= 1ull << (c[i] & 63);
+            c[i] = p[i] & 63;
+            seen |= 1ull << c[i];
+            sum += 1ull << c[i]; /* equals `seen` exactly when no card repeats (a repeat carries) */
         }
-        if (__builtin_expect(bad || __builtin_popcountll(seen) != cpk, 0)) {
+        if (__builtin_expect(sum != seen, 0)) {
             *bad_index = h;
-            return bad ? HE_BATCH_UNKNOWN_CARD : HE_BATCH_DUPLICATE_CARD;
+            return HE_BATCH_DUPLICATE_CARD;
         }
         int s;
-        if (rule == HE_HOLDEM) {
-            if (cpk == 7) s = he_eval7(c[0], c[1], c[2], c[3], c[4], c[5], c[6]);
-            else s = he_eval_n(c, cpk);
-        } else if (rule == HE_OMAHA) {
-            s = he_eval_omaha(c, c + 4, 5);
-        } else {
-            s = he_eval_three(c);
-        }
+        if (rule == HE_THREE_CARD) s = he_eval_three(c);
+        else if (rule == HE_OMAHA) s = he_eval_omaha(c, c + 4, 5);
+        else if (cpk == 7) s = eval7_inline(c[0], c[1], c[2], c[3], c[4], c[5], c[6]);
+        else s = he_eval_n(c, cpk);
         strengths[h] = (uint32_t)s;
-        if (cats) cats[h] = rule == HE_THREE_CARD ? category3_of[s] : category_of[s];
+        if (cats) cats[h] = cat_table[s];
     }
     return HE_BATCH_OK;
+}
+
+/* Built twice, picked at load time (ifunc): x86-64-v3 (BMI2 shifts for the duplicate check) or baseline. */
+__attribute__((target_clones("arch=x86-64-v3", "default"))) int he_batch(int rule, int cpk, const uint8_t *packed,
+                                                                         size_t nhands, uint32_t *strengths,
+                                                                         uint8_t *cats, size_t *bad_index) {
+    if (rule == HE_HOLDEM && cpk == 7) return batch_loop(HE_HOLDEM, 7, packed, nhands, strengths, cats, bad_index);
+    if (rule == HE_HOLDEM && cpk == 6) return batch_loop(HE_HOLDEM, 6, packed, nhands, strengths, cats, bad_index);
+    if (rule == HE_HOLDEM && cpk == 5) return batch_loop(HE_HOLDEM, 5, packed, nhands, strengths, cats, bad_index);
+    if (rule == HE_OMAHA && cpk == 9) return batch_loop(HE_OMAHA, 9, packed, nhands, strengths, cats, bad_index);
+    if (rule == HE_THREE_CARD && cpk == 3)
+        return batch_loop(HE_THREE_CARD, 3, packed, nhands, strengths, cats, bad_index);
+    return HE_BATCH_BAD_ARGS;
 }
 
 /* ---------------------------------------------------------------- exhaustive passes ---------- */
