@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from deploy.validate import promql
 from deploy.validate.catalog import Catalog
 from deploy.validate.references import check_expr
 
@@ -58,6 +59,7 @@ def check_dashboard(path: Path, catalog: Catalog, recorded: set[str]) -> list[st
         for target in targets:
             where = f"{path.name}: panel {panel.get('title')!r}"
             problems += check_expr(target.get("expr", ""), where, catalog, recorded)
+            problems += _scoped_to_namespace(target.get("expr", ""), where)
             uid = target.get("datasource", {}).get("uid", "")
             if not uid.startswith("$"):
                 problems.append(f"{where}: query pins data source {uid!r} instead of ${{datasource}}")
@@ -78,3 +80,16 @@ def _overlaps(name: str, laid_out: list[dict[str, Any]]) -> list[str]:
             ):
                 problems.append(f"{name}: panels {a.get('title')!r} and {b.get('title')!r} overlap")
     return problems
+
+
+def _scoped_to_namespace(expr: str, where: str) -> list[str]:
+    """One Prometheus may scrape felt and felt-dev: every selector must honour the $namespace variable."""
+    try:
+        selectors = promql.selectors(expr)
+    except promql.PromQLSyntaxError:
+        return []  # reported by check_expr
+    return [
+        f'{where}: {s.name} is not filtered by namespace=~"$namespace" (dev and production would mix)'
+        for s in selectors
+        if not any(m.label == "namespace" and "$namespace" in m.value for m in s.matchers)
+    ]

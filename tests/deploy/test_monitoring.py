@@ -160,10 +160,10 @@ def test_rules_cover_what_operators_need() -> None:
     every = rules.load_rules(RULES)
     alerts = {r["alert"]: r for r in every if "alert" in r}
     records = {r["record"]: r for r in every if "record" in r}
-    assert "grpc_service:grpc_server_error_ratio:rate5m" in records
+    assert "namespace_grpc_service:grpc_server_error_ratio:rate5m" in records
     assert (
         "histogram_quantile(0.99"
-        in records["grpc_service_grpc_method:grpc_server_handling_seconds:p99_5m"]["expr"]
+        in records["namespace_grpc_service_grpc_method:grpc_server_handling_seconds:p99_5m"]["expr"]
     )
     assert "poker_dealer_entropy_failures_total" in alerts["FeltDealerEntropyFailure"]["expr"]
     assert {"FeltHighErrorRatio", "FeltHighLatencyP99"} <= set(alerts)
@@ -180,7 +180,10 @@ BROKEN_EXPRESSIONS = {
     ),
     "unknown method": ('grpc_server_started_total{grpc_method="DealCards"}', "grpc_method='DealCards'"),
     "label the metric lacks": ('poker_wallet_transfers_total{table_id="7"}', "has no label 'table_id'"),
-    "unrecorded recording-rule name": ("grpc_service:grpc_server_error_ratio:rate1m", "is not served"),
+    "unrecorded recording-rule name": (
+        "namespace_grpc_service:grpc_server_error_ratio:rate1m",
+        "is not served",
+    ),
     "unparsable": ('grpc_server_handled_total{grpc_code="OK"', "unbalanced"),
 }
 
@@ -215,7 +218,10 @@ def test_promtool_unit_tests_pass() -> None:
         # counting a refusal (NotFound) as a server error changes the ratio the tests pin
         ("Unknown|Internal|Unavailable|DataLoss", "Unknown|Internal|Unavailable|DataLoss|NotFound"),
         # a p99 computed without `le` is no quantile at all
-        ("sum by (grpc_service, grpc_method, le)", "sum by (grpc_service, grpc_method)"),
+        (
+            "sum by (namespace, grpc_service, grpc_method, le)",
+            "sum by (namespace, grpc_service, grpc_method)",
+        ),
         # an alert that waits would not page at the first entropy failure
         ("poker_dealer_entropy_failures_total[5m])) > 0", "poker_dealer_entropy_failures_total[5m])) > 1"),
     ],
@@ -271,3 +277,13 @@ def test_dashboard_checker_catches_overlapping_panels(tmp_path: Path) -> None:
     path.write_text(json.dumps(board))
     problems = dashboard.check_dashboard(path, suite.catalog(), rules.recorded_names([RULES]))
     assert any("overlap" in p for p in problems), problems
+
+
+def test_dashboard_checker_catches_a_query_mixing_namespaces(tmp_path: Path) -> None:
+    board = json.loads(DASHBOARD.read_text())
+    target = next(p for p in dashboard.panels(board) if p.get("targets"))["targets"][0]
+    target["expr"] = "sum(rate(grpc_server_handled_total[5m]))"
+    path = tmp_path / "felt.json"
+    path.write_text(json.dumps(board))
+    problems = dashboard.check_dashboard(path, suite.catalog(), rules.recorded_names([RULES]))
+    assert any("is not filtered by namespace" in p for p in problems), problems
