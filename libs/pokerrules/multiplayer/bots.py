@@ -14,20 +14,21 @@ from pokerrules.multiplayer.presets import sizing
 _FOLD = Action(ActionKind.FOLD)
 _CHECK = Action(ActionKind.CHECK)
 _CALL = Action(ActionKind.CALL)
-_BET_OR_RAISE = Action(ActionKind.RAISE, -1)  # marker, replaced by a sized bet or raise
 
 
 def random_legal_action(legal: LegalActions, rng: random.Random) -> Action:
-    """Uniform over fold/check/call/bet-or-raise, with a uniform amount in [min, max]."""
-    # rng.random() rather than randrange/randint: this sits on the benchmark's hot path.
-    options = [_CHECK] if legal.call_amount == 0 else [_FOLD, _CALL]
-    if legal.max_to:
-        options.append(_BET_OR_RAISE)
-    choice = options[int(rng.random() * len(options))]
-    if choice is _BET_OR_RAISE:
-        low = legal.min_to
-        return Action(legal.bet_kind, low + int(rng.random() * (legal.max_to - low + 1)))
-    return choice
+    """Uniform over the legal kinds (check/bet, or fold/call/raise), a uniform amount in [min, max]."""
+    # rng.random() and no option list: this sits on the benchmark's hot path.
+    facing_bet = legal.call_amount > 0
+    kinds = (2 if facing_bet else 1) + (1 if legal.max_to else 0)
+    k = int(rng.random() * kinds)
+    if facing_bet:
+        if k < 2:
+            return _CALL if k else _FOLD
+    elif k == 0:
+        return _CHECK
+    low = legal.min_to
+    return Action(legal.bet_kind, low + int(rng.random() * (legal.max_to - low + 1)))
 
 
 def preset_bot_action(legal: LegalActions, rng: random.Random) -> Action:

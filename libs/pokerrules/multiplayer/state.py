@@ -474,18 +474,11 @@ class HandState:
     def _return_uncalled(self, events: list[Event]) -> None:
         """NK-4.2: chips above the second-highest bet of the round go back to their owner."""
         bets = self.bets
-        top = -1
-        top_bet = second = 0
-        for j, b in enumerate(bets):
-            if b > top_bet:
-                second = top_bet
-                top_bet = b
-                top = j
-            elif b > second:
-                second = b
-        if top >= 0 and top_bet > second:
+        second, top_bet = sorted(bets)[-2:]  # C-level sort of at most 10 ints beats a Python loop
+        if top_bet > second:
+            top = bets.index(top_bet)
             excess = top_bet - second
-            bets[top] -= excess
+            bets[top] = second
             self.contrib[top] -= excess
             self.stacks[top] += excess
             events.append(UncalledBetReturned(self.seats[top], excess))
