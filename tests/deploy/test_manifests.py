@@ -10,9 +10,11 @@ from __future__ import annotations
 import copy
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Callable
@@ -353,11 +355,8 @@ def _process_spec(docs: list[Doc], name: str, tmp: Path) -> tuple[list[str], dic
     env["TMPDIR"] = str(mounts["/tmp"])
     scratch = {v["name"] for v in spec["volumes"] if "emptyDir" in v}
     writable = [str(tmp / m["name"]) for m in c["volumeMounts"] if m["name"] in scratch]
-    # The `felt-auth` Secret: an Ed25519 public key, as an operator would create it.
-    key = Ed25519PrivateKey.generate().public_key()
-    (mounts["/etc/felt/auth"] / "public.pem").write_bytes(
-        key.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-    )
+    # The `felt-auth` Secret, made the way docs/operations.md tells operators to make it.
+    _make_auth_keys(tmp / "felt-auth.pem", mounts["/etc/felt/auth"] / "public.pem")
     base = {k: v for k, v in os.environ.items() if not k.startswith(("FELT_", "WALLET_"))}
     info = {
         "grpc_port": grpc_port,
@@ -409,6 +408,58 @@ def _read_only_root(command: list[str], writable: list[str]) -> list[str]:
     ]
 
 
+def _make_auth_keys(private: Path, public: Path) -> None:
+    """`openssl genpkey -algorithm ed25519` + `openssl pkey -pubout`, as in docs/operations.md "Secrets"."""
+    if shutil.which("openssl"):
+        subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-out", str(private)], check=True)
+        subprocess.run(["openssl", "pkey", "-in", str(private), "-pubout", "-out", str(public)], check=True)
+        return
+    print("!" * 20 + " openssl is absent: the auth keys were made with cryptography instead " + "!" * 20)
+    key = Ed25519PrivateKey.generate()
+    private.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    public.write_bytes(
+        key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+    )
+
+
+# A read-only RPC of each service: called with an empty request, it must be refused for lack of a token
+# and, with a token from `felt token`, get past authentication (whatever it thinks of the empty request).
+READ_ONLY_RPC = {
+    "evaluator": "/poker.evaluator.v1.EvaluatorService/Evaluate",
+    "dealer": "/poker.dealer.v1.DealerService/GetShoe",
+    "wallet": "/poker.wallet.v1.WalletService/GetAccount",
+}
+
+
+def _allows_anonymous(name: str) -> bool:
+    """What the service itself declares (the evaluator ranks hands for anyone; the others need a token)."""
+    from felt import registry
+    from servicekit.testing import config_for_tests
+
+    entry = registry.find(name)
+    assert entry is not None
+    with tempfile.TemporaryDirectory() as data:
+        spec = entry.service_spec(config_for_tests(name, Path(data)))
+        spec.on_stop()  # building a spec may open stores and start threads: release them
+        return bool(spec.allow_anonymous)
+
+
+def _call_code(port: int, method: str, token: str | None) -> grpc.StatusCode:
+    metadata = [("authorization", f"Bearer {token}")] if token else []
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        try:
+            channel.unary_unary(method)(b"", timeout=10, metadata=metadata)
+        except grpc.RpcError as exc:
+            return exc.code()  # type: ignore[no-any-return]
+    return grpc.StatusCode.OK
+
+
 def _wait_serving(port: int, deadline: float) -> int:
     with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
         stub = health_pb2_grpc.HealthStub(channel)
@@ -439,7 +490,7 @@ def _postgres_database() -> str:
 @pytest.mark.parametrize("name", ["evaluator", "dealer", "wallet"])
 def test_container_command_serves_probes_and_drains(name: str, tmp_path: Path) -> None:
     """The production container spec, run as a process: FELT_ENV=production with only the mounted
-    public key, gRPC health SERVING on the probe port, /metrics on the scrape port with the
+    public key (made with openssl as the docs say; tokens from `felt token` pass, none are refused), gRPC health SERVING on the probe port, /metrics on the scrape port with the
     go-grpc-prometheus series the rules use, and SIGTERM drained well inside the grace period."""
     argv, env, info = _process_spec(production(), name, tmp_path)
     if name == "wallet":
@@ -460,6 +511,21 @@ def test_container_command_serves_probes_and_drains(name: str, tmp_path: Path) -
             )
             assert int(status_lines["CapEff"], 16) == 0 and int(status_lines["CapBnd"], 16) == 0
             assert status_lines["NoNewPrivs"].strip() == "1"
+        token = subprocess.run(
+            [str(Path(sys.executable).parent / "felt"), "token", "--service", "table"],
+            env={**os.environ, "FELT_AUTH_PRIVATE_KEY_FILE": str(tmp_path / "felt-auth.pem")},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        rpc = READ_ONLY_RPC[name]
+        anonymous = _allows_anonymous(name)
+        assert (_call_code(info["grpc_port"], rpc, None) == grpc.StatusCode.UNAUTHENTICATED) != anonymous
+        assert _call_code(info["grpc_port"], rpc, token) not in (
+            grpc.StatusCode.UNAUTHENTICATED,
+            grpc.StatusCode.UNAVAILABLE,
+            grpc.StatusCode.INTERNAL,
+        )
         url = f"http://127.0.0.1:{info['metrics_port']}{info['path']}"
         body = urllib.request.urlopen(url, timeout=5).read().decode()
         assert "grpc_server_handled_total{" in body and "grpc_server_handling_seconds_bucket{" in body
