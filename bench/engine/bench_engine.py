@@ -1,4 +1,4 @@
-"""Engine benchmark: complete six-handed NLHE hands per second with random legal actions, Felt vs PokerKit.
+"""Engine benchmark: complete six-handed NLHE (or PLO) hands per second with random legal actions, Felt vs PokerKit.
 
 Run (PokerKit lives only in its own venv, never a project dependency):
 
@@ -45,9 +45,11 @@ class Script:
     split3: bool  # a pot was split three or more ways (odd-chip rules differ from PokerKit)
 
 
-def felt_random(hands: int, seed: int, rank, record: bool) -> tuple[float, list[Script]]:  # type: ignore[no-untyped-def]
+GAMES = {"nlhe": GameConfig.nlhe(SB, BB), "plo": GameConfig.plo(SB, BB)}
+
+
+def felt_random(config: GameConfig, hands: int, seed: int, rank, record: bool) -> tuple[float, list[Script]]:  # type: ignore[no-untyped-def]
     rng = random.Random(seed)
-    config = GameConfig.nlhe(SB, BB)
     deck = list(range(52))
     deals = []  # decks and stacks are inputs (from the dealer and the table): prepared outside the clock
     for _ in range(hands):
@@ -70,10 +72,9 @@ def felt_random(hands: int, seed: int, rank, record: bool) -> tuple[float, list[
     return time.process_time() - started, scripts
 
 
-def felt_replay(scripts: list[Script], rank) -> float:  # type: ignore[no-untyped-def]
+def felt_replay(config: GameConfig, scripts: list[Script], rank) -> float:  # type: ignore[no-untyped-def]
     from pokerrules.multiplayer import start_hand
 
-    config = GameConfig.nlhe(SB, BB)
     started = time.process_time()
     for script in scripts:
         state = start_hand(config, script.stacks, BUTTON, script.deck, rank).state
@@ -83,9 +84,11 @@ def felt_replay(scripts: list[Script], rank) -> float:  # type: ignore[no-untype
     return time.process_time() - started
 
 
-def pokerkit_replay(scripts: list[Script]) -> tuple[float, int, int]:
+def pokerkit_replay(config: GameConfig, scripts: list[Script]) -> tuple[float, int, int]:
     import pokerkit as pk
 
+    game = pk.NoLimitTexasHoldem if config.variant.hole_cards == 2 else pk.PotLimitOmahaHoldem
+    hole = config.variant.hole_cards
     automations = (
         pk.Automation.ANTE_POSTING,
         pk.Automation.BET_COLLECTION,
@@ -100,8 +103,8 @@ def pokerkit_replay(scripts: list[Script]) -> tuple[float, int, int]:
     # Positions p1..p6 are seats 1..6 (button = seat 6). Deal order as Felt: one card at a time from p1.
     prepared = []
     for s in scripts:
-        holes = [[cards[s.deck[r * PLAYERS + p]] for r in range(2)] for p in range(PLAYERS)]
-        rest = [cards[c] for c in s.deck[2 * PLAYERS :]]
+        holes = [[cards[s.deck[r * PLAYERS + p]] for r in range(hole)] for p in range(PLAYERS)]
+        rest = [cards[c] for c in s.deck[hole * PLAYERS :]]
         burns = [rest[0], rest[4], rest[6]]
         boards = [rest[1:4], [rest[5]], [rest[7]]]
         moves = [(seat - 1, a) for seat, a in s.actions]
@@ -109,7 +112,7 @@ def pokerkit_replay(scripts: list[Script]) -> tuple[float, int, int]:
     mismatches = explained = 0
     started = time.process_time()
     for s, holes, burns, boards, moves in prepared:
-        state = pk.NoLimitTexasHoldem.create_state(
+        state = game.create_state(
             automations, True, 0, (SB, BB), BB, [s.stacks[seat] for seat in SEATS], PLAYERS
         )
         for p in range(PLAYERS):
@@ -143,25 +146,27 @@ def main() -> int:
     parser.add_argument("--hands", type=int, default=2000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--game", choices=sorted(GAMES), default="nlhe")
     parser.add_argument("--no-pokerkit", action="store_true")
     args = parser.parse_args()
-    rank = ranker_for(GameConfig.nlhe(SB, BB).variant)
+    config = GAMES[args.game]
+    rank = ranker_for(config.variant)
     random_rates, replay_rates, pk_rates = [], [], []
     mismatches = explained = 0
     for run in range(args.runs):
-        elapsed, _ = felt_random(args.hands, args.seed + run, rank, record=False)
+        elapsed, _ = felt_random(config, args.hands, args.seed + run, rank, record=False)
         random_rates.append(args.hands / elapsed)
-        _, scripts = felt_random(args.hands, args.seed + run, rank, record=True)
-        replay_rates.append(args.hands / felt_replay(scripts, rank))
+        _, scripts = felt_random(config, args.hands, args.seed + run, rank, record=True)
+        replay_rates.append(args.hands / felt_replay(config, scripts, rank))
         if not args.no_pokerkit:
             pk_scripts = scripts[: max(1, args.hands // 10)]  # PokerKit is slow: a tenth of the hands
-            elapsed, bad, ok = pokerkit_replay(pk_scripts)
+            elapsed, bad, ok = pokerkit_replay(config, pk_scripts)
             pk_rates.append(len(pk_scripts) / elapsed)
             mismatches += bad
             explained += ok
     actions = sum(len(s.actions) for s in scripts) / len(scripts)
     print(
-        f"six-handed NLHE, blinds {SB}/{BB}, stacks 20-200 BB, {args.hands} hands x {args.runs} runs, "
+        f"six-handed {args.game.upper()}, blinds {SB}/{BB}, stacks 20-200 BB, {args.hands} hands x {args.runs} runs, "
         f"{actions:.1f} player actions per hand"
     )
     med_random = statistics.median(random_rates)
