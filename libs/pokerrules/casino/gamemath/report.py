@@ -93,9 +93,13 @@ def build(
                 montecarlo.always(Decision.FLOP, Decision.CHECK),
                 rounds,
                 seed,
-                {"bonus": (BetKind.BONUS,)},
+                {
+                    "bonus": (BetKind.BONUS,),
+                    "main": (BetKind.ANTE, BetKind.FLOP, BetKind.TURN, BetKind.RIVER),
+                },
             )
             checks.append(Check("THB Bonus", bonus, sim["bonus"]))
+            estimates.append(("THB Ante/Flop/Turn/River per Ante, always Flop then Check", sim["main"]))
     if "ch" in games:
         aa = sidebets.ch_aa_bonus()
         out += ["## Casino Hold'em", "", *bet_table(aa)]
@@ -107,8 +111,9 @@ def build(
                 montecarlo.always(Decision.CALL),
                 rounds,
                 seed + 1,
-                {"aa": (BetKind.AA_BONUS,)},
+                {"aa": (BetKind.AA_BONUS,), "main": (BetKind.ANTE, BetKind.CALL)},
             )
+            estimates.append(("CH Ante/Call per Ante, always Call", sim["main"]))
             checks.append(Check("CH AA Bonus (always Call)", aa, sim["aa"]))
     if "tcp" in games:
         pair_plus, six, prog = (
