@@ -218,6 +218,14 @@ static PyObject *enumerate5(PyObject *self, PyObject *unused) {
     return enumerate_impl(0);
 }
 
+static PyObject *set_batch_threads(PyObject *self, PyObject *arg) {
+    (void)self;
+    long n = PyLong_AsLong(arg);
+    if (n == -1 && PyErr_Occurred()) return NULL;
+    he_set_batch_threads((int)(n > 1000 ? 1000 : n));
+    return PyLong_FromLong(he_get_batch_threads());
+}
+
 static PyMethodDef methods[] = {
     {"strength7", (PyCFunction)(void (*)(void))strength7, METH_FASTCALL,
      "strength7(c0, ..., c6) -> int: strength (1..7462) of seven card codes; no duplicate check."},
@@ -228,6 +236,8 @@ static PyMethodDef methods[] = {
      "equity(rule, nhands, holes, board, dead, iterations, seed, exact_limit) -> (wins, ties, shares, n, exact)"},
     {"enumerate7", enumerate7, METH_NOARGS, "enumerate7() -> (category counts, distinct strengths, hands)"},
     {"enumerate5", enumerate5, METH_NOARGS, "enumerate5() -> (category counts, distinct strengths, hands)"},
+    {"set_batch_threads", set_batch_threads, METH_O,
+     "set_batch_threads(n) -> int: threads for one large batch (1..8); returns the value in force"},
     {"_register_invalid_hand", register_invalid_hand, METH_O, "internal: the InvalidHand class to raise"},
     {NULL, NULL, 0, NULL},
 };

@@ -11,6 +11,7 @@
  */
 #include "core.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -545,8 +546,9 @@ static inline __attribute__((always_inline)) int batch_loop(int rule, const int 
         uint64_t seen = 0, sum = 0;
         for (int i = 0; i < cpk; i++) {
             c[i] = p[i] & 63;
-            seen |= 1ull << c[i];
-            sum += 1ull << c[i]; /* equals `seen` exactly when no card repeats (a repeat carries) */
+            /* one distinct bit per card: the sum equals the union exactly when no card repeats */
+            seen |= he_card_bit[c[i]];
+            sum += he_card_bit[c[i]];
         }
         if (__builtin_expect(sum != seen, 0)) {
             *bad_index = h;
@@ -563,10 +565,11 @@ static inline __attribute__((always_inline)) int batch_loop(int rule, const int 
     return HE_BATCH_OK;
 }
 
-/* Built twice, picked at load time (ifunc): x86-64-v3 (BMI2 shifts for the duplicate check) or baseline. */
-__attribute__((target_clones("arch=x86-64-v3", "default"))) int he_batch(int rule, int cpk, const uint8_t *packed,
-                                                                         size_t nhands, uint32_t *strengths,
-                                                                         uint8_t *cats, size_t *bad_index) {
+/* Built twice, picked at load time (ifunc): for x86-64-v3 (AVX2, BMI2) or the baseline. */
+__attribute__((target_clones("arch=x86-64-v3", "default"))) static int batch_one(int rule, int cpk,
+                                                                                 const uint8_t *packed, size_t nhands,
+                                                                                 uint32_t *strengths, uint8_t *cats,
+                                                                                 size_t *bad_index) {
     if (rule == HE_HOLDEM && cpk == 7) return batch_loop(HE_HOLDEM, 7, packed, nhands, strengths, cats, bad_index);
     if (rule == HE_HOLDEM && cpk == 6) return batch_loop(HE_HOLDEM, 6, packed, nhands, strengths, cats, bad_index);
     if (rule == HE_HOLDEM && cpk == 5) return batch_loop(HE_HOLDEM, 5, packed, nhands, strengths, cats, bad_index);
@@ -574,6 +577,61 @@ __attribute__((target_clones("arch=x86-64-v3", "default"))) int he_batch(int rul
     if (rule == HE_THREE_CARD && cpk == 3)
         return batch_loop(HE_THREE_CARD, 3, packed, nhands, strengths, cats, bad_index);
     return HE_BATCH_BAD_ARGS;
+}
+
+/* Large batches are split into contiguous chunks, one thread each (the caller has released the GIL).
+ * Every chunk stops at its own first bad hand; the first failing chunk gives the reported index, so the
+ * answer is the same as a single pass. */
+static int batch_threads = 1;
+
+void he_set_batch_threads(int n) { batch_threads = n < 1 ? 1 : n > HE_MAX_BATCH_THREADS ? HE_MAX_BATCH_THREADS : n; }
+int he_get_batch_threads(void) { return batch_threads; }
+
+typedef struct {
+    int rule, cpk, status;
+    const uint8_t *packed;
+    size_t nhands, bad;
+    uint32_t *strengths;
+    uint8_t *cats;
+} batch_job;
+
+static void *batch_worker(void *arg) {
+    batch_job *j = arg;
+    j->status = batch_one(j->rule, j->cpk, j->packed, j->nhands, j->strengths, j->cats, &j->bad);
+    return NULL;
+}
+
+int he_batch(int rule, int cpk, const uint8_t *packed, size_t nhands, uint32_t *strengths, uint8_t *cats,
+             size_t *bad_index) {
+    int nt = batch_threads;
+    if (nt <= 1 || nhands < HE_BATCH_THREAD_MIN_HANDS || cpk <= 0)
+        return batch_one(rule, cpk, packed, nhands, strengths, cats, bad_index);
+    batch_job jobs[HE_MAX_BATCH_THREADS];
+    pthread_t tids[HE_MAX_BATCH_THREADS];
+    int started[HE_MAX_BATCH_THREADS] = {0};
+    size_t per = (nhands + (size_t)nt - 1) / (size_t)nt, at = 0;
+    for (int t = 0; t < nt; t++) {
+        size_t n = at >= nhands ? 0 : (nhands - at < per ? nhands - at : per);
+        jobs[t] = (batch_job){rule, cpk, HE_BATCH_OK, packed + at * (size_t)cpk, n, 0, strengths + at,
+                              cats ? cats + at : NULL};
+        at += n;
+        /* chunk 0 runs on the calling thread; if a thread cannot start, its chunk runs here too */
+        if (t > 0 && pthread_create(&tids[t], NULL, batch_worker, &jobs[t]) == 0) started[t] = 1;
+    }
+    batch_worker(&jobs[0]);
+    for (int t = 1; t < nt; t++) {
+        if (started[t]) pthread_join(tids[t], NULL);
+        else batch_worker(&jobs[t]);
+    }
+    size_t offset = 0;
+    for (int t = 0; t < nt; t++) {
+        if (jobs[t].status != HE_BATCH_OK) {
+            *bad_index = offset + jobs[t].bad;
+            return jobs[t].status;
+        }
+        offset += jobs[t].nhands;
+    }
+    return HE_BATCH_OK;
 }
 
 /* ---------------------------------------------------------------- exhaustive passes ---------- */

@@ -50,6 +50,13 @@ int he_best_three(const uint8_t cards[3], uint8_t best[3]);
 int he_batch(int rule, int cards_per_hand, const uint8_t *packed, size_t nhands, uint32_t *strengths,
              uint8_t *cats, size_t *bad_index);
 
+/* Threads for one large batch (he_batch splits batches of at least HE_BATCH_THREAD_MIN_HANDS hands);
+ * 1 = single-threaded (the default until the caller sets it). */
+#define HE_MAX_BATCH_THREADS 8
+#define HE_BATCH_THREAD_MIN_HANDS 65536
+void he_set_batch_threads(int n);
+int he_get_batch_threads(void);
+
 /* Exhaustive pass over all C(52,7) seven-card hands: counts[c] per category (index 1..10), and the
  * number of distinct strengths seen. Returns the number of hands. */
 uint64_t he_enumerate7(uint64_t counts[11], int *distinct);

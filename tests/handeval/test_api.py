@@ -273,3 +273,26 @@ def test_fuzz_equity_never_crashes(
         return
     assert sum(r.equities) == pytest.approx(1.0)
     assert array.array("d", r.equities)  # plain floats
+
+
+def test_threaded_batch_matches_single_threaded_and_reports_the_first_bad_hand() -> None:
+    rng = random.Random(12)
+    n = 150_000  # above the threading threshold (65,536 hands)
+    packed = bytearray(c for _ in range(n) for c in rng.sample(range(52), 7))
+    assert handeval._core.set_batch_threads(1) == 1  # the default
+    try:
+        single = evaluate_batch(Rule.HOLDEM, 7, packed)
+        assert handeval._core.set_batch_threads(3) == 3
+        threaded = evaluate_batch(Rule.HOLDEM, 7, packed)
+        assert threaded == single
+        packed[7 * 140_000 + 6] = packed[7 * 140_000]  # duplicate in the last chunk
+        packed[7 * 120_000 + 2] = 99  # unknown card earlier
+        with pytest.raises(InvalidHand) as info:
+            evaluate_batch(Rule.HOLDEM, 7, packed)
+        assert "hand 120000" in str(info.value) and info.value.reason == "UNKNOWN_CARD"
+        packed[7 * 120_000 + 2] = packed[7 * 120_000 + 3]  # now a duplicate there
+        with pytest.raises(InvalidHand) as info:
+            evaluate_batch(Rule.HOLDEM, 7, packed)
+        assert "hand 120000" in str(info.value) and info.value.reason == "DUPLICATE_CARD"
+    finally:
+        handeval._core.set_batch_threads(1)
