@@ -7,7 +7,7 @@ t = apply(t.state, legal.seat, Action.call())   # new state + events; IllegalAct
 
 from pokerrules.multiplayer.actions import Action, ActionKind, LegalActions
 from pokerrules.multiplayer.config import GameConfig, Limit, Variant
-from pokerrules.multiplayer.engine import Transition, apply, next_button, replay, start_hand
+from pokerrules.multiplayer.engine import Transition, apply, next_button, replay, start_hand, timeout_action
 from pokerrules.multiplayer.errors import IllegalAction
 from pokerrules.multiplayer.state import HandState, Ranker
 
@@ -26,4 +26,5 @@ __all__ = [
     "next_button",
     "replay",
     "start_hand",
+    "timeout_action",
 ]

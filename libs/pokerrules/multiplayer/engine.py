@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from pokerrules.multiplayer.actions import Action
+from pokerrules.multiplayer.actions import Action, LegalActions
 from pokerrules.multiplayer.config import GameConfig
 from pokerrules.multiplayer.events import Event
 from pokerrules.multiplayer.state import HandState, Ranker
@@ -51,6 +51,11 @@ def replay(
     for seat, action in actions:
         events.extend(state.act(seat, action))
     return Transition(state, events)
+
+
+def timeout_action(legal: LegalActions) -> Action:
+    """NK-7.2 / NK-A4: when the decision timer runs out the server checks if it can, else folds."""
+    return Action.check() if legal.can_check else Action.fold()
 
 
 def next_button(seats_in_next_hand: Sequence[int], previous_button: int | None) -> int:

@@ -119,3 +119,12 @@ def visible_to(event: Event, viewer: int | None) -> bool:
     """Whether a viewer (a seat, or None for an observer) may receive this event (MP-1.2)."""
     owner = event.private_to
     return owner is None or owner == viewer
+
+
+@dataclass(slots=True)
+class HandVoided(Event):
+    """A hand that cannot be finished (e.g. a table service that cannot resume it) is voided: every chip
+    committed to it goes back to its owner (issue: persistence; CH "malfunction voids all pays")."""
+
+    refunds: tuple[tuple[int, int], ...]  # (seat, chips returned)
+    stacks: tuple[tuple[int, int], ...]  # (seat, stack afterwards) = the stacks the hand started with

@@ -25,6 +25,7 @@ from pokerrules.multiplayer.events import (
     Event,
     HandEnded,
     HandStarted,
+    HandVoided,
     HoleCardsDealt,
     HoleCardSwapped,
     PlayerActed,
@@ -369,6 +370,22 @@ class HandState:
             raise IllegalAction(e.HAND_OVER, "the hand is over")
         self.pot_capped[self._index(seat)] = True
         self.version += 1
+
+    def void(self) -> list[Event]:
+        """Void the hand: every chip committed is returned, as if it had never been dealt."""
+        if self.finished:
+            raise IllegalAction(e.HAND_OVER, "the hand is over")
+        seats = self.seats
+        refunds = tuple([(seats[j], c) for j, c in enumerate(self.contrib) if c > 0])
+        for j, c in enumerate(self.contrib):
+            self.stacks[j] += c
+        n = len(seats)
+        self.contrib[:] = [0] * n
+        self.bets[:] = [0] * n
+        self.actor = -1
+        self.finished = True
+        self.version += 1
+        return [HandVoided(refunds, tuple(zip(seats, self.stacks, strict=True)))]
 
     def has_acted_this_round(self, seat: int) -> bool:
         """Whether the seat has taken a betting action this round; posting a blind is not one (NK-11.3)."""

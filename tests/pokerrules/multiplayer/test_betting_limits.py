@@ -234,3 +234,29 @@ def test_replay_rebuilds_the_same_hand(hand) -> None:  # type: ignore[no-untyped
         s.actor,
         s.version,
     )
+
+
+def test_nk_ex_16_timeout_checks_when_free_else_folds(hand) -> None:  # type: ignore[no-untyped-def]
+    """NK-EX-16 / NK-7.2 / NK-A4: time-out facing a bet folds; with nothing to call it checks."""
+    from pokerrules.multiplayer import timeout_action
+
+    h = hand({1: 5000, 2: 5000}, button=1)
+    assert timeout_action(h.state.legal_actions()) == Action.fold()
+    h.play((1, Action.call()))
+    assert timeout_action(h.state.legal_actions()) == Action.check()
+    h.play((2, timeout_action(h.state.legal_actions())))
+    assert h.state.street == 1  # the automatic action is an ordinary, legal action
+
+
+def test_void_returns_every_committed_chip(hand) -> None:  # type: ignore[no-untyped-def]
+    """A hand that cannot resume is voided and every chip committed to it is returned."""
+    from pokerrules.multiplayer.events import HandVoided
+
+    h = hand(SIX, button=1)
+    h.play((4, Action.raise_to(300)), (5, Action.call()), (6, Action.fold()), (1, Action.call()))
+    events = h.state.void()
+    (voided,) = events
+    assert isinstance(voided, HandVoided)
+    assert dict(voided.refunds) == {2: 50, 3: 100, 4: 300, 5: 300, 1: 300}
+    assert dict(voided.stacks) == SIX and h.state.finished
+    assert refused(h.state, 2, Action.call()) == "HAND_OVER"
