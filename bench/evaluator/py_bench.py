@@ -57,6 +57,9 @@ def main() -> None:
     s7 = handeval.strength7
     out["handeval_call"] = timed(lambda: sum(map(s7, *cols)), n, reps)
     out["handeval_batch"] = timed(lambda: handeval.evaluate_batch(Rule.HOLDEM, 7, packed), n, reps)
+    handeval._core.set_batch_threads(2)  # the same call split over both cores (wall time is what counts)
+    out["handeval_batch_2t"] = timed(lambda: handeval.evaluate_batch(Rule.HOLDEM, 7, packed), n, reps)
+    handeval._core.set_batch_threads(1)
     ours = list(handeval.evaluate_batch(Rule.HOLDEM, 7, packed).strengths)
 
     n_peer = min(n, 200_000)

@@ -91,6 +91,7 @@ def table(core: dict[str, list[list[float]]], py: dict[str, object], reps: int) 
     for label, key in (
         ("Python: handeval.strength7, one call per hand", "handeval_call"),
         ("Python: handeval.evaluate_batch (1 C call, GIL released)", "handeval_batch"),
+        ("Python: handeval.evaluate_batch split over 2 threads (wall time counts)", "handeval_batch_2t"),
         ("Python: eval7.evaluate, one call per hand", "eval7_call"),
         ("Python: phevaluator.evaluate_cards, one call per hand", "phevaluator_call"),
         ("Python: treys Evaluator.evaluate, one call per hand", "treys_call"),
@@ -114,7 +115,8 @@ def table(core: dict[str, list[list[float]]], py: dict[str, object], reps: int) 
             continue
         met = "—" if target is None else ("yes" if cpu >= target else "no")
         tgt = "—" if target is None else f"≥ {target / 1e6:g} M/s"
-        lines.append(f"| {label} | {fmt_rate(wall)} | {fmt_rate(cpu)} | {tgt} | {met} |")
+        cpu_text = "n/a (2 threads)" if key.endswith("_2t") else fmt_rate(cpu)
+        lines.append(f"| {label} | {fmt_rate(wall)} | {cpu_text} | {tgt} | {met} |")
     agree = py["agreement"]
     mc = py["mc_equity"]
     lines += [
