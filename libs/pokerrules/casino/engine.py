@@ -116,7 +116,7 @@ def apply(state: RoundState, command: Command, ranker: HandRanker | None = None)
         case Decide():
             return _decide(state, command, ranker or default_ranker())
         case Timeout():
-            return _timeout(state, ranker or default_ranker())
+            return _timeout(state, command, ranker or default_ranker())
         case VoidCard():
             return _void_card(state)
         case VoidRound():
@@ -409,12 +409,20 @@ def _record(
     return Transition(state, tuple(events))
 
 
-def _timeout(state: RoundState, ranker: HandRanker) -> Transition:
+def _timeout(state: RoundState, cmd: Timeout, ranker: HandRanker) -> Transition:
     if state.phase not in DECISION_PHASES:
         raise CasinoError(errors.NOT_DECISION_TIME, "no decision is open", {"phase": state.phase})
     events: list[Event] = []
     phase = state.phase
-    for number in awaiting(state):
+    seats = awaiting(state)
+    if cmd.seat is not None:
+        if cmd.seat not in seats:
+            state.seat(cmd.seat)  # SEAT_NOT_FOUND for an unknown seat
+            raise CasinoError(
+                errors.ALREADY_DECIDED, f"seat {cmd.seat} has nothing to decide", {"seat": cmd.seat}
+            )
+        seats = (cmd.seat,)
+    for number in seats:
         if state.phase != phase:
             break
         step = _record(state, state.seat(number), automatic_decision(state), automatic=True, ranker=ranker)

@@ -101,7 +101,10 @@ class Decide:
 
 @dataclass(frozen=True)
 class Timeout:
-    """The decision clock ran out: every undecided seat gets its automatic decision (THB-7.10, THB-7.11)."""
+    """The decision clock ran out: every undecided seat (or only `seat`, when each seat has its own clock)
+    gets its automatic decision (THB-7.10, THB-7.11). A disconnect does not stop the clock."""
+
+    seat: int | None = None
 
 
 @dataclass(frozen=True)

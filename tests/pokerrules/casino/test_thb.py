@@ -352,3 +352,14 @@ def test_thb_ex_11_hand_ranking_vectors(hand1: str, hand2: str | None, expected:
     else:
         second = ranker.best_five(cards(hand2))
         assert (first.strength > second.strength) - (first.strength < second.strength) == expected
+
+
+def test_thb_7_10_one_seat_clock() -> None:
+    """THB-7.10 with a clock per seat: Timeout(seat) decides for that seat only; the others keep theirs."""
+    state = _dealt_two_seats()
+    step = apply(state, Timeout(seat=2))
+    assert step.state.seat(2).status == SeatStatus.FOLDED and step.state.seat(2).decisions[0].automatic
+    assert not step.state.seat(1).decided and step.state.phase == Phase.PRE_FLOP
+    with pytest.raises(CasinoError) as err:
+        apply(step.state, Timeout(seat=2))
+    assert err.value.reason == "ALREADY_DECIDED"
