@@ -104,3 +104,24 @@ def test_sitting_out_seat_is_not_dealt() -> None:
     state = apply(state, Deal(list(range(52)))).state
     assert state.seat(2).cards == () and legal_decisions(state, 2) == ()
     assert state.seat(1).cards == (0, 1) and state.dealer_cards == (2, 3)
+
+
+def test_catalog_describes_each_game_from_its_configuration() -> None:
+    """What ListGames serves: limits, decisions (THB-2.4: Flop = 2 × Ante), paytables and readings."""
+    from pokerrules.casino.catalog import describe
+    from pokerrules.casino.config import ChConfig, TcpConfig
+
+    thb = describe(ThbConfig())
+    assert thb["bets"]["BONUS"] == {"minimum": 1, "maximum": 100}
+    assert {
+        "phase": "PRE_FLOP",
+        "decision": "FLOP",
+        "bet": "FLOP",
+        "multiple_of_ante": 2,
+        "automatic_on_timeout": False,
+    } in thb["decisions"]
+    assert thb["paytables"]["bonus_paytable"]["AA_PLAYER_AND_DEALER"] == "1000 to 1"
+    assert describe(ChConfig())["readings"]["auto_adjust"] == {"value": "True", "rule": "CH-2.5 / CH-A2"}
+    tcp = describe(TcpConfig())
+    assert tcp["paytables"]["progressive_paytable"]["MINI_ROYAL_FLUSH"] == "100 % of the pool"
+    assert tcp["readings"]["ante_rule"]["rule"] == "TCP-3.6 / TCP-A3"
