@@ -22,6 +22,12 @@ _DEFINITION = re.compile(
 _PACKAGE = re.compile(r"^\s*package\s+([a-zA-Z0-9_.]+)\s*;", re.MULTILINE)
 _SERVICE = re.compile(r"^\s*service\s+(\w+)\s*\{(.*?)^\}", re.MULTILINE | re.DOTALL)
 _RPC = re.compile(r"\brpc\s+(\w+)\s*\(")
+# Environment variables the code reads: setting("X", ...), os.environ.get("X"), os.environ["X"], getenv("X").
+_ENV_READ = re.compile(
+    r"""(?:\bsetting\(\s*|environ\.get\(\s*|environ\[\s*|getenv\(\s*)["']([A-Z][A-Z0-9_]*)["']"""
+)
+# servicekit builds per-service names: prefix = f"FELT_{service.upper()}_"; prefix + "PORT".
+_ENV_PER_SERVICE = re.compile(r"""\bprefix\s*\+\s*["']([A-Z][A-Z0-9_]*)["']""")
 
 # Labels Prometheus adds to every scraped series (target labels from the scrape configuration).
 TARGET_LABELS = frozenset(
@@ -63,6 +69,7 @@ class MetricDef:
 class Catalog:
     metrics: dict[str, MetricDef] = field(default_factory=dict)  # by exposed sample name
     grpc_services: dict[str, set[str]] = field(default_factory=dict)  # full name -> methods
+    env_vars: set[str] = field(default_factory=set)  # environment variables some code reads
 
     def grpc_methods(self) -> set[str]:
         return {m for methods in self.grpc_services.values() for m in methods}
@@ -106,8 +113,26 @@ def proto_services(protos: Path) -> dict[str, set[str]]:
     return services
 
 
+def environment_variables(roots: list[Path]) -> set[str]:
+    from servicekit.config import SERVICES
+
+    names: set[str] = set()
+    for root in roots:
+        for path in sorted(root.rglob("*.py")):
+            if "poker" in path.relative_to(root).parts[:1]:
+                continue
+            text = path.read_text(encoding="utf-8")
+            names.update(_ENV_READ.findall(text))
+            for suffix in _ENV_PER_SERVICE.findall(text):
+                names.update(f"FELT_{service.upper()}_{suffix}" for service in SERVICES)
+    return names
+
+
 def build_catalog(repo: Path) -> Catalog:
-    catalog = Catalog(grpc_services=proto_services(repo / "protos"))
+    catalog = Catalog(
+        grpc_services=proto_services(repo / "protos"),
+        env_vars=environment_variables([repo / "libs", repo / "services"]),
+    )
     for definition in metric_definitions([repo / "libs", repo / "services"]):
         for name in definition.exposed_names():
             catalog.metrics[name] = definition

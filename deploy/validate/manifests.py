@@ -212,8 +212,11 @@ def _pre_stop_seconds(container: Doc) -> float:
     return 0.0
 
 
-def check_felt_container(w: Workload, c: Doc, docs: list[Doc], production: bool) -> list[str]:
-    """A `felt serve <name>` container: ports, probes, scrape annotations, data dir, drain, auth."""
+def check_felt_container(
+    w: Workload, c: Doc, docs: list[Doc], production: bool, known_env: set[str] | None = None
+) -> list[str]:
+    """A `felt serve <name>` container: ports, probes, scrape annotations, data dir, drain, auth, and
+    (given the variables the code reads) no Felt setting that nothing reads, such as a misspelling."""
     service = felt_service_of(c)
     where = f"{w} container {c['name']}"
     if service not in SERVICES:
@@ -276,6 +279,12 @@ def check_felt_container(w: Workload, c: Doc, docs: list[Doc], production: bool)
             problems.append(f"{where}: production needs FELT_AUTH_PUBLIC_KEY_FILE (or _PRIVATE_KEY_FILE)")
         elif key.rsplit("/", 1)[0] not in _secret_mount_dirs(w, c):
             problems.append(f"{where}: the auth key {key} is not on a Secret volume")
+    if known_env is not None:
+        names = set(env) | {e["name"] for e in c.get("env", [])}
+        for name in sorted(n for n in names if n.startswith(("FELT_", "WALLET_")) and n not in known_env):
+            problems.append(
+                f"{where}: {name} is read by no code in libs/ or services/ (a typo, or not built yet)"
+            )
     if service == "wallet":
         entries = [e for e in c.get("env", []) if e["name"] == "WALLET_DATABASE_URL"]
         if not entries or "secretKeyRef" not in entries[0].get("valueFrom", {}):
@@ -415,8 +424,10 @@ def check_capacity(docs: list[Doc]) -> list[str]:
     return problems
 
 
-def check_rendered(docs: list[Doc], external_secrets: set[str], production: bool = False) -> list[str]:
-    """Every check on one rendered overlay."""
+def check_rendered(
+    docs: list[Doc], external_secrets: set[str], production: bool = False, known_env: set[str] | None = None
+) -> list[str]:
+    """Every check on one rendered overlay (`known_env`: the variables the code reads, when known)."""
     problems = []
     loads = workloads(docs)
     for service in DEPLOYED_SERVICES:
@@ -428,7 +439,7 @@ def check_rendered(docs: list[Doc], external_secrets: set[str], production: bool
         problems += check_references(w, docs, external_secrets)
         for c in w.pod.get("containers", []):
             if felt_service_of(c) is not None:
-                problems += check_felt_container(w, c, docs, production)
+                problems += check_felt_container(w, c, docs, production, known_env)
     problems += check_services(docs, loads)
     problems += check_disruption_and_scaling(docs, loads)
     problems += check_capacity(docs)

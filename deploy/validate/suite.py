@@ -37,7 +37,9 @@ def rendered(name: str) -> list[manifests.Doc]:
 def check_overlay(overlay: layout.Overlay) -> Outcome:
     docs = rendered(overlay.name)
     problems = schemas.check_schemas(docs)
-    problems += manifests.check_rendered(docs, set(overlay.external_secrets), overlay.production)
+    problems += manifests.check_rendered(
+        docs, set(overlay.external_secrets), overlay.production, catalog().env_vars
+    )
     return Outcome(
         problems,
         note=f"{len(docs)} resources rendered by {' '.join(kustomize.find_kustomize())}, schemas "

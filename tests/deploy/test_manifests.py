@@ -40,7 +40,7 @@ def production() -> list[Doc]:
 
 def problems_of(docs: list[Doc], overlay: str = "production") -> list[str]:
     o = OVERLAYS[overlay]
-    return manifests.check_rendered(docs, set(o.external_secrets), o.production)
+    return manifests.check_rendered(docs, set(o.external_secrets), o.production, suite.catalog().env_vars)
 
 
 def get(docs: list[Doc], kind: str, name: str) -> Doc:
@@ -86,8 +86,7 @@ def test_overlays_land_in_their_namespace_with_their_settings() -> None:
     assert {d["metadata"].get("namespace") for d in prod if d["kind"] != "Namespace"} == {"felt"}
     dev_env = manifests.environment(container(dev, "wallet"), dev)
     prod_env = manifests.environment(container(prod, "wallet"), prod)
-    assert (dev_env["FELT_ENV"], dev_env["FELT_LOG_LEVEL"]) == ("development", "debug")
-    assert (prod_env["FELT_ENV"], prod_env["FELT_LOG_LEVEL"]) == ("production", "info")
+    assert (dev_env["FELT_ENV"], prod_env["FELT_ENV"]) == ("development", "production")
     # The wallet's database: generated for dev (in-cluster PostgreSQL), an external Secret in production.
     assert any(d["kind"] == "StatefulSet" and d["metadata"]["name"] == "wallet-postgres" for d in dev)
     assert not any(d["kind"] == "Secret" for d in prod), "production secrets never live in git"
@@ -269,6 +268,10 @@ MUTATIONS: dict[str, tuple[Callable[[list[Doc]], None], str]] = {
     "wallet pools beyond PostgreSQL": (
         _set("HorizontalPodAutoscaler/wallet:spec.maxReplicas", 20),
         "exceeds the PostgreSQL budget",
+    ),
+    "misspelled setting": (
+        _set(f"Deployment/dealer:{C0}.env.1.name", "FELT_DEALER_MAX_SHOE"),
+        "FELT_DEALER_MAX_SHOE is read by no code",
     ),
     "a service missing": (
         lambda docs: docs.remove(get(docs, "PodDisruptionBudget", "evaluator")),
