@@ -65,7 +65,15 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
         sweeper.stop()
         store.close()
 
-    return ServiceSpec(name="wallet", services=[SERVICE], register=register, on_stop=on_stop)
+    def ready() -> bool:
+        # SERVING once the store answers: migrations ran when it opened, and a read must succeed.
+        try:
+            store.get_account("acc_issuance")
+        except Exception:
+            return False
+        return True
+
+    return ServiceSpec(name="wallet", services=[SERVICE], register=register, on_stop=on_stop, ready=ready)
 
 
 def build_server(config: ServerConfig) -> Service:

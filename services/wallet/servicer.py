@@ -24,7 +24,7 @@ from servicekit.auth import Caller, Role, current_caller, require_role
 from servicekit.logging import bind_ids
 
 from services.wallet import convert
-from services.wallet.storage import CaptureResult, Clock, LedgerStore
+from services.wallet.storage import CaptureResult, Clock, LedgerStore, StoreUnavailable
 
 TRANSFERS = prometheus_client.Counter(
     "poker_wallet_transfers_total", "Transfers posted to the ledger, by kind.", ["kind"]
@@ -58,6 +58,11 @@ def to_domain_error(error: LedgerError) -> errors.DomainError:
     return _MAPPERS[error.kind](error.reason, error.message, **error.metadata)
 
 
+def _unavailable(down: StoreUnavailable) -> errors.DomainError:
+    # UNAVAILABLE tells clients to retry; a retry with the same request_id is safe.
+    return errors.unavailable("LEDGER_UNAVAILABLE", f"the ledger store is unavailable, retry: {down}")
+
+
 def _mover() -> Caller:
     return require_role(Role.SERVICE, Role.OPERATOR)
 
@@ -77,12 +82,16 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
         except LedgerError as refused:
             REFUSED.labels(refused.kind.value).inc()
             raise to_domain_error(refused) from None
+        except StoreUnavailable as down:
+            raise _unavailable(down) from None
 
     def _guard(self, fn: Callable[[], T]) -> T:
         try:
             return fn()
         except LedgerError as refused:
             raise to_domain_error(refused) from None
+        except StoreUnavailable as down:
+            raise _unavailable(down) from None
 
     def _counted(self, transfers: tuple[m.Transfer, ...]) -> None:
         for t in transfers:
@@ -93,7 +102,7 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
 
     def _readable_account(self, account_id: str) -> m.Account:
         caller = current_caller()
-        account = self._store.get_account(account_id) if account_id else None
+        account = self._guard(lambda: self._store.get_account(account_id)) if account_id else None
         if account is None:
             if not account_id:
                 raise errors.invalid_argument("account_id", "MISSING_ID", "account_id is required")
@@ -245,7 +254,7 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
     # -- reads ----------------------------------------------------------------------------------
 
     def GetHold(self, request: pb.GetHoldRequest, context: grpc.ServicerContext) -> pb.GetHoldResponse:
-        hold = self._store.get_hold(request.hold_id) if request.hold_id else None
+        hold = self._guard(lambda: self._store.get_hold(request.hold_id)) if request.hold_id else None
         if hold is None:
             raise errors.not_found(
                 "HOLD_NOT_FOUND", f"hold {request.hold_id} does not exist", hold_id=request.hold_id
@@ -257,7 +266,11 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
     def GetTransfer(
         self, request: pb.GetTransferRequest, context: grpc.ServicerContext
     ) -> pb.GetTransferResponse:
-        transfer = self._store.get_transfer(request.transfer_id) if request.transfer_id else None
+        transfer = (
+            self._guard(lambda: self._store.get_transfer(request.transfer_id))
+            if request.transfer_id
+            else None
+        )
         if transfer is None:
             raise errors.not_found(
                 "TRANSFER_NOT_FOUND",
@@ -268,7 +281,7 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
         if caller.is_player:
             owned = False
             for p in transfer.postings:
-                account = self._store.get_account(p.account_id)
+                account = self._guard(lambda: self._store.get_account(p.account_id))  # noqa: B023
                 if account and account.kind is m.AccountKind.PLAYER and account.owner == caller.subject:
                     owned = True
                     break
@@ -293,7 +306,7 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
         self, request: pb.GetLedgerSummaryRequest, context: grpc.ServicerContext
     ) -> pb.GetLedgerSummaryResponse:
         _mover()
-        s = self._store.summary()
+        s = self._guard(self._store.summary)
         return pb.GetLedgerSummaryResponse(
             totals=[
                 pb.KindTotal(

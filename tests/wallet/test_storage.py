@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+from pathlib import Path
 
 import pytest
 from ledger import commands as c
@@ -13,7 +14,7 @@ from ledger.model import ISSUANCE_ACCOUNT_ID, Account, AccountKind, HoldStatus, 
 
 from services.wallet.storage import CaptureResult, LedgerStore
 
-from .conftest import FakeClock, LedgerLocation
+from .conftest import FakeClock, LedgerLocation, PostgresSession
 
 
 def rid(prefix: str = "r") -> str:
@@ -459,3 +460,38 @@ def test_a_hold_resolves_exactly_once_under_concurrent_capture_release_and_sweep
         t.postings[1].amount for t in store.list_transfers(escrow.id, page_size=100, page_token="")[0]
     )
     assert balance(store, escrow.id) == captured and balance(store, player.id) == 1_000 - captured
+
+
+def test_lost_postgres_connections_are_unavailable_and_a_retry_applies_once(
+    postgres_session: PostgresSession, tmp_path: Path
+) -> None:
+    """The server side of a connection dies (PostgreSQL restarted, a proxy dropped it): the store says
+    UNAVAILABLE, and retrying with the same request id settles the transfer exactly once. (PostgreSQL
+    only: SQLite runs in-process, there is no connection to lose.)"""
+    import psycopg
+
+    from services.wallet.storage import StoreUnavailable
+
+    location = LedgerLocation("postgres", postgres_session.new_schema(), tmp_path)
+    store = location.open()
+    alice, bob = funded(store, 100), account(store)
+    with psycopg.connect(location.database_url, autocommit=True) as admin:
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+    command = move(alice, bob, 25)
+    unavailable = 0
+    for _ in range(64):
+        try:
+            store.execute(command)
+            break
+        except StoreUnavailable:
+            unavailable += 1
+    else:
+        raise AssertionError("the store never recovered")
+    assert unavailable >= 1  # the killed pooled connection was noticed, not silently reused
+    store.execute(command)
+    assert balance(store, alice.id) == 75 and balance(store, bob.id) == 25
+    assert store.summary().invariants_hold
+    location.close_all()

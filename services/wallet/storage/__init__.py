@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from services.wallet.storage.base import Clock, LedgerStore, wall_clock_ms
+from services.wallet.storage.base import Clock, LedgerStore, StoreUnavailable, wall_clock_ms
 from services.wallet.storage.engine import CaptureResult, Result
 
 SQLITE_FILE = "wallet.sqlite3"
@@ -32,4 +32,12 @@ def open_store(
     return SqliteStore(os.path.join(data_dir, SQLITE_FILE), clock=clock)
 
 
-__all__ = ["CaptureResult", "Clock", "LedgerStore", "Result", "open_store", "wall_clock_ms"]
+__all__ = [
+    "CaptureResult",
+    "Clock",
+    "LedgerStore",
+    "Result",
+    "StoreUnavailable",
+    "open_store",
+    "wall_clock_ms",
+]

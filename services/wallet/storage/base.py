@@ -17,6 +17,11 @@ from services.wallet.storage.engine import Result
 Clock = Callable[[], int]
 
 
+class StoreUnavailable(Exception):
+    """The database cannot be reached or the store is broken. The command may or may not have been
+    committed: the caller retries with the same request id, which is safe (idempotency)."""
+
+
 def wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
 

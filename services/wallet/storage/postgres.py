@@ -20,10 +20,10 @@ from ledger.invariants import LedgerSummary
 from ledger.model import Account, AccountKind, Hold, Transfer
 from ledger.validation import validate
 from psycopg import errors as pg_errors
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from services.wallet.storage import migrations, pages
-from services.wallet.storage.base import Clock, wall_clock_ms
+from services.wallet.storage.base import Clock, StoreUnavailable, wall_clock_ms
 from services.wallet.storage.engine import Engine, Result
 
 _RETRYABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected, pg_errors.UniqueViolation)
@@ -72,6 +72,10 @@ class PostgresStore:
                 if attempt == _MAX_ATTEMPTS - 1:
                     raise
                 time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
+            except (psycopg.OperationalError, PoolTimeout) as lost:
+                # Connection lost (perhaps after COMMIT was sent): only the caller's retry with the same
+                # request id can tell, and it is safe.
+                raise StoreUnavailable(f"PostgreSQL unavailable: {type(lost).__name__}") from lost
         raise AssertionError("unreachable")
 
     def execute(self, command: c.Command) -> Result:
@@ -84,12 +88,15 @@ class PostgresStore:
         return expired
 
     def _read(self, fn: Callable[[psycopg.Connection[Any]], Any], *, snapshot: bool = False) -> Any:
-        with self._pool.connection() as conn:
-            if not snapshot:
-                return fn(conn)
-            with conn.transaction():
-                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                return fn(conn)
+        try:
+            with self._pool.connection() as conn:
+                if not snapshot:
+                    return fn(conn)
+                with conn.transaction():
+                    conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                    return fn(conn)
+        except (psycopg.OperationalError, PoolTimeout) as lost:
+            raise StoreUnavailable(f"PostgreSQL unavailable: {type(lost).__name__}") from lost
 
     def get_account(self, account_id: str) -> Account | None:
         account: Account | None = self._read(lambda db: self._engine.get_account(db, account_id))

@@ -23,7 +23,7 @@ from ledger.model import Account, AccountKind, Hold, Transfer
 from ledger.validation import validate
 
 from services.wallet.storage import migrations, pages
-from services.wallet.storage.base import Clock, wall_clock_ms
+from services.wallet.storage.base import Clock, StoreUnavailable, wall_clock_ms
 from services.wallet.storage.engine import Engine, Result
 
 Work = Callable[[sqlite3.Connection, int], Any]
@@ -47,6 +47,7 @@ class SqliteStore:
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
         self._closed = False
+        self._broken: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="wallet-sqlite-writer", daemon=True)
         self._thread.start()
 
@@ -89,10 +90,16 @@ class SqliteStore:
 
     def _submit(self, work: Work) -> Any:
         if self._closed:
-            raise RuntimeError("the wallet store is closed")
+            raise StoreUnavailable("the wallet store is closed")
+        if self._broken is not None:
+            raise StoreUnavailable(f"the wallet store's writer stopped: {self._broken!r}")
         future: Future[Any] = Future()
         self._queue.put((work, future))
         return future.result()
+
+    @property
+    def healthy(self) -> bool:
+        return not self._closed and self._broken is None and self._thread.is_alive()
 
     def execute(self, command: c.Command) -> Result:
         validate(command)
@@ -104,6 +111,19 @@ class SqliteStore:
         return expired
 
     def _run(self) -> None:
+        try:
+            self._serve_queue()
+        except BaseException as fatal:  # never leave callers waiting on a dead writer
+            self._broken = fatal
+            while True:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is not None:
+                    item[1].set_exception(StoreUnavailable(f"the wallet store's writer stopped: {fatal!r}"))
+
+    def _serve_queue(self) -> None:
         stopping = False
         while not stopping:
             item = self._queue.get()
@@ -139,12 +159,12 @@ class SqliteStore:
                     db.execute("RELEASE op")
                     outcomes.append((future, result, None))
             db.execute("COMMIT")
-        except BaseException as failure:
+        except Exception as failure:
             # Nothing of this group is acknowledged: the caller may retry with the same ids.
+            for _, future in group:
+                future.set_exception(StoreUnavailable(f"SQLite commit failed: {failure!r}"))
             if db.in_transaction:
                 db.execute("ROLLBACK")
-            for _, future in group:
-                future.set_exception(failure)
             return
         for future, result, error in outcomes:
             if error is not None:
