@@ -7,7 +7,7 @@ import re
 
 from ledger import commands as c
 from ledger.errors import invalid
-from ledger.model import AccountKind, Posting, Side
+from ledger.model import ISSUANCE_ACCOUNT_ID, AccountKind, Posting, Side
 
 # Request, transfer and hold ids are client-chosen; account ids are ours ("acc_...") but share the shape.
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}")
@@ -53,6 +53,7 @@ def validate_postings(field: str, postings: tuple[Posting, ...]) -> None:
     debits = credits = 0
     for i, p in enumerate(postings):
         validate_id(f"{field}[{i}].account_id", p.account_id)
+        _not_issuance(f"{field}[{i}].account_id", p.account_id)
         validate_amount(f"{field}[{i}].amount", p.amount)
         if p.side is Side.DEBIT:
             debits += p.amount
@@ -63,6 +64,13 @@ def validate_postings(field: str, postings: tuple[Posting, ...]) -> None:
     if debits != credits:
         # Double entry: every chip that leaves one account arrives in another.
         raise invalid(field, "UNBALANCED", f"{field} does not balance: debits {debits} != credits {credits}")
+
+
+def _not_issuance(field: str, account_id: str) -> None:
+    # Chips enter only through Issue (with its reason) and never leave: otherwise "the accounts hold
+    # exactly the chips issued" could not hold.
+    if account_id == ISSUANCE_ACCOUNT_ID:
+        raise invalid(field, "ISSUANCE_ACCOUNT", "the issuance account moves chips only through Issue")
 
 
 def validate(command: c.Command) -> None:
@@ -78,6 +86,7 @@ def validate(command: c.Command) -> None:
                 raise invalid("owner", "MALFORMED_OWNER", "owner must be 1-128 characters without spaces")
         case c.Issue():
             validate_id("account_id", command.account_id)
+            _not_issuance("account_id", command.account_id)
             validate_amount("amount", command.amount)
             validate_memo("memo", command.memo)
         case c.Transfer():
@@ -103,6 +112,8 @@ def validate(command: c.Command) -> None:
         case c.Hold():
             validate_id("from_account_id", command.from_account_id)
             validate_id("to_account_id", command.to_account_id)
+            _not_issuance("from_account_id", command.from_account_id)
+            _not_issuance("to_account_id", command.to_account_id)
             if command.from_account_id == command.to_account_id:
                 raise invalid("to_account_id", "SAME_ACCOUNT", "a hold moves chips between two accounts")
             validate_amount("amount", command.amount)

@@ -98,3 +98,19 @@ def test_audit_finds_each_kind_of_violation() -> None:
     assert any("balance" in v for v in find_violations([good, issuance], ["t9"], 10))
     pending = AccountAudit("p", AccountKind.PLAYER, 0, 10, 5, 0, 10, 0)
     assert any("pending" in v for v in find_violations([pending, issuance], [], 10))
+
+
+def test_issuance_moves_chips_only_through_issue() -> None:
+    """Otherwise the sum over the accounts would no longer equal the chips issued."""
+    from ledger.model import ISSUANCE_ACCOUNT_ID
+
+    assert (
+        invalid(c.Transfer("t", c.simple_postings(ISSUANCE_ACCOUNT_ID, "acc_a", 5))).reason
+        == "ISSUANCE_ACCOUNT"
+    )
+    assert (
+        invalid(c.Transfer("t", c.simple_postings("acc_a", ISSUANCE_ACCOUNT_ID, 5))).reason
+        == "ISSUANCE_ACCOUNT"
+    )
+    assert invalid(c.Hold("h", "acc_a", ISSUANCE_ACCOUNT_ID, 5)).reason == "ISSUANCE_ACCOUNT"
+    assert invalid(c.Issue("i", ISSUANCE_ACCOUNT_ID, 5, c.IssueReason.PURCHASE)).reason == "ISSUANCE_ACCOUNT"

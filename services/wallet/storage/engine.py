@@ -189,8 +189,6 @@ class Engine:
         return self._must_account(db, account_id)
 
     def _issue(self, db: Connection, cmd: c.Issue, now_ms: int) -> Transfer:
-        if cmd.account_id == ISSUANCE_ACCOUNT_ID:
-            raise invalid("account_id", "ISSUE_TO_ISSUANCE", "chips are issued to another account")
         postings = c.simple_postings(ISSUANCE_ACCOUNT_ID, cmd.account_id, cmd.amount)
         accounts = self._lock_accounts(db, [ISSUANCE_ACCOUNT_ID, cmd.account_id])
         transfer, after = self._post(
