@@ -24,8 +24,8 @@ static const uint32_t RANK_WEIGHT[13] = {1,      5,      24,     112,     521,  
  * validation) hashes inside the tables: a wrong answer, never an out-of-bounds read */
 #define NUM_ROWS (((7u * 3453520u) >> HASH_SHIFT) + 1)
 
-uint64_t he_card_key[64]; /* rows 52..63 stay zero: see batch_loop */
-uint64_t he_card_bit[64];
+uint64_t he_card_key[256]; /* rows 52..255 stay zero, so any byte indexes safely: see batch_loop */
+uint64_t he_card_bit[256];
 static uint32_t hash_offset[NUM_ROWS];
 static uint16_t *rank_table;
 static size_t rank_table_size;
@@ -522,11 +522,18 @@ int he_best_three(const uint8_t cards[3], uint8_t best[3]) {
 
 /* ---------------------------------------------------------------- batch ---------- */
 
+/* Category of a standard strength by comparing with the category starts (see docs/evaluator.md). */
+static inline uint8_t category_from_strength(uint32_t s) {
+    return (uint8_t)(1 + (s > 1277) + (s > 4137) + (s > 4995) + (s > 5853) + (s > 5863) + (s > 7140) + (s > 7296) +
+                     (s > 7452) + (s > 7461));
+}
+
 /* One specialised loop per (rule, cards per hand): cpk is a compile-time constant in each, so the card
  * loads, the duplicate check and the evaluation unroll. The range check (every byte < 52) runs first as
- * one vectorisable pass over the whole buffer. Codes are masked to 0..63 before any table lookup (the
- * tables have 64 rows): the caller's buffer is not locked against other threads while the GIL is
- * released, so a byte may change after it was checked; that can give a wrong answer, never a bad read. */
+ * one vectorisable pass over the whole buffer. The caller's buffer is not locked against other threads
+ * while the GIL is released, so a byte may change after it was checked: the card tables have 256 rows
+ * (zero beyond 51) and three-card codes are masked to 0..63, so that gives a wrong answer, never a bad
+ * read. */
 static inline __attribute__((always_inline)) int batch_loop(int rule, const int cpk, const uint8_t *packed,
                                                             size_t nhands, uint32_t *strengths, uint8_t *cats,
                                                             size_t *bad_index) {
@@ -545,7 +552,7 @@ static inline __attribute__((always_inline)) int batch_loop(int rule, const int 
         uint8_t c[9];
         uint64_t seen = 0, sum = 0;
         for (int i = 0; i < cpk; i++) {
-            c[i] = p[i] & 63;
+            c[i] = rule == HE_THREE_CARD ? p[i] & 63 : p[i]; /* three_table has rows for ranks 0..15 */
             /* one distinct bit per card: the sum equals the union exactly when no card repeats */
             seen |= he_card_bit[c[i]];
             sum += he_card_bit[c[i]];
@@ -560,8 +567,10 @@ static inline __attribute__((always_inline)) int batch_loop(int rule, const int 
         else if (cpk == 7) s = eval7_inline(c[0], c[1], c[2], c[3], c[4], c[5], c[6]);
         else s = he_eval_n(c, cpk);
         strengths[h] = (uint32_t)s;
-        if (cats) cats[h] = cat_table[s];
+        if (cats && rule != HE_HOLDEM) cats[h] = cat_table[s];
     }
+    if (cats && rule == HE_HOLDEM) /* a separate pass of comparisons, which vectorises */
+        for (size_t h = 0; h < nhands; h++) cats[h] = category_from_strength(strengths[h]);
     return HE_BATCH_OK;
 }
 

@@ -64,8 +64,8 @@ uint64_t he_enumerate7(uint64_t counts[11], int *distinct);
 uint64_t he_enumerate5(uint64_t counts[11], int *distinct);
 
 /* ---- internal fast path shared with equity.c ---- */
-extern uint64_t he_card_key[64];  /* rank weight (low 32 bits) + suit counter increment (high bits) */
-extern uint64_t he_card_bit[64];  /* bit 16 * suit + rank */
+extern uint64_t he_card_key[256];  /* rank weight (low 32 bits) + suit counter increment (high bits) */
+extern uint64_t he_card_bit[256];  /* bit 16 * suit + rank */
 #define HE_SUIT_BASE (0x3333ull << 32) /* each 4-bit suit counter starts at 3: five of a suit sets bit 3 */
 int he_eval_key(uint64_t key, uint64_t bits);
 
