@@ -14,7 +14,7 @@ from pathlib import Path
 
 import prometheus_client
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deploy.validate import catalog, dashboard, layout, promql, rules, suite
@@ -124,6 +124,7 @@ labels = st.from_regex(r"[a-z_][a-z0-9_]{0,8}", fullmatch=True).filter(lambda n:
 values = st.text(alphabet="abcXYZ019_.|*$ -", max_size=12)
 
 
+@settings(deadline=None)  # the machine is shared: no timing in unit tests
 @given(
     metric=names,
     matchers=st.lists(st.tuples(labels, st.sampled_from(["=", "!=", "=~", "!~"]), values), max_size=3),
