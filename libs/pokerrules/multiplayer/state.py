@@ -66,6 +66,7 @@ class HandState:
         "rank",
         "sb_index",
         "seats",
+        "showdown",
         "stacks",
         "starting_stacks",
         "street",
@@ -95,6 +96,7 @@ class HandState:
     last_full_raise: int
     actor: int  # index of the player to act, -1 when nobody is to act
     finished: bool
+    showdown: bool  # the hand ended with cards shown (NK-4.4)
     version: int
 
     # ------------------------------------------------------------------ construction
@@ -152,6 +154,7 @@ class HandState:
         self.board = []
         self.street = PREFLOP
         self.finished = False
+        self.showdown = False
         self.version = 0
         events: list[Event] = [
             HandStarted(
@@ -216,6 +219,7 @@ class HandState:
         other.last_full_raise = self.last_full_raise
         other.actor = self.actor
         other.finished = self.finished
+        other.showdown = self.showdown
         other.version = self.version
         return other
 
@@ -578,6 +582,7 @@ class HandState:
         self.bets[:] = [0] * n
         self.actor = -1
         self.finished = True
+        self.showdown = showdown
         starting = self.starting_stacks
         events.append(
             HandEnded(

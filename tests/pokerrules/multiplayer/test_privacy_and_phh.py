@@ -100,3 +100,31 @@ def test_phh_player_view_hides_unshown_opponent_cards() -> None:
     full = tomllib.loads(to_phh(HandRecord(GameConfig.nlhe(5, 10), events)))
     assert "??" not in " ".join(full["actions"])
     assert "????" in text
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), seats=st.integers(2, 10), steps=st.integers(0, 30))
+def test_view_for_shows_only_own_cards_until_showdown(seed: int, seats: int, steps: int) -> None:
+    """MP-1.2 / NK-4.4: a view has the viewer's own hole cards, others' only once shown at showdown;
+    the legal actions only for the viewer whose turn it is."""
+    from pokerrules.multiplayer.views import view_for
+
+    rng = random.Random(seed)
+    deck = list(range(52))
+    rng.shuffle(deck)
+    stacks = {s: rng.randint(5, 400) for s in range(1, seats + 1)}
+    state, _ = HandState.start(GameConfig.nlhe(5, 10), stacks, 1, tuple(deck), lambda h, b: h[0] % 3)
+    for _ in range(steps):
+        legal = state.legal_actions()
+        if legal is None:
+            break
+        state.act(legal.seat, random_legal_action(legal, rng))
+    for viewer in [None, *state.seats]:
+        view = view_for(state, viewer)
+        for sv in view.seats:
+            i = state.seats.index(sv.seat)
+            may_see = sv.seat == viewer or (state.showdown and not state.folded[i])
+            assert sv.hole_cards == (state.holes[i] if may_see else None)
+        if view.legal is not None:
+            assert view.legal.seat == viewer == state.seat_to_act
+    assert sum(sv.stack + sv.committed for sv in view_for(state, None).seats) == sum(stacks.values())
