@@ -131,6 +131,9 @@ class EngineMachine(RuleBasedStateMachine):
             assert (s.version, s.stacks, s.bets, s.contrib, s.folded, s.actor, s.board) == before
             return
         assert expected, f"illegal {action} by {seat} accepted"
+        # Copy-on-write: the state the command was applied to is unchanged, the new one is a step on.
+        assert (s.version, s.stacks, s.bets, s.contrib, s.folded, s.actor, s.board) == before
+        assert t.state.version == s.version + 1
         self.state = t.state
         self.events.extend(t.events)
 
