@@ -222,9 +222,8 @@ def check_felt_container(
     if service not in SERVICES:
         return [f"{where}: unknown Felt service {service!r}"]
     problems = []
-    args = (
-        list(c.get("args", []))[1:] if c.get("command") == ["felt", "serve"] else list(c.get("args", []))[3:]
-    )
+    # Everything after `felt serve <name>`, however it is split between command and args.
+    args = (list(c.get("command", [])) + list(c.get("args", [])))[3:]
     port, metrics_port = default_port(service), default_metrics_port(service)
     if flag(args, "--port") != str(port):
         problems.append(f"{where}: --port must be {port}, the documented port of {service}")
