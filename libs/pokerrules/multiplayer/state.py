@@ -417,6 +417,8 @@ class HandState:
             raise IllegalAction(e.NOT_YOUR_CARD, "the card is not one of the seat's hole cards")
         if self.street == RIVER:
             raise IllegalAction(e.NO_NEXT_STREET, "no card left to draw")
+        if len(self.deck) - 1 < len(self.seats) * self.config.variant.hole_cards + 8:
+            raise IllegalAction(e.DECK_EXHAUSTED, "the deck has no card to spare for a swap")
         position = self.deck_pos + 1
         received = self.deck[position]
         self.deck = (*self.deck[:position], *self.deck[position + 1 :])

@@ -78,3 +78,13 @@ def test_swap_refuses_a_card_the_player_does_not_hold() -> None:
     with pytest.raises(IllegalAction) as info:
         s.swap_hole_card(1, parse_cards("As")[0])
     assert info.value.reason == "NOT_YOUR_CARD" and s.version == version
+
+
+def test_swap_refused_when_the_deck_has_no_spare_card() -> None:
+    """A swap needs a card beyond those the hand will deal; a deck without one refuses it unchanged."""
+    holes = {1: parse_cards("7c2d"), 2: parse_cards("AhAd")}
+    deck = deck_dealing([1, 2], 1, holes, parse_cards("QsKd7h2c5s"))[:12]  # exactly 4 hole + 3 burns + 5
+    s = start_hand(GameConfig.nlhe(50, 100), {1: 1000, 2: 1000}, 1, deck, lambda h, b: 0).state
+    with pytest.raises(IllegalAction) as info:
+        s.swap_hole_card(1, parse_cards("2d")[0])
+    assert info.value.reason == "DECK_EXHAUSTED" and s.hole_cards(1) == parse_cards("7c2d")
