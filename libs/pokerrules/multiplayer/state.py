@@ -440,6 +440,8 @@ class HandState:
         self.contrib[i] += amount
 
     def _bet_or_raise(self, i: int, to: int, kind: ActionKind | None, events: list[Event]) -> None:
+        if type(to) is not int:  # chips are whole numbers (a bool or float is refused too)
+            raise IllegalAction(e.INVALID_AMOUNT, "the amount must be a whole number of chips", amount=to)
         to_call = self.current_bet - self.bets[i]
         min_to, max_to = self._raise_bounds(i, to_call, sum(self.contrib))
         all_in_to = self.bets[i] + self.stacks[i]

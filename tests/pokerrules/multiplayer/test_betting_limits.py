@@ -260,3 +260,10 @@ def test_void_returns_every_committed_chip(hand) -> None:  # type: ignore[no-unt
     assert dict(voided.refunds) == {2: 50, 3: 100, 4: 300, 5: 300, 1: 300}
     assert dict(voided.stacks) == SIX and h.state.finished
     assert refused(h.state, 2, Action.call()) == "HAND_OVER"
+
+
+def test_amounts_are_whole_chips(hand) -> None:  # type: ignore[no-untyped-def]
+    """Chips are integers: a fractional or non-numeric raise is refused with INVALID_AMOUNT."""
+    h = hand(SIX, button=1)
+    assert refused(h.state, 4, Action(ActionKind.RAISE, 250.5)) == "INVALID_AMOUNT"  # type: ignore[arg-type]
+    assert refused(h.state, 4, Action(ActionKind.RAISE, True)) == "INVALID_AMOUNT"
