@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import array
+import contextlib
 import random
 import threading
 from pathlib import Path
@@ -296,3 +297,26 @@ def test_threaded_batch_matches_single_threaded_and_reports_the_first_bad_hand()
         assert "hand 120000" in str(info.value) and info.value.reason == "DUPLICATE_CARD"
     finally:
         handeval._core.set_batch_threads(1)
+
+
+@settings(max_examples=300)
+@given(
+    st.integers(-1, 5),
+    st.integers(-2, 12),
+    st.binary(max_size=40),
+    st.integers(0, 64),
+    st.binary(max_size=12),
+    st.binary(max_size=6),
+)
+def test_fuzz_the_raw_binding_never_crashes(
+    rule: int, k: int, packed: bytes, out_len: int, holes: bytes, board: bytes
+) -> None:
+    """The C entry points guard themselves too, whatever the Python layer lets through."""
+    core = handeval._core
+    with contextlib.suppress(InvalidHand, ValueError):
+        core.evaluate(rule, holes[:4], board)
+    with contextlib.suppress(ValueError):
+        core.batch(rule, k, packed, bytearray(out_len * 4), bytearray(out_len))
+    with contextlib.suppress(ValueError):
+        core.equity(rule, len(holes) // 2, holes, board, b"", 100, 1, 1000)
+    assert core.category(rule, k) in range(11)
