@@ -22,7 +22,8 @@ from handeval import Rule
 
 
 def timed(fn: Callable[[], Any], n: int, reps: int) -> list[list[float]]:
-    """[rate by wall time, rate by this thread's CPU time] per repetition."""
+    """[rate by wall time, rate by this thread's CPU time] per repetition, after one untimed warm-up."""
+    fn()
     rates = []
     for _ in range(reps):
         wall, cpu = time.perf_counter(), time.thread_time()
