@@ -260,7 +260,7 @@ class HandState:
         current = self.current_bet
         to_call = current - self.bets[i]
         pot = sum(self.contrib)
-        min_to, max_to = self._raise_bounds(i, to_call, pot)
+        min_to, max_to = self._raise_bounds(i, to_call, pot) if stack > to_call else (0, 0)
         return LegalActions(
             self.seats[i],
             to_call > 0,  # can_fold
@@ -324,26 +324,32 @@ class HandState:
         kind = action.kind
         to_call = self.current_bet - self.bets[i]
         stack = self.stacks[i]
-        events: list[Event] = []
-        if kind is ActionKind.FOLD:
-            if to_call <= 0:
-                # MP-A5: fold is not offered when checking is free (it is never needed).
-                raise IllegalAction(e.CHECK_AVAILABLE, "nothing to call: check instead of folding")
-            self.folded[i] = True
-            events.append(PlayerActed(seat, kind, 0, self.bets[i], False))
-        elif kind is ActionKind.CHECK:
-            if to_call > 0:
-                raise IllegalAction(e.CANNOT_CHECK, "there is a bet to call", to_call=to_call)
-            events.append(PlayerActed(seat, kind, 0, self.bets[i], False))
-        elif kind is ActionKind.CALL:
+        events: list[Event]
+        if kind is ActionKind.CALL:
             if to_call <= 0:
                 raise IllegalAction(e.NOTHING_TO_CALL, "nothing to call: check instead")
             added = to_call if to_call < stack else stack  # a short call is all-in (MP-4.14)
             self.stacks[i] = stack - added
             bet = self.bets[i] = self.bets[i] + added
             self.contrib[i] += added
-            events.append(PlayerActed(seat, kind, added, bet, stack == added))
+            events = [PlayerActed(seat, kind, added, bet, stack == added)]
+        elif kind is ActionKind.CHECK:
+            if to_call > 0:
+                raise IllegalAction(e.CANNOT_CHECK, "there is a bet to call", to_call=to_call)
+            events = [PlayerActed(seat, kind, 0, self.bets[i], False)]
+        elif kind is ActionKind.FOLD:
+            if to_call <= 0:
+                # MP-A5: fold is not offered when checking is free (it is never needed).
+                raise IllegalAction(e.CHECK_AVAILABLE, "nothing to call: check instead of folding")
+            self.folded[i] = True
+            events = [PlayerActed(seat, kind, 0, self.bets[i], False)]
+            if self.folded.count(False) == 1:
+                self.acted_at[i] = self.current_bet
+                self.version += 1
+                self._finish_round(events)  # MP-3.6 / NK-2.5: the last player in wins without a showdown
+                return events
         elif kind is ActionKind.ALL_IN:
+            events = []
             if stack <= to_call:
                 before = self.bets[i]
                 self._put_in(i, stack)
@@ -351,17 +357,15 @@ class HandState:
             else:
                 self._bet_or_raise(i, self.bets[i] + stack, None, events)
         elif kind is ActionKind.BET or kind is ActionKind.RAISE:
+            events = []
             self._bet_or_raise(i, action.amount, kind, events)
         else:  # pragma: no cover - enum is closed
             raise IllegalAction(e.INVALID_AMOUNT, "unknown action")
         self.acted_at[i] = self.current_bet
         self.version += 1
-        if self.folded.count(False) == 1:
-            self._finish_round(events)  # MP-3.6 / NK-2.5: the last player in wins without a showdown
-        else:
-            self.actor = actor = self._next_to_act(i)
-            if actor < 0:
-                self._finish_round(events)
+        self.actor = actor = self._next_to_act(i)
+        if actor < 0:
+            self._finish_round(events)
         return events
 
     def cap_raises_to_pot(self, seat: int) -> None:
