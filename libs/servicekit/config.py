@@ -76,6 +76,7 @@ class ServerConfig:
     max_workers: int = 16
     shutdown_grace_seconds: float = 10.0
     production: bool = False
+    log_level: str = "INFO"
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def with_overrides(self, **overrides: Any) -> ServerConfig:
@@ -103,5 +104,6 @@ def load_server_config(
         max_workers=setting(prefix + "MAX_WORKERS", 16, parse=int, environ=environ),
         shutdown_grace_seconds=setting("FELT_SHUTDOWN_GRACE_SECONDS", 10.0, parse=float, environ=environ),
         production=setting("FELT_ENV", "development", environ=environ) == "production",
+        log_level=setting("FELT_LOG_LEVEL", "INFO", environ=environ),
     )
     return config.with_overrides(**overrides)

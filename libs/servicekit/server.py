@@ -112,7 +112,7 @@ class Service:
 
 
 def build(spec: ServiceSpec, config: ServerConfig) -> Service:
-    configure_logging()
+    configure_logging(config.log_level)
     return Service(spec, config)
 
 

@@ -290,3 +290,17 @@ def test_graceful_shutdown_finishes_in_flight_and_refuses_new(tmp_path: Path) ->
 def test_anonymous_allowed_only_where_the_service_says(tmp_path: Path) -> None:
     with running(_spec(allow_anonymous=True), config_for_tests("evaluator", tmp_path)) as svc:
         assert _call(grpc.insecure_channel(svc.address), text="hi").caller == "anonymous:"  # type: ignore[attr-defined]
+
+
+def test_log_level_comes_from_the_environment(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from servicekit.logging import configure_logging
+
+    config = config_for_tests("evaluator", tmp_path)
+    assert config.log_level == "INFO"
+    quiet = config_for_tests("evaluator", tmp_path, log_level="WARNING")
+    try:
+        with running(_spec(allow_anonymous=True), quiet) as svc:
+            _call(grpc.insecure_channel(svc.address), text="hi")
+        assert '"event": "rpc"' not in capsys.readouterr().out
+    finally:
+        configure_logging("INFO")
