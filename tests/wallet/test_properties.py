@@ -1,6 +1,6 @@
-"""Property-based: random sequences of ledger operations against a simple model of balances, on both
-stores. After every step each account's balance and pending chips equal the model's; at the end the
-ledger's own audit finds no violated invariant."""
+"""Property-based: random sequences of ledger operations (and restarts of the store) against a simple
+model of balances, on both stores. After every step each account's balance and pending chips equal the
+model's; at the end the ledger's own audit finds no violated invariant."""
 
 from __future__ import annotations
 
@@ -32,8 +32,11 @@ operations = st.lists(
         st.tuples(st.just("release"), st.integers(0, 50)),
         st.tuples(st.just("batch"), st.lists(st.tuples(pairs, amounts), min_size=1, max_size=4)),
         st.tuples(st.just("replay"), st.integers(0, 50)),
+        st.tuples(st.just("restart")),
     ),
-    max_size=30,
+    # Long enough that holds are usually followed by captures and releases of them.
+    min_size=8,
+    max_size=40,
 )
 
 
@@ -65,13 +68,18 @@ def run_sequence(store_location: LedgerLocation, ops: list[tuple]) -> None:  # t
         accounts.append(made)
     ids = [a.id for a in accounts]
     model = Model()
+    for i, account_id in enumerate(ids):  # start with chips so that most moves and holds can succeed
+        store.execute(c.Issue(f"seed-{i}", account_id, 300, IssueReason.PROMOTION))
+        model.balance[i] += 300
     counter = itertools.count()
     done: list[tuple[c.Command, object]] = []  # successful commands and their results
     hold_ids: list[str] = []
 
+    stores = [store]  # the current one; "restart" closes it and opens the same ledger again
+
     def attempt(command: c.Command, expect_ok: bool) -> None:
         try:
-            result = store.execute(command)
+            result = stores[0].execute(command)
         except LedgerError as refused:
             assert not expect_ok, f"{command} refused: {refused!r}"
             return
@@ -124,18 +132,21 @@ def run_sequence(store_location: LedgerLocation, ops: list[tuple]) -> None:  # t
                     for n, ((i, j), amount) in enumerate(legs)
                 )
                 attempt(c.TransferBatch(rid, specs), ok)
+            case ("restart",):
+                stores[0].close()
+                stores[0] = store_location.open()
             case ("replay", k):
                 if not done:
                     continue
                 command, first = done[k % len(done)]
-                replayed = store.execute(command)
+                replayed = stores[0].execute(command)
                 if not isinstance(command, c.Hold | c.Release):  # a hold's status may have moved on
                     assert replayed == first
         for i, account_id in enumerate(ids):
-            a = store.get_account(account_id)
+            a = stores[0].get_account(account_id)
             assert a is not None
             assert (a.balance, a.debits_pending) == (model.balance[i], model.pending[i]), (op, i)
-    summary = store.summary()
+    summary = stores[0].summary()
     assert summary.invariants_hold, summary.violations
     assert summary.chips_issued == sum(model.balance)
 
