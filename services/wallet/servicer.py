@@ -78,12 +78,21 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
 
     def _run(self, command: c.Command) -> object:
         try:
-            return self._store.execute(command)
+            outcome = self._store.execute_outcome(command)
         except LedgerError as refused:
             REFUSED.labels(refused.kind.value).inc()
             raise to_domain_error(refused) from None
         except StoreUnavailable as down:
             raise _unavailable(down) from None
+        if not outcome.replayed:  # a repeat changes nothing, so it moves no chips in the metrics
+            result = outcome.result
+            if isinstance(result, CaptureResult):
+                self._counted((result.transfer,))
+            elif isinstance(result, m.Transfer):
+                self._counted((result,))
+            elif isinstance(result, tuple):
+                self._counted(result)
+        return outcome.result
 
     def _guard(self, fn: Callable[[], T]) -> T:
         try:
@@ -168,7 +177,6 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
             c.Issue(request.request_id, request.account_id, request.amount, reason, request.memo)
         )
         assert isinstance(transfer, m.Transfer)
-        self._counted((transfer,))
         return pb.IssueResponse(transfer=convert.transfer_pb(transfer))
 
     def Transfer(self, request: pb.TransferRequest, context: grpc.ServicerContext) -> pb.TransferResponse:
@@ -189,7 +197,6 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
         )
         transfer = self._run(command)
         assert isinstance(transfer, m.Transfer)
-        self._counted((transfer,))
         return pb.TransferResponse(transfer=convert.transfer_pb(transfer))
 
     @staticmethod
@@ -211,7 +218,6 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
         )
         transfers = self._run(c.TransferBatch(request.request_id, specs))
         assert isinstance(transfers, tuple)
-        self._counted(transfers)
         return pb.TransferBatchResponse(transfers=[convert.transfer_pb(t) for t in transfers])
 
     def Hold(self, request: pb.HoldRequest, context: grpc.ServicerContext) -> pb.HoldResponse:
@@ -240,7 +246,6 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
             c.Capture(request.request_id, request.hold_id, request.amount or None, request.memo)
         )
         assert isinstance(result, CaptureResult)
-        self._counted((result.transfer,))
         return pb.CaptureResponse(
             transfer=convert.transfer_pb(result.transfer), hold=convert.hold_pb(result.hold, self._clock())
         )

@@ -230,11 +230,25 @@ def test_replays_concurrent_and_after_restart_have_one_effect(location: LedgerLo
         assert summary.chips_issued == 1_000 + rounds * 50
 
 
+def _metric(svc: RunningService, series: str) -> float:
+    text = urllib.request.urlopen(svc.metrics_url, timeout=5).read().decode()
+    for line in text.splitlines():
+        if line.startswith(series + " "):
+            return float(line.split()[-1])
+    raise AssertionError(f"{series} not exported")
+
+
 def test_domain_metrics_are_exported(location: LedgerLocation) -> None:
     with wallet(location) as svc:
         s = stub(svc)
         alice, bob = open_player(s, "alice", 10), open_player(s, "bob")
-        s.Transfer(pb.TransferRequest(request_id=rid(), from_account_id=alice, to_account_id=bob, amount=4))
+        before = _metric(svc, 'poker_wallet_transfers_total{kind="TRANSFER"}')
+        chips_before = _metric(svc, 'poker_wallet_chips_moved_total{kind="TRANSFER"}')
+        again = pb.TransferRequest(request_id=rid(), from_account_id=alice, to_account_id=bob, amount=4)
+        for _ in range(3):  # a replay changes nothing, in the ledger or in the metrics
+            s.Transfer(again)
+        assert _metric(svc, 'poker_wallet_transfers_total{kind="TRANSFER"}') == before + 1
+        assert _metric(svc, 'poker_wallet_chips_moved_total{kind="TRANSFER"}') == chips_before + 4
         text = urllib.request.urlopen(svc.metrics_url, timeout=5).read().decode()
         assert 'poker_wallet_transfers_total{kind="TRANSFER"}' in text
         assert 'poker_wallet_chips_moved_total{kind="ISSUE"}' in text

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from services.wallet.storage.base import Clock, LedgerStore, StoreUnavailable, wall_clock_ms
-from services.wallet.storage.engine import CaptureResult, Result
+from services.wallet.storage.engine import CaptureResult, Outcome, Result
 
 SQLITE_FILE = "wallet.sqlite3"
 
@@ -36,6 +36,7 @@ __all__ = [
     "CaptureResult",
     "Clock",
     "LedgerStore",
+    "Outcome",
     "Result",
     "StoreUnavailable",
     "open_store",

@@ -12,7 +12,7 @@ from ledger.errors import invalid
 from ledger.invariants import LedgerSummary
 from ledger.model import Account, AccountKind, Hold, Transfer
 
-from services.wallet.storage.engine import Result
+from services.wallet.storage.engine import Outcome, Result
 
 Clock = Callable[[], int]
 
@@ -33,6 +33,8 @@ class LedgerStore(Protocol):
     kind: str
 
     def execute(self, command: c.Command) -> Result: ...
+
+    def execute_outcome(self, command: c.Command) -> Outcome: ...
 
     def get_account(self, account_id: str) -> Account | None: ...
 

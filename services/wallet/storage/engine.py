@@ -51,6 +51,15 @@ class CaptureResult:
 
 Result = Account | Transfer | tuple[Transfer, ...] | Hold | CaptureResult
 
+
+@dataclass(frozen=True)
+class Outcome:
+    """A command's result, and whether it was a repeat of an earlier request (then nothing changed)."""
+
+    result: Result
+    replayed: bool
+
+
 _ACCOUNT_COLS = "id, kind, owner, debits_posted, credits_posted, debits_pending, created_at_ms, seq"
 _TRANSFER_COLS = "seq, id, kind, memo, batch_id, hold_id, issue_reason, created_at_ms"
 _HOLD_COLS = (
@@ -112,7 +121,7 @@ class Engine:
 
     # -- writes -------------------------------------------------------------------------------
 
-    def apply(self, db: Connection, cmd: c.Command, now_ms: int) -> Result:
+    def apply(self, db: Connection, cmd: c.Command, now_ms: int) -> Outcome:
         """Runs one validated command inside the caller's transaction; raises LedgerError (the
         caller rolls back) when refused."""
         ref = new_account_id() if isinstance(cmd, c.CreateAccount) else cmd.request_id
@@ -122,7 +131,10 @@ class Engine:
         if stored is not None:
             op, params, stored_ref = stored
             check_replay(cmd.request_id, op, params, cmd.op, cmd.params())
-            return self._replay(db, cmd, stored_ref)
+            return Outcome(self._replay(db, cmd, stored_ref), replayed=True)
+        return Outcome(self._first(db, cmd, ref, now_ms), replayed=False)
+
+    def _first(self, db: Connection, cmd: c.Command, ref: str, now_ms: int) -> Result:
         match cmd:
             case c.CreateAccount():
                 return self._create_account(db, cmd, ref, now_ms)

@@ -24,7 +24,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from services.wallet.storage import migrations, pages
 from services.wallet.storage.base import Clock, StoreUnavailable, wall_clock_ms
-from services.wallet.storage.engine import Engine, Result
+from services.wallet.storage.engine import Engine, Outcome, Result
 
 _RETRYABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected, pg_errors.UniqueViolation)
 _MAX_ATTEMPTS = 30
@@ -79,9 +79,12 @@ class PostgresStore:
         raise AssertionError("unreachable")
 
     def execute(self, command: c.Command) -> Result:
+        return self.execute_outcome(command).result
+
+    def execute_outcome(self, command: c.Command) -> Outcome:
         validate(command)
-        result: Result = self._write(lambda db, now: self._engine.apply(db, command, now))
-        return result
+        outcome: Outcome = self._write(lambda db, now: self._engine.apply(db, command, now))
+        return outcome
 
     def expire_holds(self) -> int:
         expired: int = self._write(lambda db, now: self._engine.expire_due(db, now))

@@ -24,7 +24,7 @@ from ledger.validation import validate
 
 from services.wallet.storage import migrations, pages
 from services.wallet.storage.base import Clock, StoreUnavailable, wall_clock_ms
-from services.wallet.storage.engine import Engine, Result
+from services.wallet.storage.engine import Engine, Outcome, Result
 
 Work = Callable[[sqlite3.Connection, int], Any]
 
@@ -102,9 +102,12 @@ class SqliteStore:
         return not self._closed and self._broken is None and self._thread.is_alive()
 
     def execute(self, command: c.Command) -> Result:
+        return self.execute_outcome(command).result
+
+    def execute_outcome(self, command: c.Command) -> Outcome:
         validate(command)
-        result: Result = self._submit(lambda db, now: self._engine.apply(db, command, now))
-        return result
+        outcome: Outcome = self._submit(lambda db, now: self._engine.apply(db, command, now))
+        return outcome
 
     def expire_holds(self) -> int:
         expired: int = self._submit(lambda db, now: self._engine.expire_due(db, now))
