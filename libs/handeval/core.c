@@ -340,6 +340,9 @@ int he_init(void) {
         he_card_key[c] = RANK_WEIGHT[c >> 2] + (1ull << (32 + 4 * (c & 3)));
         he_card_bit[c] = 1ull << (16 * (c & 3) + (c >> 2));
     }
+    /* any other byte: bit 63, which no card uses (suit s uses bits 16 s .. 16 s + 12) and which every flush
+     * lookup masks away; the batch validation reads it as "unknown card" */
+    for (int v = 52; v < 256; v++) he_card_bit[v] = 1ull << 63;
     if (build_strength_scale() || build_rank_table() || build_flush_table() || build_three_table()) return -1;
     initialized = 1;
     return 0;
@@ -529,39 +532,33 @@ static inline uint8_t category_from_strength(uint32_t s) {
 }
 
 /* One specialised loop per (rule, cards per hand): cpk is a compile-time constant in each, so the card
- * loads, the duplicate check and the evaluation unroll. The range check (every byte < 52) runs first as
- * one vectorisable pass over the whole buffer. The caller's buffer is not locked against other threads
- * while the GIL is released, so a byte may change after it was checked: the card tables have 256 rows
- * (zero beyond 51) and three-card codes are masked to 0..63, so that gives a wrong answer, never a bad
- * read. */
+ * loads, the validation and the evaluation unroll; the first bad hand stops the loop. The caller's
+ * buffer is not locked against other threads while the GIL is released, so a byte may change after it
+ * was checked: the card tables have 256 rows (zero beyond 51) and three-card codes are masked to 0..63,
+ * so that gives a wrong answer, never a bad read. */
 static inline __attribute__((always_inline)) int batch_loop(int rule, const int cpk, const uint8_t *packed,
                                                             size_t nhands, uint32_t *strengths, uint8_t *cats,
                                                             size_t *bad_index) {
-    size_t nbytes = nhands * (size_t)cpk;
-    int out_of_range = 0;
-    for (size_t i = 0; i < nbytes; i++) out_of_range |= packed[i] >= 52;
-    if (out_of_range) {
-        size_t i = 0;
-        while (i < nbytes && packed[i] < 52) i++;
-        *bad_index = i / (size_t)cpk;
-        return HE_BATCH_UNKNOWN_CARD;
-    }
     const uint8_t *p = packed;
     const uint8_t *cat_table = rule == HE_THREE_CARD ? category3_of : category_of;
     for (size_t h = 0; h < nhands; h++, p += cpk) {
         uint8_t c[9];
         uint64_t seen = 0, sum = 0;
         for (int i = 0; i < cpk; i++) {
-            c[i] = rule == HE_THREE_CARD ? p[i] & 63 : p[i]; /* three_table has rows for ranks 0..15 */
-            /* one distinct bit per card: the sum equals the union exactly when no card repeats */
-            seen |= he_card_bit[c[i]];
-            sum += he_card_bit[c[i]];
+            uint8_t b = p[i];
+            /* one distinct bit per card (bit 63 for a byte >= 52): the sum equals the union exactly when
+             * no bit repeats, and bit 63 in the union marks an unknown card */
+            seen |= he_card_bit[b];
+            sum += he_card_bit[b];
+            c[i] = rule == HE_THREE_CARD ? b & 63 : b; /* three_table has rows for ranks 0..15 only */
         }
-        if (__builtin_expect(sum != seen, 0)) {
+        if (__builtin_expect((sum != seen) | (seen >> 63), 0)) {
             *bad_index = h;
+            for (int i = 0; i < cpk; i++)
+                if (p[i] >= 52) return HE_BATCH_UNKNOWN_CARD;
             return HE_BATCH_DUPLICATE_CARD;
         }
-        int s;
+    int s;
         if (rule == HE_THREE_CARD) s = he_eval_three(c);
         else if (rule == HE_OMAHA) s = he_eval_omaha(c, c + 4, 5);
         else if (cpk == 7) s = eval7_inline(c[0], c[1], c[2], c[3], c[4], c[5], c[6]);
