@@ -37,11 +37,10 @@ from pokerrules.multiplayer.pots import Pot, build_pots, split_pot
 Ranker = Callable[[Sequence[int], Sequence[int]], int]
 """rank(hole, board) -> strength; higher wins, equal ties. For Omaha it must use exactly two hole cards."""
 
+# New community cards dealt at the start of each street (MP-3.3 to MP-3.5).
 _BOARD_CARDS = (0, 3, 1, 1)
 # _CLOCKWISE[n][i]: the other positions of an n-player hand in clockwise order after position i, then i.
-_CLOCKWISE = [
-    [tuple((i + k) % n for k in range(1, n + 1)) for i in range(n)] for n in range(11)
-]  # new community cards dealt at the start of each street (MP-3.3 to MP-3.5)
+_CLOCKWISE = [[tuple((i + k) % n for k in range(1, n + 1)) for i in range(n)] for n in range(11)]
 
 
 class HandState:
@@ -540,7 +539,7 @@ class HandState:
         self.street += 1
         self.deck_pos += 1  # burn one card before each street; it is never shown
         count = _BOARD_CARDS[self.street]
-        cards = tuple(self.deck[self.deck_pos : self.deck_pos + count])  # a no-op copy for a tuple deck
+        cards = tuple(self.deck[self.deck_pos : self.deck_pos + count])
         self.deck_pos += count
         self.board.extend(cards)
         events.append(BoardDealt(self.street, cards))
