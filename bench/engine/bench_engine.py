@@ -95,6 +95,16 @@ def felt_replay_in_place(config: GameConfig, scripts: list[Script], rank) -> flo
     return time.process_time() - started
 
 
+def felt_simulate(config: GameConfig, hands: int, seed: int, rank) -> float:  # type: ignore[no-untyped-def]
+    """The loop behind `felt simulate` (no PHH files): stacks carried over, button moving, re-buys."""
+    from pokerrules.multiplayer.simulation import play_hands
+
+    started = time.process_time()
+    for _ in play_hands(config, PLAYERS, hands, seed, rank, random_legal_action):
+        pass
+    return time.process_time() - started
+
+
 def pokerkit_replay(config: GameConfig, scripts: list[Script]) -> tuple[float, int, int]:
     import pokerkit as pk
 
@@ -163,7 +173,7 @@ def main() -> int:
     args = parser.parse_args()
     config = GAMES[args.game]
     rank = ranker_for(config.variant)
-    random_rates, replay_rates, inplace_rates, pk_rates = [], [], [], []
+    random_rates, replay_rates, inplace_rates, simulate_rates, pk_rates = [], [], [], [], []
     mismatches = explained = 0
     for run in range(args.runs):
         elapsed, _ = felt_random(config, args.hands, args.seed + run, rank, record=False)
@@ -171,6 +181,7 @@ def main() -> int:
         _, scripts = felt_random(config, args.hands, args.seed + run, rank, record=True)
         replay_rates.append(args.hands / felt_replay(config, scripts, rank))
         inplace_rates.append(args.hands / felt_replay_in_place(config, scripts, rank))
+        simulate_rates.append(args.hands / felt_simulate(config, args.hands, args.seed + run, rank))
         if not args.no_pokerkit:
             pk_scripts = scripts[: max(1, args.hands // 10)]  # PokerKit is slow: a tenth of the hands
             elapsed, bad, ok = pokerkit_replay(config, pk_scripts)
@@ -189,6 +200,7 @@ def main() -> int:
         ("felt, random legal actions (in place)", random_rates),
         ("felt, replay in place (HandState.act)", inplace_rates),
         ("felt, replay via apply (copy-on-write)", replay_rates),
+        ("felt simulate loop (random bots)", simulate_rates),
     ]
     if pk_rates:
         rows.append(("pokerkit 0.7.7, replay of same hands", pk_rates))
