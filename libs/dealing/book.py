@@ -54,6 +54,7 @@ class ShoeBook:
         self._shoes: dict[str, Shoe] = {}
         self._by_request: dict[tuple[str, str], tuple[tuple[int, str, int, str, bool], str]] = {}
         self._last_sweep = float("-inf")
+        self._tally = dict.fromkeys(ShoeState, 0)  # shoes held per state, kept up to date in O(1)
 
     def create(
         self,
@@ -96,6 +97,7 @@ class ShoeBook:
                 now=now,
             )
             self._shoes[shoe.shoe_id] = shoe
+            self._tally[ShoeState.OPEN] += 1
             self._by_request[(owner, request_id)] = (params, shoe.shoe_id)
             return shoe, True
 
@@ -122,15 +124,26 @@ class ShoeBook:
         with self._lock:
             now = self._clock()
             shoe = self._find(shoe_id, now)
-            shoe.close(now)
+            if shoe.state is ShoeState.OPEN:
+                shoe.close(now)
+                self._moved(ShoeState.OPEN, ShoeState.CLOSED)
             return shoe
 
     def reveal(self, shoe_id: str) -> Revelation:
         with self._lock:
             return self._find(shoe_id, self._clock()).reveal()
 
+    def tally(self) -> dict[ShoeState, int]:
+        """Shoes held per state, as of the last operation (idle shoes are noticed lazily); O(1)."""
+        with self._lock:
+            return dict(self._tally)
+
+    def _moved(self, before: ShoeState, after: ShoeState) -> None:
+        self._tally[before] -= 1
+        self._tally[after] += 1
+
     def counts(self) -> dict[ShoeState, int]:
-        """Shoes held per state (for the metrics gauge)."""
+        """Shoes held per state, counted after a full sweep (diagnostics and tests; O(number of shoes))."""
         with self._lock:
             now = self._clock()
             self._sweep(now, force=True)
@@ -143,7 +156,8 @@ class ShoeBook:
         shoe = self._shoes.get(shoe_id)
         if shoe is None:
             raise ShoeNotFound("no such shoe (unknown, or ended and purged)", shoe_id=shoe_id)
-        shoe.expire_if_idle(now, self._settings.idle_seconds)
+        if shoe.expire_if_idle(now, self._settings.idle_seconds):
+            self._moved(ShoeState.OPEN, ShoeState.EXPIRED)
         return shoe
 
     def _sweep(self, now: float, force: bool = False) -> None:
@@ -154,11 +168,12 @@ class ShoeBook:
         retention = self._settings.retention_seconds
         gone = []
         for shoe_id, shoe in self._shoes.items():
-            shoe.expire_if_idle(now, self._settings.idle_seconds)
+            if shoe.expire_if_idle(now, self._settings.idle_seconds):
+                self._moved(ShoeState.OPEN, ShoeState.EXPIRED)
             if shoe.ended_at is not None and now - shoe.ended_at >= retention:
                 gone.append(shoe_id)
         if gone:
             dropped = set(gone)
             for shoe_id in gone:
-                del self._shoes[shoe_id]
+                self._tally[self._shoes.pop(shoe_id).state] -= 1
             self._by_request = {k: v for k, v in self._by_request.items() if v[1] not in dropped}

@@ -49,6 +49,9 @@ PEEKS = prometheus_client.Counter("poker_dealer_peeks_total", "Cards shown by Pe
 ENTROPY_FAILURES = prometheus_client.Counter(
     "poker_dealer_entropy_failures_total", "Shoes refused because the entropy source failed."
 )
+SHOES_HELD = prometheus_client.Gauge(
+    "poker_dealer_shoes", "Shoes held in memory by state (compare with FELT_DEALER_MAX_SHOES).", ["state"]
+)
 VERIFICATIONS = prometheus_client.Counter(
     "poker_dealer_verifications_total", "Verify calls by outcome.", ["result"]
 )
@@ -56,6 +59,8 @@ for _decks in range(MIN_DECKS, MAX_DECKS + 1):
     SHOES_CREATED.labels(str(_decks))
 for _result in ("valid", "invalid"):
     VERIFICATIONS.labels(_result)
+for _state in ShoeState:
+    SHOES_HELD.labels(_state.value.lower())
 
 _STATES = {
     ShoeState.OPEN: pb.SHOE_STATE_OPEN,
@@ -152,6 +157,10 @@ class DealerServicer(pb_grpc.DealerServiceServicer):
     def __init__(self, book: ShoeBook) -> None:
         self._book = book
 
+    def _publish_tally(self) -> None:
+        for state, count in self._book.tally().items():
+            SHOES_HELD.labels(state.value.lower()).set(count)
+
     @_domain_errors
     def CreateShoe(
         self, request: pb.CreateShoeRequest, context: grpc.ServicerContext
@@ -169,6 +178,7 @@ class DealerServicer(pb_grpc.DealerServiceServicer):
         )
         if created:
             SHOES_CREATED.labels(str(shoe.decks)).inc()
+            self._publish_tally()
         commitments = shoe.card_commitments
         return pb.CreateShoeResponse(
             shoe_id=shoe.shoe_id,
@@ -209,7 +219,9 @@ class DealerServicer(pb_grpc.DealerServiceServicer):
         _require_owner(self._book.get(request.shoe_id), "close it")
         if not request.request_id:
             raise errors.invalid_argument("request_id", "REQUEST_ID_INVALID", "request_id is required")
-        return pb.CloseShoeResponse(shoe=_public_view(self._book.close(request.shoe_id)))
+        shoe = self._book.close(request.shoe_id)
+        self._publish_tally()
+        return pb.CloseShoeResponse(shoe=_public_view(shoe))
 
     @_domain_errors
     def Reveal(self, request: pb.RevealRequest, context: grpc.ServicerContext) -> pb.RevealResponse:

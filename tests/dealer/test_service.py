@@ -465,3 +465,14 @@ def test_standalone_verifier_checks_a_revealed_shoe_from_its_json(
     bad.write_text(json.dumps(document))
     run = subprocess.run([sys.executable, "-I", "-S", str(copy), str(bad)], capture_output=True, text=True)
     assert run.returncode == 1 and "CARD_MISMATCH position 2" in run.stdout
+
+
+def test_shoes_held_gauge_follows_creates_and_closes(dealer: RunningService) -> None:
+    table = stub(dealer)
+    first = new_shoe(table, request_id="a").shoe_id
+    new_shoe(table, request_id="b")
+    table.CloseShoe(pb.CloseShoeRequest(shoe_id=first, request_id="c"))
+    scraped = _metrics(dealer)
+    assert re.search(r'^poker_dealer_shoes\{state="open"\} 1\.0$', scraped, re.M)
+    assert re.search(r'^poker_dealer_shoes\{state="closed"\} 1\.0$', scraped, re.M)
+    assert re.search(r'^poker_dealer_shoes\{state="expired"\} 0\.0$', scraped, re.M)
