@@ -95,7 +95,13 @@ def validate_parameters(decks: int, client_seed: str, nonce: int, deck_set: str)
         raise InvalidRequest(
             "decks", f"decks must be {MIN_DECKS} to {MAX_DECKS}", "DECKS_OUT_OF_RANGE", decks=decks
         )
-    if len(client_seed.encode("utf-8", "surrogatepass")) > MAX_CLIENT_SEED_BYTES:
+    try:
+        encoded = client_seed.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: not text the algorithm can hash
+        raise InvalidRequest(
+            "client_seed", "client_seed must be valid Unicode", "CLIENT_SEED_INVALID"
+        ) from None
+    if len(encoded) > MAX_CLIENT_SEED_BYTES:
         raise InvalidRequest(
             "client_seed", f"client_seed is limited to {MAX_CLIENT_SEED_BYTES} bytes", "CLIENT_SEED_TOO_LONG"
         )

@@ -160,6 +160,7 @@ def test_create_is_idempotent_per_owner_and_request_id() -> None:
         ({"decks": 0}, "decks", "DECKS_OUT_OF_RANGE"),
         ({"decks": 9}, "decks", "DECKS_OUT_OF_RANGE"),
         ({"decks": 1, "client_seed": "x" * 257}, "client_seed", "CLIENT_SEED_TOO_LONG"),
+        ({"decks": 1, "client_seed": "\ud800"}, "client_seed", "CLIENT_SEED_INVALID"),
         ({"decks": 1, "deck_set": "bad label!"}, "deck_set", "DECK_SET_INVALID"),
         ({"decks": 1, "nonce": 2**64}, "nonce", "NONCE_OUT_OF_RANGE"),
         ({"decks": 1, "request_id": ""}, "request_id", "REQUEST_ID_INVALID"),
