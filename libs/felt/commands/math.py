@@ -22,6 +22,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     parser.add_argument("--seed", type=int, default=2026, help="simulation seed")
     parser.add_argument("--pool", type=int, default=1_000, help="Progressive pool in chips (1-chip stake)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="skip the exact Texas Hold'em Bonus and Casino Hold'em main games (the long enumeration)",
+    )
+    parser.add_argument("--processes", type=int, default=2, help="worker processes for the long enumeration")
     parser.add_argument("--output", help="write the Markdown report here instead of stdout")
     parser.set_defaults(func=run)
 
@@ -30,7 +36,15 @@ def run(args: argparse.Namespace) -> int:
     from pokerrules.casino.gamemath.report import GAMES, build
 
     games = GAMES if args.all or not args.game else tuple(args.game)
-    report = build(games, args.simulate, args.seed, args.pool, log=lambda m: print(m, file=sys.stderr))
+    report = build(
+        games,
+        args.simulate,
+        args.seed,
+        args.pool,
+        log=lambda m: print(m, file=sys.stderr),
+        main_games=not args.quick,
+        processes=args.processes,
+    )
     if args.output:
         with open(args.output, "w", encoding="utf-8") as f:
             f.write(report)

@@ -93,7 +93,7 @@ def test_monte_carlo_through_the_engine_agrees_with_every_exact_figure(tmp_path:
 
 def test_felt_math_command(tmp_path: Path) -> None:
     out = tmp_path / "math.md"
-    assert felt(["math", "--game", "thb", "--simulate", "300", "--output", str(out)]) == 0
+    assert felt(["math", "--game", "thb", "--quick", "--simulate", "300", "--output", str(out)]) == 0
     text = out.read_text()
     assert "Texas Hold'em Bonus — Bonus" in text and "Monte Carlo" in text
 

@@ -1,0 +1,78 @@
+"""The exact Hold'em main-game enumeration (docs/game-math.md): its pieces checked against brute force."""
+
+from __future__ import annotations
+
+import itertools
+from math import comb
+
+import handeval
+import numpy as np
+import pytest
+from pokerrules.casino.gamemath import holdem_main as hm
+from pokerrules.casino.gamemath.enumeration import evaluate, suit_symmetric_sets
+from pokerrules.casino.ranking import Category
+
+
+def test_flop_classes_cover_every_flop_once() -> None:
+    classes = hm.flop_classes()
+    assert len(classes) == 1_755
+    images = [image for c in classes for image, _ in c.images]
+    assert len(images) == len(set(images)) == comb(52, 3)
+    for c in classes[:50]:
+        for image, perm in c.images:
+            assert tuple(sorted(hm._permute(card, perm) for card in c.cards)) == image
+
+
+def test_ch_5_2_qualification_is_a_strength_threshold() -> None:
+    """CH-5.2: pair of 4s or better ⇔ strength ≥ that of 4-4-5-3-2, over all 2,598,960 five-card hands."""
+    sets = suit_symmetric_sets(5)
+    strengths, categories = evaluate("HOLDEM", sets.cards)
+    ranks = sets.cards >> 2
+    counts = np.stack([(ranks == r).sum(axis=1) for r in range(13)], axis=1)
+    pair_rank = np.where(counts == 2, np.arange(13), -1).max(axis=1)
+    qualifies = (categories >= Category.TWO_PAIR) | ((categories == Category.PAIR) & (pair_rank >= 2))
+    threshold = hm._qualifying_strength(handeval)
+    assert np.array_equal(qualifies, strengths >= threshold)
+
+
+@pytest.mark.slow
+def test_one_flop_against_brute_force() -> None:
+    """For one Flop and a few holdings, the inclusion–exclusion counts equal a direct enumeration of every
+    Turn, River and Dealer holding (CH Call value; THB River decisions and Flop-node value)."""
+    flop = (5, 22, 47)
+    result = hm.evaluate_flop(flop)
+    rest = [c for c in range(52) if c not in flop]
+    threshold = hm._qualifying_strength(handeval)
+    odds = {10: 100, 9: 20, 8: 10, 7: 3, 6: 2}
+    for pair in (0, 300, 777):
+        a, c = (rest[i] for i in hm.PAIRS49[pair])
+        live = [x for x in rest if x not in (a, c)]
+        rows, dealer_rows = [], []
+        for t, r in itertools.combinations(live, 2):
+            others = [x for x in live if x not in (t, r)]
+            rows.append([a, c, *flop, t, r])
+            dealer_rows += [[d1, d2, *flop, t, r] for d1, d2 in itertools.combinations(others, 2)]
+        p_s, p_c = evaluate("HOLDEM", np.array(rows, dtype=np.uint8))
+        d_s, _ = evaluate("HOLDEM", np.array(dealer_rows, dtype=np.uint8))
+        d_s = d_s.reshape(len(rows), hm.DEALER_HOLDINGS)
+        p = p_s[:, None]
+        ante = np.array([odds.get(int(x), 1) for x in p_c])[:, None]
+        not_qualified = d_s < threshold
+        net = np.where(not_qualified, ante, np.where(p > d_s, ante + 2, np.where(p == d_s, 0, -3)))
+        assert int(net.sum()) == int(result.ch_call[pair])
+        # THB: per Turn card, wins and losses over River and Dealer.
+        wins = (p > d_s).sum(axis=1)
+        losses = (p < d_s).sum(axis=1)
+        straight = np.where(p_c >= Category.STRAIGHT, wins, 0)
+        turns = {}
+        for (t, r), w, lo, s in zip(itertools.combinations(live, 2), wins, losses, straight, strict=True):
+            for turn in (t, r):
+                acc = turns.setdefault(turn, [0, 0, 0])
+                acc[0] += int(w)
+                acc[1] += int(lo)
+                acc[2] += int(s)
+        value = sum(s + 2 * w - 3 * lo + max(w - lo, 0) for w, lo, s in turns.values())
+        edge = sum(w - lo for w, lo, _ in turns.values())
+        assert value + max(edge, 0) == int(result.thb_value[pair])
+        for turn, (w, lo, _) in turns.items():
+            assert bool(result.thb_river_sign[pair, rest.index(turn)]) == (w > lo)
