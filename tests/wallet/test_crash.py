@@ -1,6 +1,7 @@
 """Crash safety: a wallet process under concurrent transfers is killed with SIGKILL at random moments,
 restarted, and the ledger checked: every acknowledged transfer is present exactly once, no partial
-transfer (or batch) exists, and the invariants hold. Several kills per test run, on both stores."""
+transfer (or batch) exists, and the invariants hold (pending holds included: some clients hold then
+capture). Several kills per test run, on both stores."""
 
 from __future__ import annotations
 
@@ -101,9 +102,15 @@ def _call(stub: pb_grpc.WalletServiceStub, method: str, request: object, timeout
 
 
 def _sent_request(rng: random.Random, accounts: list[str]) -> tuple[str, object, list[tuple[str, int]]]:
-    """A transfer or a two-leg batch, with the expected per-account deltas if it posts."""
+    """A transfer, a two-leg batch or a hold then its partial capture, with the expected per-account
+    deltas if it posts."""
     a, b, c = rng.sample(accounts, 3)
     amount = rng.randint(1, 40)
+    if rng.random() < 0.2:  # Hold of 2x then Capture of x: only the capture moves chips
+        request = pb.CaptureRequest(
+            request_id="c-" + uuid.uuid4().hex, hold_id="h-" + uuid.uuid4().hex, amount=amount
+        )
+        return "Capture", request, [(a, -amount), (b, amount)]
     if rng.random() < 0.7:
         request = pb.TransferRequest(
             request_id="t-" + uuid.uuid4().hex, from_account_id=a, to_account_id=b, amount=amount
@@ -126,8 +133,18 @@ def _sent_request(rng: random.Random, accounts: list[str]) -> tuple[str, object,
     return "TransferBatch", request, [(a, -amount), (c, amount)]
 
 
+def _hold_for(capture: object, deltas: list[tuple[str, int]]) -> pb.HoldRequest:
+    (source, taken), (target, _) = deltas
+    return pb.HoldRequest(
+        request_id=capture.hold_id,  # type: ignore[attr-defined]
+        from_account_id=source,
+        to_account_id=target,
+        amount=-taken * 2,
+    )
+
+
 def _ids(method: str, request: object) -> list[str]:
-    if method == "Transfer":
+    if method in ("Transfer", "Capture"):
         return [request.request_id]  # type: ignore[attr-defined]
     return [t.transfer_id for t in request.transfers]  # type: ignore[attr-defined]
 
@@ -173,6 +190,8 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(location: LedgerLocatio
                 while not stop.is_set():
                     method, request, deltas = _sent_request(local, accounts)
                     try:
+                        if method == "Capture":  # a buy-in: reserve, then take part of it
+                            _call(stub, "Hold", _hold_for(request, deltas))
                         _call(stub, method, request)
                         outcome = acked
                     except grpc.RpcError as error:
@@ -229,8 +248,10 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(location: LedgerLocatio
         assert summary.invariants_hold, summary.violations  # type: ignore[attr-defined]
         assert summary.chips_issued == PLAYERS * START_CHIPS  # type: ignore[attr-defined]
         # Retrying an unknown request after the restart settles it exactly once.
-        for method, request, _ in unknown:
+        for method, request, deltas in unknown:
             try:
+                if method == "Capture":  # the cut-off call may have been its hold
+                    _call(stub, "Hold", _hold_for(request, deltas))
                 _call(stub, method, request)
             except grpc.RpcError as error:
                 assert error.code() is grpc.StatusCode.FAILED_PRECONDITION
