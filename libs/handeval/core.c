@@ -388,6 +388,20 @@ int he_eval7(int c0, int c1, int c2, int c3, int c4, int c5, int c6) {
     return eval7_inline(c0, c1, c2, c3, c4, c5, c6);
 }
 
+/* The same for n (5 or 6, a constant at each use) cards in an array. */
+static inline __attribute__((always_inline)) int evaln_inline(const uint8_t *c, const int n) {
+    uint64_t key = HE_SUIT_BASE;
+    for (int i = 0; i < n; i++) key += he_card_key[c[i]];
+    uint32_t flush = (uint32_t)(key >> 32) & 0x8888u;
+    if (__builtin_expect(flush != 0, 0)) {
+        uint64_t bits = 0;
+        for (int i = 0; i < n; i++) bits |= he_card_bit[c[i]];
+        return flush_table[(bits >> (__builtin_ctz(flush) * 4 - 12)) & 0x1fff];
+    }
+    uint32_t rk = (uint32_t)key;
+    return rank_table[(rk & HASH_MASK) + hash_offset[rk >> HASH_SHIFT]];
+}
+
 int he_eval_omaha(const uint8_t hole[4], const uint8_t *board, int nboard) {
     uint64_t hk[6], hb[6], bk[10], bb[10];
     int nh = 0, nb = 0, best = 0;
@@ -562,7 +576,7 @@ static inline __attribute__((always_inline)) int batch_loop(int rule, const int 
         if (rule == HE_THREE_CARD) s = he_eval_three(c);
         else if (rule == HE_OMAHA) s = he_eval_omaha(c, c + 4, 5);
         else if (cpk == 7) s = eval7_inline(c[0], c[1], c[2], c[3], c[4], c[5], c[6]);
-        else s = he_eval_n(c, cpk);
+        else s = evaln_inline(c, cpk);
         strengths[h] = (uint32_t)s;
         if (cats && rule != HE_HOLDEM) cats[h] = cat_table[s];
     }
@@ -643,8 +657,6 @@ int he_batch(int rule, int cpk, const uint8_t *packed, size_t nhands, uint32_t *
 /* ---------------------------------------------------------------- exhaustive passes ---------- */
 
 uint64_t he_enumerate7(uint64_t counts[11], int *distinct) {
-    static uint8_t seen[HE_NUM_STRENGTHS + 1];
-    memset(seen, 0, sizeof seen);
     memset(counts, 0, sizeof(uint64_t) * 11);
     uint64_t per[HE_NUM_STRENGTHS + 1];
     memset(per, 0, sizeof per);
