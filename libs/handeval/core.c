@@ -18,18 +18,21 @@
 static const uint32_t RANK_WEIGHT[13] = {1,      5,      24,     112,     521,     2247,   9244,
                                          30823,  103066, 250154, 667453,  1526359, 3453520};
 
-#define HASH_SHIFT 11
-#define HASH_MASK ((1u << HASH_SHIFT) - 1)
+#define HASH_SHIFT HE_HASH_SHIFT
+#define HASH_MASK HE_HASH_MASK
 /* rows up to 7 x the top weight, so even an invalid multiset (a card repeated by a caller that skips
  * validation) hashes inside the tables: a wrong answer, never an out-of-bounds read */
 #define NUM_ROWS (((7u * 3453520u) >> HASH_SHIFT) + 1)
 
 uint64_t he_card_key[256]; /* rows 52..255 stay zero, so any byte indexes safely: see batch_loop */
 uint64_t he_card_bit[256];
-static uint32_t hash_offset[NUM_ROWS];
-static uint16_t *rank_table;
+uint32_t he_hash_offset[NUM_ROWS];
+uint16_t *he_rank_table;
+#define hash_offset he_hash_offset
+#define rank_table he_rank_table
 static size_t rank_table_size;
-static uint16_t flush_table[8192];
+uint16_t he_flush_table[8192];
+#define flush_table he_flush_table
 static uint8_t category_of[HE_NUM_STRENGTHS + 1];
 static uint16_t three_table[16 * 16 * 16 * 2]; /* slack: masked codes 52..63 give ranks 13..15 */
 static uint8_t category3_of[HE_NUM_STRENGTHS3 + 1];
@@ -350,15 +353,7 @@ int he_init(void) {
 
 /* ---------------------------------------------------------------- fast evaluation ---------- */
 
-int he_eval_key(uint64_t key, uint64_t bits) {
-    uint32_t flush = (uint32_t)(key >> 32) & 0x8888u;
-    if (__builtin_expect(flush != 0, 0)) {
-        int shift = __builtin_ctz(flush) * 4 - 12; /* flag bit 4s+3 -> suit s -> mask at bit 16s */
-        return flush_table[(bits >> shift) & 0x1fff];
-    }
-    uint32_t rk = (uint32_t)key;
-    return rank_table[(rk & HASH_MASK) + hash_offset[rk >> HASH_SHIFT]];
-}
+int he_eval_key(uint64_t key, uint64_t bits) { return he_eval_key_inline(key, bits); }
 
 int he_eval_n(const uint8_t *cards, int n) {
     uint64_t key = HE_SUIT_BASE, bits = 0;

@@ -67,7 +67,23 @@ uint64_t he_enumerate5(uint64_t counts[11], int *distinct);
 extern uint64_t he_card_key[256];  /* rank weight (low 32 bits) + suit counter increment (high bits) */
 extern uint64_t he_card_bit[256];  /* bit 16 * suit + rank */
 #define HE_SUIT_BASE (0x3333ull << 32) /* each 4-bit suit counter starts at 3: five of a suit sets bit 3 */
+#define HE_HASH_SHIFT 11
+#define HE_HASH_MASK ((1u << HE_HASH_SHIFT) - 1)
+extern uint32_t he_hash_offset[];
+extern uint16_t *he_rank_table;
+extern uint16_t he_flush_table[8192];
 int he_eval_key(uint64_t key, uint64_t bits);
+
+/* Strength from a summed key (HE_SUIT_BASE + card keys) and the OR of the card bits. */
+static inline int he_eval_key_inline(uint64_t key, uint64_t bits) {
+    uint32_t flush = (uint32_t)(key >> 32) & 0x8888u;
+    if (__builtin_expect(flush != 0, 0)) {
+        int shift = __builtin_ctz(flush) * 4 - 12; /* flag bit 4s+3 -> suit s -> mask at bit 16s */
+        return he_flush_table[(bits >> shift) & 0x1fff];
+    }
+    uint32_t rk = (uint32_t)key;
+    return he_rank_table[(rk & HE_HASH_MASK) + he_hash_offset[rk >> HE_HASH_SHIFT]];
+}
 
 /* ---- equity (equity.c) ---- */
 #define HE_MAX_EQUITY_HANDS 10

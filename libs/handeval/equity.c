@@ -57,6 +57,7 @@ typedef struct {
     int rule, nhands, need;
     uint64_t hand_key[HE_MAX_EQUITY_HANDS], hand_bits[HE_MAX_EQUITY_HANDS]; /* Hold'em: hole cards */
     uint8_t holes[HE_MAX_EQUITY_HANDS][4];                                   /* Omaha */
+    uint64_t pair_key[HE_MAX_EQUITY_HANDS][6], pair_bits[HE_MAX_EQUITY_HANDS][6]; /* Omaha hole pairs */
     uint8_t board[5];
     int nboard;
     he_equity_out *out;
@@ -66,9 +67,27 @@ typedef struct {
 static inline void score(ctx_t *c, uint64_t key, uint64_t bits) {
     int s[HE_MAX_EQUITY_HANDS], best = 0, nbest = 0;
     if (c->rule == HE_HOLDEM) {
-        for (int h = 0; h < c->nhands; h++) s[h] = he_eval_key(key + c->hand_key[h], bits | c->hand_bits[h]);
+        for (int h = 0; h < c->nhands; h++) s[h] = he_eval_key_inline(key + c->hand_key[h], bits | c->hand_bits[h]);
     } else {
-        for (int h = 0; h < c->nhands; h++) s[h] = he_eval_omaha(c->holes[h], c->board, 5);
+        /* NK-1.4: the ten board triples once per board, then 6 x 10 sums per hand */
+        uint64_t tk[10], tb[10];
+        int n = 0;
+        const uint8_t *b = c->board;
+        for (int i = 0; i < 5; i++)
+            for (int j = i + 1; j < 5; j++)
+                for (int k = j + 1; k < 5; k++) {
+                    tk[n] = he_card_key[b[i]] + he_card_key[b[j]] + he_card_key[b[k]];
+                    tb[n++] = he_card_bit[b[i]] | he_card_bit[b[j]] | he_card_bit[b[k]];
+                }
+        for (int h = 0; h < c->nhands; h++) {
+            int top = 0;
+            for (int p = 0; p < 6; p++)
+                for (int t = 0; t < 10; t++) {
+                    int v = he_eval_key_inline(c->pair_key[h][p] + tk[t], c->pair_bits[h][p] | tb[t]);
+                    top = v > top ? v : top;
+                }
+            s[h] = top;
+        }
     }
     for (int h = 0; h < c->nhands; h++) {
         if (s[h] > best) { best = s[h]; nbest = 1; }
@@ -130,6 +149,14 @@ int he_equity(const he_equity_in *in, he_equity_out *out) {
     for (int h = 0; h < in->nhands; h++) {
         const uint8_t *hole = in->holes + h * per;
         memcpy(c.holes[h], hole, (size_t)per);
+        if (per == 4) {
+            int p = 0;
+            for (int i = 0; i < 4; i++)
+                for (int j = i + 1; j < 4; j++, p++) {
+                    c.pair_key[h][p] = HE_SUIT_BASE + he_card_key[hole[i]] + he_card_key[hole[j]];
+                    c.pair_bits[h][p] = he_card_bit[hole[i]] | he_card_bit[hole[j]];
+                }
+        }
         c.hand_key[h] = HE_SUIT_BASE + he_card_key[hole[0]] + he_card_key[hole[1]];
         c.hand_bits[h] = he_card_bit[hole[0]] | he_card_bit[hole[1]];
     }
