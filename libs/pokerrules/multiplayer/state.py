@@ -187,7 +187,7 @@ class HandState:
             events.append(HoleCardsDealt(seats[i], holes[i]))
         # MP-2.4 / NK-2.1: pre-flop the first to act is the player after the big blind
         # (heads-up that is the button, NK-2.2).
-        self.actor = self._next_to_act(self.bb_index)
+        self.actor = self._next_to_act(self.bb_index, round_start=True)
         if self.actor < 0:
             self._finish_round(events)
         return self, events
@@ -478,8 +478,15 @@ class HandState:
         resolved = ActionKind.BET if opening else ActionKind.RAISE
         events.append(PlayerActed(self.seats[i], resolved, to - before, to, self.stacks[i] == 0))
 
-    def _next_to_act(self, after: int) -> int:
-        """First player clockwise after `after` who must act (MP-A3: folded and all-in players skipped)."""
+    def _next_to_act(self, after: int, round_start: bool = False) -> int:
+        """First player clockwise after `after` who must act (MP-A3: folded and all-in players skipped).
+
+        NK-2.4: everyone still able to act responds once per round and until they match the bet. The one
+        exception is a round that opens with a single player able to act who already matches every bet
+        (the others all-in): nobody could answer them, so there is nothing to decide. Once a round is
+        under way, a player who has not acted yet still gets their turn (e.g. the big blind's option when
+        everyone else went all-in for less), as PokerKit and PHH histories expect.
+        """
         stacks = self.stacks
         folded = self.folded
         bets = self.bets
@@ -488,12 +495,11 @@ class HandState:
         for j in _CLOCKWISE[len(stacks)][after]:
             if folded[j] or stacks[j] == 0:
                 continue
-            # NK-2.4: a player still able to act must respond until they have matched the bet ...
             if bets[j] < current:
                 return j
-            # ... and everyone acts once per round, except a lone player who already matches everything
-            # and has nobody left to bet against.
             if acted_at[j] < 0:
+                if not round_start:
+                    return j
                 for m in range(len(stacks)):
                     if m != j and not folded[m] and stacks[m] > 0:
                         return j
@@ -530,7 +536,7 @@ class HandState:
                 return
             self._deal_street(events)
             # MP-2.5 / NK-2.1: after the flop the first player able to act left of the button starts.
-            self.actor = self._next_to_act(self.button_index)
+            self.actor = self._next_to_act(self.button_index, round_start=True)
             if self.actor >= 0:
                 return
             # NK-4.3: nobody can bet any more, the remaining cards are dealt automatically.

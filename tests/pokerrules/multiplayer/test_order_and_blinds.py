@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pokerrules.multiplayer import Action, GameConfig, next_button
-from pokerrules.multiplayer.events import BlindPosted, BoardDealt, HoleCardsDealt
+from pokerrules.multiplayer.events import BlindPosted, BoardDealt, HoleCardsDealt, PlayerActed
 
 SIX = dict.fromkeys(range(1, 7), 10_000)
 
@@ -147,3 +147,21 @@ def test_board_dealt_with_burns(hand) -> None:  # type: ignore[no-untyped-def]
     s.act(2, Action.check())
     s.act(1, Action.check())
     assert s.board == [5, 6, 7, 9, 11]
+
+
+def test_nk_2_4_big_blind_keeps_its_turn_when_the_others_are_all_in_for_less(hand) -> None:  # type: ignore[no-untyped-def]
+    """NK-2.4 / MP-A3: everyone still able to act responds once; the BB, facing all-ins smaller than its
+    blind, still gets its turn (it may only check: nobody could answer a raise), then the board runs out."""
+    h = hand({1: 5000, 2: 5000, 3: 60, 4: 80}, button=4)  # SB 1, BB 2; seats 3 and 4 are short
+    h.play((3, Action.all_in()), (4, Action.all_in()), (1, Action.fold()))
+    la = h.state.legal_actions()
+    assert la.seat == 2 and la.can_check and not la.can_bet_or_raise
+    h.play((2, Action.check()))
+    assert h.state.finished and len(h.state.board) == 5
+
+
+def test_nk_2_4_round_opening_with_one_player_able_is_skipped(hand) -> None:  # type: ignore[no-untyped-def]
+    """NK-2.4 / NK-4.3: a round that opens with one player able to act and nobody to answer is not played."""
+    h = hand({1: 5000, 2: 5000, 3: 300}, button=1)
+    h.play((1, Action.fold()), (2, Action.call()), (3, Action.all_in()), (2, Action.call()))
+    assert h.state.finished and len(h.of(PlayerActed)) == 4
