@@ -226,6 +226,13 @@ static PyObject *set_batch_threads(PyObject *self, PyObject *arg) {
     return PyLong_FromLong(he_get_batch_threads());
 }
 
+static PyObject *batch_use_baseline(PyObject *self, PyObject *arg) {
+    (void)self;
+    int flag = PyObject_IsTrue(arg);
+    if (flag < 0) return NULL;
+    return PyBool_FromLong(he_batch_use_baseline(flag));
+}
+
 static PyMethodDef methods[] = {
     {"strength7", (PyCFunction)(void (*)(void))strength7, METH_FASTCALL,
      "strength7(c0, ..., c6) -> int: strength (1..7462) of seven card codes; no duplicate check."},
@@ -238,6 +245,8 @@ static PyMethodDef methods[] = {
     {"enumerate5", enumerate5, METH_NOARGS, "enumerate5() -> (category counts, distinct strengths, hands)"},
     {"set_batch_threads", set_batch_threads, METH_O,
      "set_batch_threads(n) -> int: threads for one large batch (1..8); returns the value in force"},
+    {"_batch_use_baseline", batch_use_baseline, METH_O,
+     "tests: force the baseline batch loop (True) or choose by CPU (False); returns whether x86-64-v3 is used"},
     {"_register_invalid_hand", register_invalid_hand, METH_O, "internal: the InvalidHand class to raise"},
     {NULL, NULL, 0, NULL},
 };

@@ -37,6 +37,7 @@ static uint8_t category_of[HE_NUM_STRENGTHS + 1];
 static uint16_t three_table[16 * 16 * 16 * 2]; /* slack: masked codes 52..63 give ranks 13..15 */
 static uint8_t category3_of[HE_NUM_STRENGTHS3 + 1];
 static int initialized;
+static void choose_batch_impl(void);
 
 /* ---------------------------------------------------------------- reference evaluator ----------
  * "raw" values: category << 20 | up to five 4-bit ranks, most significant first. Raw values order
@@ -347,6 +348,7 @@ int he_init(void) {
      * lookup masks away; the batch validation reads it as "unknown card" */
     for (int v = 52; v < 256; v++) he_card_bit[v] = 1ull << 63;
     if (build_strength_scale() || build_rank_table() || build_flush_table() || build_three_table()) return -1;
+    choose_batch_impl();
     initialized = 1;
     return 0;
 }
@@ -545,9 +547,9 @@ static inline uint8_t category_from_strength(uint32_t s) {
  * buffer is not locked against other threads while the GIL is released, so a byte may change after it
  * was checked: the card tables have 256 rows (zero beyond 51) and three-card codes are masked to 0..63,
  * so that gives a wrong answer, never a bad read. */
-static inline __attribute__((always_inline)) int batch_loop(int rule, const int cpk, const uint8_t *packed,
-                                                            size_t nhands, uint32_t *strengths, uint8_t *cats,
-                                                            size_t *bad_index) {
+static inline __attribute__((always_inline)) int batch_loop(int rule, const int cpk, const int use_popcnt,
+                                                            const uint8_t *packed, size_t nhands,
+                                                            uint32_t *strengths, uint8_t *cats, size_t *bad_index) {
     const uint8_t *p = packed;
     const uint8_t *cat_table = rule == HE_THREE_CARD ? category3_of : category_of;
     for (size_t h = 0; h < nhands; h++, p += cpk) {
@@ -558,10 +560,11 @@ static inline __attribute__((always_inline)) int batch_loop(int rule, const int 
             /* one distinct bit per card (bit 63 for a byte >= 52): the sum equals the union exactly when
              * no bit repeats, and bit 63 in the union marks an unknown card */
             seen |= he_card_bit[b];
-            sum += he_card_bit[b];
+            if (!use_popcnt) sum += he_card_bit[b];
             c[i] = rule == HE_THREE_CARD ? b & 63 : b; /* three_table has rows for ranks 0..15 only */
         }
-        if (__builtin_expect((sum != seen) | (seen >> 63), 0)) {
+        int repeat = use_popcnt ? __builtin_popcountll(seen) != cpk : sum != seen;
+        if (__builtin_expect(repeat | (int)(seen >> 63), 0)) {
             *bad_index = h;
             for (int i = 0; i < cpk; i++)
                 if (p[i] >= 52) return HE_BATCH_UNKNOWN_CARD;
@@ -580,18 +583,48 @@ static inline __attribute__((always_inline)) int batch_loop(int rule, const int 
     return HE_BATCH_OK;
 }
 
-/* Built twice, picked at load time (ifunc): for x86-64-v3 (AVX2, BMI2) or the baseline. */
-__attribute__((target_clones("arch=x86-64-v3", "default"))) static int batch_one(int rule, int cpk,
-                                                                                 const uint8_t *packed, size_t nhands,
-                                                                                 uint32_t *strengths, uint8_t *cats,
-                                                                                 size_t *bad_index) {
-    if (rule == HE_HOLDEM && cpk == 7) return batch_loop(HE_HOLDEM, 7, packed, nhands, strengths, cats, bad_index);
-    if (rule == HE_HOLDEM && cpk == 6) return batch_loop(HE_HOLDEM, 6, packed, nhands, strengths, cats, bad_index);
-    if (rule == HE_HOLDEM && cpk == 5) return batch_loop(HE_HOLDEM, 5, packed, nhands, strengths, cats, bad_index);
-    if (rule == HE_OMAHA && cpk == 9) return batch_loop(HE_OMAHA, 9, packed, nhands, strengths, cats, bad_index);
-    if (rule == HE_THREE_CARD && cpk == 3)
-        return batch_loop(HE_THREE_CARD, 3, packed, nhands, strengths, cats, bad_index);
-    return HE_BATCH_BAD_ARGS;
+/* Built twice: for x86-64-v3 (AVX2, BMI2, POPCNT: the duplicate check is then one popcount of the union
+ * of card bits) and for the baseline (no POPCNT: the sum of the bits must equal their union). he_init
+ * picks one from the CPU it runs on. */
+#define BATCH_DISPATCH(use_popcnt)                                                                         \
+    do {                                                                                                   \
+        if (rule == HE_HOLDEM && cpk == 7)                                                                 \
+            return batch_loop(HE_HOLDEM, 7, use_popcnt, packed, nhands, strengths, cats, bad_index);       \
+        if (rule == HE_HOLDEM && cpk == 6)                                                                 \
+            return batch_loop(HE_HOLDEM, 6, use_popcnt, packed, nhands, strengths, cats, bad_index);       \
+        if (rule == HE_HOLDEM && cpk == 5)                                                                 \
+            return batch_loop(HE_HOLDEM, 5, use_popcnt, packed, nhands, strengths, cats, bad_index);       \
+        if (rule == HE_OMAHA && cpk == 9)                                                                  \
+            return batch_loop(HE_OMAHA, 9, use_popcnt, packed, nhands, strengths, cats, bad_index);        \
+        if (rule == HE_THREE_CARD && cpk == 3)                                                             \
+            return batch_loop(HE_THREE_CARD, 3, use_popcnt, packed, nhands, strengths, cats, bad_index);   \
+        return HE_BATCH_BAD_ARGS;                                                                          \
+    } while (0)
+
+typedef int (*batch_fn)(int, int, const uint8_t *, size_t, uint32_t *, uint8_t *, size_t *);
+
+static int batch_base(int rule, int cpk, const uint8_t *packed, size_t nhands, uint32_t *strengths, uint8_t *cats,
+                      size_t *bad_index) {
+    BATCH_DISPATCH(0);
+}
+
+__attribute__((target("arch=x86-64-v3"))) static int batch_v3(int rule, int cpk, const uint8_t *packed,
+                                                               size_t nhands, uint32_t *strengths, uint8_t *cats,
+                                                               size_t *bad_index) {
+    BATCH_DISPATCH(1);
+}
+
+static batch_fn batch_one = batch_base;
+
+static void choose_batch_impl(void) {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("x86-64-v3")) batch_one = batch_v3;
+}
+
+int he_batch_use_baseline(int baseline) {
+    if (baseline) batch_one = batch_base;
+    else choose_batch_impl();
+    return batch_one == batch_v3;
 }
 
 /* Large batches are split into contiguous chunks, one thread each (the caller has released the GIL).

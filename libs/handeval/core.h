@@ -55,6 +55,8 @@ int he_batch(int rule, int cards_per_hand, const uint8_t *packed, size_t nhands,
 #define HE_MAX_BATCH_THREADS 8
 #define HE_BATCH_THREAD_MIN_HANDS 65536
 void he_set_batch_threads(int n);
+/* Tests: force the baseline batch loop (1) or pick by CPU again (0); returns 1 if the x86-64-v3 loop is in use. */
+int he_batch_use_baseline(int baseline);
 int he_get_batch_threads(void);
 
 /* Exhaustive pass over all C(52,7) seven-card hands: counts[c] per category (index 1..10), and the

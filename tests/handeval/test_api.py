@@ -320,3 +320,28 @@ def test_fuzz_the_raw_binding_never_crashes(
     with contextlib.suppress(ValueError):
         core.equity(rule, len(holes) // 2, holes, board, b"", 100, 1, 1000)
     assert core.category(rule, k) in range(11)
+
+
+def test_baseline_and_x86_64_v3_batch_loops_agree() -> None:
+    """The batch loop is built for x86-64-v3 (popcount duplicate check) and for the baseline (carry
+    check); the CPU picks one. Both must give the same strengths and the same first bad hand."""
+    rng = random.Random(21)
+    hands = [rng.sample(range(52), k) for k in (5, 6, 7) for _ in range(2_000)]
+    core = handeval._core
+    try:
+        results = []
+        for baseline in (True, False):
+            core._batch_use_baseline(baseline)
+            per_shape = []
+            for k in (5, 6, 7):
+                packed = bytes(c for h in hands if len(h) == k for c in h)
+                per_shape.append(evaluate_batch(Rule.HOLDEM, k, packed))
+            bad = bytearray(bytes(c for h in hands if len(h) == 7 for c in h))
+            bad[7 * 1500 + 1] = bad[7 * 1500 + 5]
+            with pytest.raises(InvalidHand) as info:
+                evaluate_batch(Rule.HOLDEM, 7, bad)
+            results.append((per_shape, str(info.value), info.value.reason))
+        assert results[0] == results[1]
+        assert results[0][1].startswith("hand 1500") and results[0][2] == "DUPLICATE_CARD"
+    finally:
+        core._batch_use_baseline(False)
