@@ -205,7 +205,7 @@ def main() -> int:
             explained += ok
     actions = sum(len(s.actions) for s in scripts) / len(scripts)
     print(
-        f"six-handed {args.game.upper()}, blinds {SB}/{BB}, stacks 20-200 BB, {args.hands} hands x {args.runs} runs, "
+        f"six-handed {args.game.upper()}, blinds {SB}/{BB}, stacks {'1-120 or 1-3000 chips' if SHORT_STACKS else '20-200 BB'}, {args.hands} hands x {args.runs} runs, "
         f"{actions:.1f} player actions per hand"
     )
     med_random = statistics.median(random_rates)
