@@ -12,7 +12,10 @@ from __future__ import annotations
 import contextvars
 import enum
 import os
+import threading
 import time
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -146,6 +149,10 @@ def issue_token(keys: KeyPair, subject: str, role: Role, ttl_seconds: int = DEFA
 
 def verify_token(keys: KeyPair, token: str) -> Caller:
     """The caller a token names; UNAUTHENTICATED with a reason when it is not valid."""
+    return _verify(keys, token)[0]
+
+
+def _verify(keys: KeyPair, token: str) -> tuple[Caller, int]:
     try:
         claims = jwt.decode(
             token,
@@ -165,7 +172,42 @@ def verify_token(keys: KeyPair, token: str) -> Caller:
         raise errors.unauthenticated("TOKEN_INVALID", "the bearer token names no known role") from None
     if role is Role.ANONYMOUS:
         raise errors.unauthenticated("TOKEN_INVALID", "the bearer token names no known role")
-    return Caller(str(claims["sub"]), role)
+    return Caller(str(claims["sub"]), role), int(claims["exp"])
+
+
+class TokenVerifier:
+    """Verifies tokens, remembering the ones already verified until they expire.
+
+    A client sends the same token on every call; checking its Ed25519 signature each time costs more
+    than the rest of a small RPC. A remembered token is still refused once its `exp` has passed.
+    """
+
+    def __init__(self, keys: KeyPair, capacity: int = 10_000, clock: Callable[[], float] = time.time) -> None:
+        self._keys = keys
+        self._capacity = capacity
+        self._clock = clock
+        self._verified: OrderedDict[str, tuple[Caller, int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def verify(self, token: str) -> Caller:
+        with self._lock:
+            known = self._verified.get(token)
+            if known is not None:
+                self._verified.move_to_end(token)
+        if known is not None:
+            caller, expires = known
+            if self._clock() < expires:
+                return caller
+            with self._lock:
+                self._verified.pop(token, None)
+        caller, expires = _verify(self._keys, token)  # raises for an expired or bad token
+        if self._clock() >= expires:
+            raise errors.unauthenticated("TOKEN_EXPIRED", "the bearer token has expired")
+        with self._lock:
+            self._verified[token] = (caller, expires)
+            while len(self._verified) > self._capacity:
+                self._verified.popitem(last=False)
+        return caller
 
 
 def bearer_metadata(token: str) -> tuple[tuple[str, str]]:

@@ -42,7 +42,7 @@ else:
 class RpcInterceptor(_ServerInterceptor):
     def __init__(self, service: str, keys: auth.KeyPair, allow_anonymous: bool) -> None:
         self._service = service
-        self._keys = keys
+        self._verifier = auth.TokenVerifier(keys)
         self._allow_anonymous = allow_anonymous
         self._log = get_logger()
 
@@ -80,7 +80,7 @@ class RpcInterceptor(_ServerInterceptor):
         if not open_method:
             token = auth.token_from_metadata(context.invocation_metadata())
             if token is not None:
-                caller = auth.verify_token(self._keys, token)
+                caller = self._verifier.verify(token)
             elif not self._allow_anonymous:
                 raise errors.unauthenticated("TOKEN_MISSING", "this service needs a bearer token")
         if caller is not auth.ANONYMOUS:

@@ -304,3 +304,21 @@ def test_log_level_comes_from_the_environment(tmp_path: Path, capsys: pytest.Cap
         assert '"event": "rpc"' not in capsys.readouterr().out
     finally:
         configure_logging("INFO")
+
+
+def test_a_remembered_token_is_refused_once_it_expires(tmp_path: Path) -> None:
+    keys = auth.load_keys(tmp_path)
+    now = [time.time()]
+    verifier = auth.TokenVerifier(keys, capacity=2, clock=lambda: now[0])
+    token = auth.issue_token(keys, "alice", auth.Role.PLAYER, ttl_seconds=60)
+    assert verifier.verify(token) == auth.Caller("alice", auth.Role.PLAYER)
+    assert verifier.verify(token) == auth.Caller("alice", auth.Role.PLAYER)  # from memory
+    now[0] += 120
+    with pytest.raises(errors.DomainError) as info:
+        verifier.verify(token)
+    assert info.value.reason == "TOKEN_EXPIRED"
+    others = [auth.issue_token(keys, f"p{i}", auth.Role.PLAYER) for i in range(5)]
+    now[0] = time.time()
+    for other in others:
+        verifier.verify(other)
+    assert len(verifier._verified) == 2  # bounded
