@@ -267,3 +267,11 @@ def test_tcp_ex_11_queen_high_qualifies() -> None:
 )
 def test_tcp_ex_10_six_card_bonus(player: str, dealer: str, category: Category) -> None:
     assert evaluate(Rule.HOLDEM, cards(player), cards(dealer)).category is category
+
+
+def test_nk_ex_15_peeked_turn_makes_the_heart_flush() -> None:
+    """NK-EX-15: hole A♥ 7♥, flop K♥ 9♥ 2♣, turn 5♥ -> the A-K-9-7-5 heart Flush (6 cards)."""
+    value = holdem("A♥ 7♥", "K♥ 9♥ 2♣ 5♥")
+    assert value.category is C.FLUSH
+    assert value.best == tuple(cards("A♥ K♥ 9♥ 7♥ 5♥"))
+    assert value.description == "Flush, Ace-King-Nine-Seven-Five"
