@@ -495,3 +495,29 @@ def test_lost_postgres_connections_are_unavailable_and_a_retry_applies_once(
     assert balance(store, alice.id) == 75 and balance(store, bob.id) == 25
     assert store.summary().invariants_hold
     location.close_all()
+
+
+def test_two_wallet_replicas_on_one_database_give_the_serial_result(location: LedgerLocation) -> None:
+    """The wallet is stateless over its database: two stores (as two replicas would) moving chips
+    between the same accounts at once lose nothing and overdraw nothing."""
+    first, second = location.open(), location.open()
+    payer = funded(first, 300)
+    payees = [account(first) for _ in range(3)]
+    outcomes: list[str] = []
+
+    def pay(store: LedgerStore, n: int) -> None:
+        for i in range(20):
+            try:
+                store.execute(move(payer, payees[(n + i) % 3], 10))
+                outcomes.append("ok")
+            except LedgerError as error:
+                outcomes.append(error.reason)
+
+    threads = [threading.Thread(target=pay, args=(store, n)) for n, store in enumerate([first, second] * 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert outcomes.count("ok") == 30 and outcomes.count("INSUFFICIENT_FUNDS") == 50
+    assert balance(second, payer.id) == 0 and sum(balance(first, p.id) for p in payees) == 300
+    assert second.summary().invariants_hold
