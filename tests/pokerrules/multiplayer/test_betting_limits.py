@@ -100,7 +100,7 @@ def test_nk_ex_2_pot_limit_preflop_maximums() -> None:
 
 
 def test_nk_ex_1_pot_size_raise_source_example() -> None:
-    """NK-EX-1 / NK-12.9: pot 100 before the round, a bet of 40, nothing in yet: max raise-to 220."""
+    """NK-EX-1 / NK-12.9 / NK-A1 (a raise *to*): pot 100 before the round, a bet of 40, nothing in yet: max raise-to 220."""
     from pokerrules.multiplayer import start_hand
 
     # Pre-flop 25/50 heads-up call-check leaves 100 in the pot; seat 2 (BB) bets 40 on the flop.

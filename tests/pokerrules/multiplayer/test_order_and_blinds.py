@@ -20,7 +20,7 @@ def order_of_round(h, action_for=lambda la: Action.call() if la.can_call else Ac
 
 
 def test_mp_ex_1_blinds_and_order_six_players(hand) -> None:  # type: ignore[no-untyped-def]
-    """MP-EX-1 (MP-2.2 to MP-2.5): BTN 1, SB 2 posts 50, BB 3 posts 100, UTG 4; orders pre-flop and after."""
+    """MP-EX-1 (MP-2.2 to MP-2.5, MP-2.3 / MP-A2: SB = half the BB): BTN 1, SB 2 posts 50, BB 3 posts 100, UTG 4; orders pre-flop and after."""
     h = hand(SIX, button=1)
     blinds = h.of(BlindPosted)
     assert [(b.seat, b.blind, b.amount) for b in blinds] == [(2, "small", 50), (3, "big", 100)]
@@ -69,7 +69,7 @@ def test_mp_ex_3_raised_round_ends_when_bb_calls(hand) -> None:  # type: ignore[
 
 
 def test_mp_ex_3_variant_reraise_reopens_until_seat_2(hand) -> None:  # type: ignore[no-untyped-def]
-    """MP-EX-3 variant: BB re-raises to 400; seats 4, 5, 6 and 2 act again, round ends after seat 2."""
+    """MP-EX-3 variant (MP-4.6, MP-A4): BB re-raises to 400; seats 4, 5, 6 and 2 act again, round ends after seat 2."""
     h = hand(SIX, button=1)
     h.play((4, Action.raise_to(200)), (5, Action.call()), (6, Action.call()), (1, Action.fold()))
     h.play((2, Action.call()), (3, Action.raise_to(400)))

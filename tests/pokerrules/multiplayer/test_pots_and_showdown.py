@@ -62,7 +62,7 @@ MP_EX_6 = {  # scenario -> (strengths by player/seat, expected received, expecte
 
 @pytest.mark.parametrize("scenario", sorted(MP_EX_6))
 def test_mp_ex_6_side_pot_scenarios(hand, scenario: str) -> None:  # type: ignore[no-untyped-def]
-    """MP-EX-6 (MP-6.4 to MP-6.6, MP-A7): all-ins of 50 and 100 against 200 and 200, four showdown orders."""
+    """MP-EX-6 (MP-6.4 to MP-6.6, MP-A7; MP-A11: main pot settled first): all-ins of 50 and 100 against 200 and 200, four showdown orders."""
     strengths, expected_received, expected_nets = MP_EX_6[scenario]
     h = hand({1: 50, 2: 100, 3: 200, 4: 200}, button=4, config=GameConfig.nlhe(5, 10), strengths=strengths)
     # Button 4: SB 1, BB 2, seat 3 first to act pre-flop.
@@ -112,7 +112,7 @@ def test_split_pot_odd_chips_order() -> None:
 
 
 def test_mp_ex_10_all_in_for_less_on_the_flop(hand) -> None:  # type: ignore[no-untyped-def]
-    """MP-EX-10 (MP-4.14, MP-4.15, MP-6.4): pot 400; X bets 150, Y calls all-in 120, others fold.
+    """MP-EX-10 (MP-4.14, MP-4.15, MP-6.4, MP-6.1): pot 400; X bets 150, Y calls all-in 120, others fold.
 
     Main pot 640 between X and Y; X's 30 is returned; Y takes no part in later betting (the board is
     dealt out automatically) and the best hand wins the 640."""

@@ -53,7 +53,8 @@ def test_mp_3_1_four_betting_rounds_then_showdown(hand) -> None:  # type: ignore
 
 
 def test_mp_4_8_to_4_10_non_committed_actions(hand) -> None:  # type: ignore[no-untyped-def]
-    """MP-4.8 to MP-4.10: from the flop on, with no chips in, the choices are Check and Bet."""
+    """MP-4.8 to MP-4.10: with no chips in, the choices are Check and Bet; MP-4.1: facing chips they are
+    Call, Fold and Raise."""
     h = hand({1: 1000, 2: 1000, 3: 1000}, button=1)
     h.play((1, Action.call()), (2, Action.call()), (3, Action.check()))
     la = h.state.legal_actions()

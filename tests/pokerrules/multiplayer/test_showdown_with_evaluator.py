@@ -43,7 +43,7 @@ def test_nk_1_4_omaha_one_hole_heart_with_four_on_board_is_no_flush() -> None:
 
 
 def test_nk_ex_7_holdem_flush_with_two_hole_cards() -> None:
-    """NK-EX-7 / NK-1.3: AhKh on Qh 9h 8h 2s 3c is an A-K-Q-9-8 flush and beats a set."""
+    """NK-EX-7 / NK-1.3 / MP-1.3 (best five of seven): AhKh on Qh 9h 8h 2s 3c is an A-K-Q-9-8 flush and beats a set."""
     won, _ = showdown(GameConfig.nlhe(5, 10), {1: "AhKh", 2: "2c2d"}, "Qh9h8h2s3c")
     assert won == {1: 20}
 
@@ -59,3 +59,12 @@ def test_mp_5_5_kicker_decides() -> None:
     """MP-5.5: same pair on the board, the remaining cards in order decide (A kicker beats Q kicker)."""
     won, _ = showdown(GameConfig.nlhe(5, 10), {1: "Ac3d", 2: "Qh3c"}, "KsKd9h5c2s")
     assert won == {1: 20}
+
+
+def test_mp_ex_8_wheel_is_the_lowest_straight_and_no_wraparound() -> None:
+    """MP-EX-8 (MP-5.3, MP-5.4) at showdown: A-2-3-4-5 loses to 2-3-4-5-6; K-A-2-3-4 is no straight."""
+    won, _ = showdown(GameConfig.nlhe(5, 10), {1: "Ac2d", 2: "6h2c"}, "3s4h5dJcKs")
+    assert won == {2: 20}
+    # K-A-2-3-4 (seat 1) is ace-high only and loses to seat 2's pair of deuces.
+    won, _ = showdown(GameConfig.nlhe(5, 10), {1: "KcAd", 2: "2h8c"}, "2s3h4d9cTs")
+    assert won == {2: 20}
