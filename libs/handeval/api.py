@@ -7,6 +7,7 @@ import os
 from collections.abc import Sequence
 
 from handeval import _core
+from handeval.cards import card_text
 from handeval.describe import describe
 from handeval.errors import InvalidHand
 from handeval.values import BatchResult, Category, EquityResult, HandValue, Rule
@@ -40,12 +41,18 @@ def _check_rule(rule: object) -> Rule:
 
 def _codes(cards: Sequence[int], field: str) -> bytes:
     """Card codes as bytes; every code must be an int 0..51."""
-    for c in cards:
+    try:
+        items = list(cards)
+    except TypeError as exc:
+        raise InvalidHand(
+            f"{field}: expected a sequence of card codes", field=field, reason="UNKNOWN_CARD"
+        ) from exc
+    for c in items:
         if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < 52:
             raise InvalidHand(
                 f"{field}: unknown card code {c!r} (expected 0..51)", field=field, reason="UNKNOWN_CARD"
             )
-    return bytes(cards)
+    return bytes(items)
 
 
 def _no_duplicates(groups: Sequence[tuple[str, bytes]]) -> None:
@@ -54,7 +61,9 @@ def _no_duplicates(groups: Sequence[tuple[str, bytes]]) -> None:
     for field, cards in groups:
         for c in cards:
             if c in seen:
-                raise InvalidHand(f"{field}: card {c} appears twice", field=field, reason="DUPLICATE_CARD")
+                raise InvalidHand(
+                    f"{field}: card {card_text(c)} appears twice", field=field, reason="DUPLICATE_CARD"
+                )
             seen.add(c)
 
 

@@ -345,3 +345,14 @@ def test_baseline_and_x86_64_v3_batch_loops_agree() -> None:
         assert results[0][1].startswith("hand 1500") and results[0][2] == "DUPLICATE_CARD"
     finally:
         core._batch_use_baseline(False)
+
+
+def test_card_arguments_may_be_any_iterable_but_not_junk() -> None:
+    cards = parse_cards(["As", "Ks", "Qs", "Js", "Ts"])
+    assert evaluate(Rule.HOLDEM, iter(cards[:2]), (c for c in cards[2:])).category is Category.ROYAL_FLUSH  # type: ignore[arg-type]
+    with pytest.raises(InvalidHand) as info:
+        evaluate(Rule.HOLDEM, None, cards)  # type: ignore[arg-type]
+    assert (info.value.field, info.value.reason) == ("hole_cards", "UNKNOWN_CARD")
+    with pytest.raises(InvalidHand) as info:
+        evaluate(Rule.HOLDEM, cards[:2], [*cards[2:], cards[0]])
+    assert "As appears twice" in str(info.value)
