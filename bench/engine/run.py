@@ -24,10 +24,11 @@ def ensure_venv() -> None:
         if PYTHON.exists()
         else None
     )
-    if probe is not None and probe.returncode == 0:
-        return
-    subprocess.run(["python3.11", "-m", "venv", str(VENV)], check=True)
-    subprocess.run([str(VENV / "bin" / "pip"), "install", "--quiet", "pokerkit==0.7.7"], check=True)
+    if probe is None or probe.returncode != 0:
+        subprocess.run(["python3.11", "-m", "venv", str(VENV)], check=True)
+        subprocess.run([str(VENV / "bin" / "pip"), "install", "--quiet", "pokerkit==0.7.7"], check=True)
+    # Keep the venv out of git, as Python 3.13's venv does by itself.
+    (VENV / ".gitignore").write_text("*\n")
 
 
 def main(argv: list[str] | None = None) -> int:
