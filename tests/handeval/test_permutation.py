@@ -11,7 +11,7 @@ cards9 = st.lists(st.integers(0, 51), min_size=9, max_size=9, unique=True)
 cards3 = st.lists(st.integers(0, 51), min_size=3, max_size=3, unique=True)
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)  # timing varies on the shared CI machine
 @given(cards7, st.randoms(use_true_random=False), st.integers(0, 2))
 def test_holdem_is_order_independent(cards: list[int], rnd: object, drop: int) -> None:
     cards = cards[: 7 - drop]  # 5, 6 or 7 cards
@@ -27,7 +27,7 @@ def test_holdem_is_order_independent(cards: list[int], rnd: object, drop: int) -
         assert strength7(*shuffled) == a.strength
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)  # timing varies on the shared CI machine
 @given(cards9, st.randoms(use_true_random=False), st.integers(0, 2))
 def test_omaha_is_order_independent_within_hole_and_board(cards: list[int], rnd: object, drop: int) -> None:
     hole, board = cards[:4], cards[4 : 9 - drop]
@@ -37,6 +37,7 @@ def test_omaha_is_order_independent_within_hole_and_board(cards: list[int], rnd:
     assert evaluate(Rule.OMAHA, hole, board) == evaluate(Rule.OMAHA, hole2, board2)
 
 
+@settings(deadline=None)
 @given(cards3, st.permutations([0, 1, 2]))
 def test_three_card_is_order_independent(cards: list[int], order: list[int]) -> None:
     assert evaluate(Rule.THREE_CARD, cards) == evaluate(Rule.THREE_CARD, [cards[i] for i in order])
