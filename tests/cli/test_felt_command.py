@@ -10,7 +10,9 @@ from pathlib import Path
 from servicekit import auth
 
 
-def felt(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def felt(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "felt", *args],
         capture_output=True,
