@@ -76,3 +76,25 @@ def test_one_flop_against_brute_force() -> None:
         assert value + max(edge, 0) == int(result.thb_value[pair])
         for turn, (w, lo, _) in turns.items():
             assert bool(result.thb_river_sign[pair, rest.index(turn)]) == (w > lo)
+
+
+@pytest.mark.slow
+def test_suit_relabelling_maps_any_flop_onto_its_class() -> None:
+    """The derived strategies read a (hand, Flop) off its class representative: same values as the Flop
+    itself evaluated directly."""
+    from types import SimpleNamespace
+
+    classes = hm.flop_classes()
+    lookup = {image: (k, perm) for k, c in enumerate(classes) for image, perm in c.images}
+    strategies = hm.DerivedStrategies(SimpleNamespace(flop_lookup=lookup))  # type: ignore[arg-type]
+    flop = (6, 29, 50)  # not a representative
+    k, _ = lookup[flop]
+    assert classes[k].cards != flop
+    direct, via_class = hm.evaluate_flop(flop), hm.evaluate_flop(classes[k].cards)
+    rest = [c for c in range(52) if c not in flop]
+    for pair in (3, 500, 1100):
+        hole = tuple(rest[i] for i in hm.PAIRS49[pair])
+        _, positions = strategies._to_representative(flop, hole)
+        mapped = strategies._pair(positions)
+        assert direct.ch_call[pair] == via_class.ch_call[mapped]
+        assert direct.thb_value[pair] == via_class.thb_value[mapped]
