@@ -9,6 +9,7 @@ from collections.abc import Iterable
 
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"
+DECK_SIZE = 52
 
 
 class CardError(ValueError):
@@ -47,3 +48,8 @@ def card_text(code: int) -> str:
     if not isinstance(code, int) or isinstance(code, bool) or not 0 <= code < 52:
         raise CardError(repr(code))
     return RANKS[code >> 2] + SUITS[code & 3]
+
+
+def cards_text(codes: Iterable[int], sep: str = "") -> str:
+    """Canonical text of several codes: [51, 46] -> "AsKd" (or "As Kd" with sep=" ")."""
+    return sep.join(card_text(c) for c in codes)

@@ -1,25 +1,26 @@
-"""Card codes: code = 4 × rank_index + suit_index (deuce = 0; suits c d h s = 0..3)."""
+"""Card codes for the rules core: the evaluator's vocabulary (handeval.cards) plus decks and compact text.
+
+code = 4 × rank_index + suit_index (deuce = 0; suits c d h s = 0..3).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
-RANKS = "23456789TJQKA"
-SUITS = "cdhs"
-DECK_SIZE = 52
+from handeval.cards import DECK_SIZE, RANKS, SUITS, card_text, cards_text
+from handeval.cards import parse_card as card_code
 
-
-def card_code(text: str) -> int:
-    """`'As'` -> 51. Raises ValueError for anything that is not one card."""
-    if len(text) != 2 or text[0] not in RANKS or text[1] not in SUITS:
-        raise ValueError(f"not a card: {text!r}")
-    return 4 * RANKS.index(text[0]) + SUITS.index(text[1])
-
-
-def card_text(code: int) -> str:
-    if not 0 <= code < DECK_SIZE:
-        raise ValueError(f"not a card code: {code}")
-    return RANKS[code >> 2] + SUITS[code & 3]
+__all__ = [
+    "DECK_SIZE",
+    "RANKS",
+    "SUITS",
+    "card_code",
+    "card_text",
+    "cards_text",
+    "check_deck",
+    "ordered_deck",
+    "parse_cards",
+]
 
 
 def parse_cards(text: str) -> tuple[int, ...]:
@@ -28,10 +29,6 @@ def parse_cards(text: str) -> tuple[int, ...]:
     if len(compact) % 2:
         raise ValueError(f"not a list of cards: {text!r}")
     return tuple(card_code(compact[i : i + 2]) for i in range(0, len(compact), 2))
-
-
-def cards_text(codes: Iterable[int], sep: str = "") -> str:
-    return sep.join(card_text(c) for c in codes)
 
 
 def ordered_deck() -> list[int]:

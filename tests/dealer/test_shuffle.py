@@ -15,7 +15,8 @@ from pathlib import Path
 import handeval
 import pytest
 from dealing import verifier
-from dealing.cards import CARD_TEXTS, card_code, card_text
+from dealing.cards import CARD_TEXTS, card_text
+from dealing.cards import parse_card as card_code
 from dealing.commitments import card_commitment, card_commitments, position_salt, seed_commitment
 from dealing.keyed import HmacSha256
 from dealing.shuffle import ALGORITHM, WordStream, accept_word, draw_below, permutation, shoe_order
