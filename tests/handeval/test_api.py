@@ -336,6 +336,9 @@ def test_baseline_and_x86_64_v3_batch_loops_agree() -> None:
             for k in (5, 6, 7):
                 packed = bytes(c for h in hands if len(h) == k for c in h)
                 per_shape.append(evaluate_batch(Rule.HOLDEM, k, packed))
+            for rule, k in ((Rule.OMAHA, 9), (Rule.THREE_CARD, 3)):
+                packed = bytes(c for _ in range(1_000) for c in random.Random(k).sample(range(52), k))
+                per_shape.append(evaluate_batch(rule, k, packed))
             bad = bytearray(bytes(c for h in hands if len(h) == 7 for c in h))
             bad[7 * 1500 + 1] = bad[7 * 1500 + 5]
             with pytest.raises(InvalidHand) as info:
