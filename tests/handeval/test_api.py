@@ -337,7 +337,8 @@ def test_baseline_and_x86_64_v3_batch_loops_agree() -> None:
                 packed = bytes(c for h in hands if len(h) == k for c in h)
                 per_shape.append(evaluate_batch(Rule.HOLDEM, k, packed))
             for rule, k in ((Rule.OMAHA, 9), (Rule.THREE_CARD, 3)):
-                packed = bytes(c for _ in range(1_000) for c in random.Random(k).sample(range(52), k))
+                shape_rng = random.Random(k)
+                packed = bytes(c for _ in range(1_000) for c in shape_rng.sample(range(52), k))
                 per_shape.append(evaluate_batch(rule, k, packed))
             bad = bytearray(bytes(c for h in hands if len(h) == 7 for c in h))
             bad[7 * 1500 + 1] = bad[7 * 1500 + 5]
