@@ -2,8 +2,8 @@
  *
  * Non-flush hands: every rank has an additive weight such that the sum over any multiset of at most
  * seven ranks (each at most four times) is unique. The weights below came from a greedy search
- * (smallest increasing weights with that property); he_init() re-verifies uniqueness and refuses to
- * run if it does not hold. The sum is mapped by a row-displacement perfect hash,
+ * (smallest increasing weights with that property, find_weights.c); he_init() re-verifies uniqueness
+ * and refuses to run if it does not hold. The sum is mapped by a row-displacement perfect hash,
  * index = (key & MASK) + offset[key >> SHIFT], into a small table of strengths that stays in cache.
  * Flushes: a packed counter per suit (starting at 3, so a fifth card of a suit sets bit 3) and an
  * 8192-entry table indexed by the flush suit's 13-bit rank mask. Tables are built once from the simple
