@@ -129,20 +129,22 @@ def _layout() -> _Layout:
 def _less_and_leq(values: npt.NDArray[np.int16]) -> tuple[IntArray, IntArray]:
     """Per element: how many elements of its row are smaller, and how many are smaller or equal."""
     rows, n = values.shape
-    order = np.argsort(values, axis=1, kind="stable")
+    # int32 throughout: these arrays are large and allocated once per Flop.
+    order = np.argsort(values, axis=1, kind="stable").astype(np.int32)
     ordered = np.take_along_axis(values, order, axis=1)
-    idx = np.broadcast_to(np.arange(n), (rows, n))
-    new = np.ones((rows, n), dtype=bool)
-    new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
-    start = np.maximum.accumulate(np.where(new, idx, 0), axis=1)
-    last = np.ones((rows, n), dtype=bool)
-    last[:, :-1] = ordered[:, 1:] != ordered[:, :-1]
-    end = np.minimum.accumulate(np.where(last, idx + 1, n)[:, ::-1], axis=1)[:, ::-1]
-    less = np.empty((rows, n), dtype=np.int64)
-    leq = np.empty((rows, n), dtype=np.int64)
+    idx = np.arange(n, dtype=np.int32)
+    same = ordered[:, 1:] == ordered[:, :-1]
+    start = np.broadcast_to(idx, (rows, n)).copy()
+    start[:, 1:][same] = 0
+    np.maximum.accumulate(start, axis=1, out=start)
+    end = np.broadcast_to(idx + 1, (rows, n)).copy()
+    end[:, :-1][same] = n
+    end = np.minimum.accumulate(end[:, ::-1], axis=1)[:, ::-1]
+    less = np.empty((rows, n), dtype=np.int32)
+    leq = np.empty((rows, n), dtype=np.int32)
     np.put_along_axis(less, order, start, axis=1)
     np.put_along_axis(leq, order, end, axis=1)
-    return less, leq
+    return less.astype(np.int64), leq.astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -187,12 +189,7 @@ def evaluate_flop(flop: tuple[int, int, int]) -> FlopResult:
     category = np.frombuffer(memoryview(result.categories).cast("B"), dtype=np.uint8).astype(np.int64)
     q0 = _qualifying_strength(h)
 
-    # Per board: a cumulative histogram of strengths (7,462 values) gives "smaller" and "smaller or equal".
-    key = lay.board * 7464 + strength
-    cumulative = np.cumsum(np.bincount(key, minlength=N_PAIRS * 7464))
-    before = lay.board * HOLDINGS_PER_BOARD  # the counts of the earlier boards in the running sum
-    leq_row = cumulative[key] - before
-    less_row = cumulative[key - 1] - before  # strengths start at 1: key - 1 stays in the board's block
+    less_row, leq_row = (x.ravel() for x in _less_and_leq(strength.reshape(N_PAIRS, HOLDINGS_PER_BOARD)))
     sentinel = np.int16(32767)
     group_values = np.where(lay.group_members >= 0, strength[np.maximum(lay.group_members, 0)], sentinel)
     less_g, leq_g = _less_and_leq(group_values.astype(np.int16))
