@@ -13,6 +13,7 @@ setup(
             "handeval._core",
             sources=["libs/handeval/core.c", "libs/handeval/equity.c", "libs/handeval/binding.c"],
             include_dirs=["libs/handeval"],
+            depends=["libs/handeval/core.h"],
             extra_compile_args=["-O3", "-std=c11", "-Wall", "-Wextra", "-fno-strict-aliasing"],
         )
     ],

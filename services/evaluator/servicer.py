@@ -95,6 +95,13 @@ class EvaluatorServicer(pb_grpc.EvaluatorServiceServicer):
         self, request: pb.EvaluateBatchRequest, context: grpc.ServicerContext
     ) -> pb.EvaluateBatchResponse:
         rule = _rule(request.rule)
+        if (
+            request.cards_per_hand
+            and len(request.packed_cards) // request.cards_per_hand > handeval.MAX_BATCH_HANDS
+        ):
+            raise errors.invalid_argument(
+                "packed_cards", "TOO_MANY_HANDS", f"a batch holds at most {handeval.MAX_BATCH_HANDS:,} hands"
+            )
         try:
             result = handeval.evaluate_batch(rule, request.cards_per_hand, request.packed_cards)
         except handeval.InvalidHand as exc:

@@ -178,6 +178,17 @@ def test_bad_input_is_invalid_argument_naming_the_field(
     assert details.domain == "evaluator"
 
 
+def test_a_batch_over_the_cap_is_refused(stub: pb_grpc.EvaluatorServiceStub) -> None:
+    packed = bytes(range(5)) * (handeval.MAX_BATCH_HANDS + 1)
+    details = _error(
+        lambda: stub.EvaluateBatch(
+            pb.EvaluateBatchRequest(rule=HOLDEM, cards_per_hand=5, packed_cards=packed)
+        )
+    )
+    assert details.code is grpc.StatusCode.INVALID_ARGUMENT and details.reason == "TOO_MANY_HANDS"
+    assert details.violations[0].field == "packed_cards"
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.binary(max_size=64), st.integers(min_value=0, max_value=12), st.integers(min_value=0, max_value=5))
 def test_no_bytes_crash_the_server(

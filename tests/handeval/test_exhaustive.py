@@ -6,6 +6,7 @@ import itertools
 from collections import Counter
 
 import numpy as np
+import pytest
 from handeval import Category, Rule, _core, category_of, evaluate_batch
 
 FIVE_CARD_COUNTS = {
@@ -99,3 +100,22 @@ def test_strength_scale_boundaries_give_categories() -> None:
         assert category_of(Rule.OMAHA, strength) is category
     assert category_of(Rule.HOLDEM, 1277) is Category.HIGH_CARD
     assert category_of(Rule.HOLDEM, 7461) is Category.STRAIGHT_FLUSH
+
+
+@pytest.mark.slow
+def test_all_seven_card_hands_through_the_batch_api() -> None:
+    """The same 133,784,560 hands, packed by Python and ranked by `evaluate_batch`, one chunk per
+    (first, second) card pair: the public API, not only the C enumeration, gives the textbook counts."""
+    fives = {n: np.array(list(itertools.combinations(range(n), 5)), dtype=np.uint8) for n in range(5, 51)}
+    totals = np.zeros(11, dtype=np.int64)
+    hands = 0
+    for first in range(52):
+        for second in range(first + 1, 47):
+            rest = fives[51 - second] + np.uint8(second + 1)
+            chunk = np.empty((len(rest), 7), dtype=np.uint8)
+            chunk[:, 0], chunk[:, 1], chunk[:, 2:] = first, second, rest
+            result = evaluate_batch(Rule.HOLDEM, 7, chunk.tobytes())
+            totals += np.bincount(np.frombuffer(result.categories, dtype=np.uint8), minlength=11)
+            hands += len(rest)
+    assert hands == 133_784_560
+    assert {Category(i): int(totals[i]) for i in range(1, 11)} == SEVEN_CARD_COUNTS
