@@ -5,7 +5,7 @@ from __future__ import annotations
 import array
 import sys
 from collections.abc import Sequence
-from typing import cast
+from typing import Any, cast
 
 import grpc
 import handeval
@@ -117,7 +117,8 @@ class EvaluatorServicer(pb_grpc.EvaluatorServiceServicer):
             )
         response = pb.EvaluateBatchResponse()
         response.strengths.extend(result.strengths)
-        response.categories.extend(_category(c) for c in result.categories)
+        # handeval.Category numbers are the proto's HandCategory numbers: extend from the array as is.
+        response.categories.extend(cast(Any, result.categories))
         return response
 
     def Compare(self, request: pb.CompareRequest, context: grpc.ServicerContext) -> pb.CompareResponse:
