@@ -1,15 +1,15 @@
-"""Card codes as the casino engines use them: code = 4 × rank_index + suit_index (deuce = 0; c d h s = 0..3).
-
-Kept local to the casino package so the engines depend on nothing but the evaluator.
+"""Card codes as the casino engines use them: the project's one card vocabulary (`handeval.cards`: code =
+4 × rank_index + suit_index, deuce = 0; c d h s = 0..3) plus the rank constants and helpers the rules read.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-RANKS = "23456789TJQKA"
-SUITS = "cdhs"
-DECK_SIZE = 52
+from handeval.cards import DECK_SIZE, RANKS, SUITS, card_text, parse_card
+
+__all__ = ["DECK_SIZE", "RANKS", "SUITS", "card_text"]
+
 ACE = 12
 KING = 11
 QUEEN = 10
@@ -27,25 +27,16 @@ def suit_of(code: int) -> int:
 
 
 def card(text: str) -> int:
-    """`'As'` -> 51; `'10h'` is accepted for a ten."""
-    text = text.strip().replace("10", "T")
-    if len(text) != 2 or text[0].upper() not in RANKS or text[1].lower() not in SUITS:
-        raise ValueError(f"not a card: {text!r}")
-    return 4 * RANKS.index(text[0].upper()) + SUITS.index(text[1].lower())
+    """`'As'` -> 51; `'10h'` is a ten (handeval's parser)."""
+    return parse_card(text)
 
 
 def cards(text: str) -> tuple[int, ...]:
-    """`'As Kd'` or `'AsKd'` -> codes."""
+    """`'As Kd'`, `'AsKd'` or `'10h 9c'` -> codes."""
     compact = text.replace("10", "T").replace(" ", "").replace(",", "")
     if len(compact) % 2:
         raise ValueError(f"not a list of cards: {text!r}")
-    return tuple(card(compact[i : i + 2]) for i in range(0, len(compact), 2))
-
-
-def card_text(code: int) -> str:
-    if not 0 <= code < DECK_SIZE:
-        raise ValueError(f"not a card code: {code}")
-    return RANKS[code >> 2] + SUITS[code & 3]
+    return tuple(parse_card(compact[i : i + 2]) for i in range(0, len(compact), 2))
 
 
 def cards_text(codes: Iterable[int]) -> str:
