@@ -28,6 +28,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="skip the exact Texas Hold'em Bonus and Casino Hold'em main games (the long enumeration)",
     )
     parser.add_argument("--processes", type=int, default=2, help="worker processes for the long enumeration")
+    parser.add_argument(
+        "--strategy-out",
+        metavar="DIR",
+        help="also write the derived Hold'em decisions for every hand and Flop class as CSV files here",
+    )
     parser.add_argument("--output", help="write the Markdown report here instead of stdout")
     parser.set_defaults(func=run)
 
@@ -45,6 +50,11 @@ def run(args: argparse.Namespace) -> int:
         main_games=not args.quick,
         processes=args.processes,
     )
+    if args.strategy_out and not args.quick:
+        from pokerrules.casino.gamemath.holdem_main import holdem_main, write_strategies
+
+        for path in write_strategies(holdem_main(args.processes), args.strategy_out):
+            print(f"wrote {path}", file=sys.stderr)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as f:
             f.write(report)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from math import comb
+from pathlib import Path
 
 import handeval
 import numpy as np
@@ -98,3 +99,20 @@ def test_suit_relabelling_maps_any_flop_onto_its_class() -> None:
         mapped = strategies._pair(positions)
         assert direct.ch_call[pair] == via_class.ch_call[mapped]
         assert direct.thb_value[pair] == via_class.thb_value[mapped]
+
+
+def test_strategy_files_list_every_hand_and_flop_class(tmp_path: Path) -> None:
+    """`felt math --strategy-out`: one row per (Flop class, hole cards) and per pre-flop holding."""
+    from types import SimpleNamespace
+
+    n = len(hm.flop_classes())
+    fake = SimpleNamespace(
+        ch_decisions=np.ones((n, hm.N_PAIRS), dtype=bool),
+        thb_turn_bets=np.zeros((n, hm.N_PAIRS), dtype=bool),
+        thb_preflop_play=np.ones(len(hm.HOLDINGS52), dtype=bool),
+    )
+    ch, turn, pre = hm.write_strategies(fake, str(tmp_path))  # type: ignore[arg-type]
+    assert len(Path(ch).read_text().splitlines()) == 1 + n * hm.N_PAIRS
+    assert len(Path(turn).read_text().splitlines()) == 1 + n * hm.N_PAIRS
+    lines = Path(pre).read_text().splitlines()
+    assert lines[0] == "hole_cards,decision" and len(lines) == 1 + 1326 and lines[1] == "2c 2d,FLOP"

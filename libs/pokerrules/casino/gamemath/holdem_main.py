@@ -346,6 +346,7 @@ def _keep_freed_memory() -> None:
         pass
 
 
+@cache
 def holdem_main(processes: int = 2) -> HoldemMain:
     import multiprocessing
 
@@ -458,3 +459,39 @@ class DerivedStrategies:
         bit = pair * 49 + positions[2]
         river = (self.result.thb_river_signs[k, bit >> 3] >> (7 - (bit & 7))) & 1
         return Decision.BET if river else Decision.CHECK
+
+
+def write_strategies(result: HoldemMain, directory: str) -> list[str]:
+    """The derived decisions for every hand: Casino Hold'em Call/Fold for every (hole cards, Flop) class and
+    Texas Hold'em Bonus's pre-flop decision and Turn bet for every (hole cards, Flop) class, as CSV."""
+    import csv
+    import os
+
+    from pokerrules.casino.cards import cards_text
+
+    os.makedirs(directory, exist_ok=True)
+    ch_path = os.path.join(directory, "casino_holdem_call.csv")
+    thb_flop_path = os.path.join(directory, "texas_holdem_bonus_turn_bet.csv")
+    thb_pre_path = os.path.join(directory, "texas_holdem_bonus_preflop.csv")
+    classes = flop_classes()
+    with open(ch_path, "w", newline="") as ch, open(thb_flop_path, "w", newline="") as thb:
+        ch_out, thb_out = csv.writer(ch), csv.writer(thb)
+        ch_out.writerow(["flop_class", "flops_in_class", "hole_cards", "decision"])
+        thb_out.writerow(["flop_class", "flops_in_class", "hole_cards", "turn_bet"])
+        for k, cls in enumerate(classes):
+            rest = [c for c in range(52) if c not in cls.cards]
+            flop = cards_text(cls.cards)
+            for pair, (a, b) in enumerate(PAIRS49):
+                hole = cards_text((rest[a], rest[b]))
+                ch_out.writerow(
+                    [flop, len(cls.images), hole, "CALL" if result.ch_decisions[k, pair] else "FOLD"]
+                )
+                thb_out.writerow(
+                    [flop, len(cls.images), hole, "BET" if result.thb_turn_bets[k, pair] else "CHECK"]
+                )
+    with open(thb_pre_path, "w", newline="") as pre:
+        pre_out = csv.writer(pre)
+        pre_out.writerow(["hole_cards", "decision"])
+        for holding, play in zip(HOLDINGS52, result.thb_preflop_play, strict=True):
+            pre_out.writerow([cards_text(holding), "FLOP" if play else "FOLD"])
+    return [ch_path, thb_flop_path, thb_pre_path]
