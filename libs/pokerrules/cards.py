@@ -24,8 +24,8 @@ __all__ = [
 
 
 def parse_cards(text: str) -> tuple[int, ...]:
-    """`'AsKd'` or `'As Kd'` -> codes."""
-    compact = text.replace(" ", "").replace(",", "")
+    """`'AsKd'`, `'As Kd'` or `'10h 9c'` -> codes."""
+    compact = text.replace("10", "T").replace(" ", "").replace(",", "")
     if len(compact) % 2:
         raise ValueError(f"not a list of cards: {text!r}")
     return tuple(card_code(compact[i : i + 2]) for i in range(0, len(compact), 2))

@@ -8,7 +8,9 @@ from collections.abc import Iterable, Sequence
 
 from handeval.cards import DECK_SIZE, RANKS, SUITS, card_text, parse_card
 
-__all__ = ["DECK_SIZE", "RANKS", "SUITS", "card_text"]
+from pokerrules.cards import parse_cards as cards  # "As Kd" -> codes
+
+__all__ = ["DECK_SIZE", "RANKS", "SUITS", "card_text", "cards"]
 
 ACE = 12
 KING = 11
@@ -29,14 +31,6 @@ def suit_of(code: int) -> int:
 def card(text: str) -> int:
     """`'As'` -> 51; `'10h'` is a ten (handeval's parser)."""
     return parse_card(text)
-
-
-def cards(text: str) -> tuple[int, ...]:
-    """`'As Kd'`, `'AsKd'` or `'10h 9c'` -> codes."""
-    compact = text.replace("10", "T").replace(" ", "").replace(",", "")
-    if len(compact) % 2:
-        raise ValueError(f"not a list of cards: {text!r}")
-    return tuple(parse_card(compact[i : i + 2]) for i in range(0, len(compact), 2))
 
 
 def cards_text(codes: Iterable[int]) -> str:
