@@ -20,6 +20,8 @@ from servicekit.config import ServerConfig
 from servicekit.interceptor import RpcInterceptor
 from servicekit.logging import configure_logging, get_logger
 
+READY_POLL_SECONDS = 0.5
+
 
 @dataclass
 class ServiceSpec:
@@ -79,13 +81,28 @@ class Service:
             self._metrics_server, self.metrics_port = metrics.start_metrics_server(
                 self.config.host, self.config.metrics_port
             )
-        self._set_health(
-            health_pb2.HealthCheckResponse.SERVING
-            if self.spec.ready()
-            else health_pb2.HealthCheckResponse.NOT_SERVING
-        )
+        if self._dependencies_ready():
+            self._set_health(health_pb2.HealthCheckResponse.SERVING)
+        else:
+            # SERVING only once dependencies answer: keep asking in the background until they do.
+            self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
+            threading.Thread(target=self._await_ready, name=f"{self.spec.name}-ready", daemon=True).start()
         self.log.info("started", address=self.address, metrics_port=self.metrics_port)
         return self
+
+    def _dependencies_ready(self) -> bool:
+        try:
+            return bool(self.spec.ready())
+        except Exception as exc:  # a dependency check that fails means "not yet"
+            self.log.warning("readiness_check_failed", error=type(exc).__name__)
+            return False
+
+    def _await_ready(self) -> None:
+        while not self._stopped.wait(READY_POLL_SECONDS):
+            if self._dependencies_ready():
+                self._set_health(health_pb2.HealthCheckResponse.SERVING)
+                self.log.info("ready")
+                return
 
     def _set_health(self, status: int) -> None:
         self.health.set("", status)

@@ -322,3 +322,23 @@ def test_a_remembered_token_is_refused_once_it_expires(tmp_path: Path) -> None:
     for other in others:
         verifier.verify(other)
     assert len(verifier._verified) == 2  # bounded
+
+
+def test_serving_only_once_dependencies_answer(tmp_path: Path) -> None:
+    dependency_up = threading.Event()
+
+    def spec_for(config):  # type: ignore[no-untyped-def]
+        spec = _spec(allow_anonymous=True)(config)
+        spec.ready = dependency_up.is_set
+        return spec
+
+    with running(spec_for, config_for_tests("evaluator", tmp_path)) as svc:
+        health = health_pb2_grpc.HealthStub(grpc.insecure_channel(svc.address))
+        assert (
+            health.Check(health_pb2.HealthCheckRequest()).status == health_pb2.HealthCheckResponse.NOT_SERVING
+        )
+        dependency_up.set()
+        deadline = time.monotonic() + 5
+        while health.Check(health_pb2.HealthCheckRequest()).status != health_pb2.HealthCheckResponse.SERVING:
+            assert time.monotonic() < deadline, "never became SERVING"
+            time.sleep(0.05)
