@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from handeval import Category
+
 from pokerrules.casino.cards import ACE, JACK, KING, QUEEN, rank_of, suit_of
-from pokerrules.casino.ranking import Category, Ranked, is_mini_royal, is_pair_of, pair_rank
+from pokerrules.casino.ranking import Ranked, is_mini_royal, is_pair_of, pair_rank
 
 
 def thb_bonus_line(player: Sequence[int], dealer: Sequence[int]) -> str | None:

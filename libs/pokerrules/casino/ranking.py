@@ -9,25 +9,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import IntEnum
 from typing import Any, Protocol
 
+from handeval import Category  # the evaluator's categories, one definition
+
 from pokerrules.casino.cards import rank_of, suit_of
-
-
-class Category(IntEnum):
-    """Same values as `handeval.Category`."""
-
-    HIGH_CARD = 1
-    PAIR = 2
-    TWO_PAIR = 3
-    THREE_OF_A_KIND = 4
-    STRAIGHT = 5
-    FLUSH = 6
-    FULL_HOUSE = 7
-    FOUR_OF_A_KIND = 8
-    STRAIGHT_FLUSH = 9
-    ROYAL_FLUSH = 10
 
 
 @dataclass(frozen=True)

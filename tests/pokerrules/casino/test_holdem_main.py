@@ -9,9 +9,9 @@ from pathlib import Path
 import handeval
 import numpy as np
 import pytest
+from handeval import Category
 from pokerrules.casino.gamemath import holdem_main as hm
 from pokerrules.casino.gamemath.enumeration import evaluate, suit_symmetric_sets
-from pokerrules.casino.ranking import Category
 
 
 def test_flop_classes_cover_every_flop_once() -> None:

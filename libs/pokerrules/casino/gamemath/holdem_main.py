@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from handeval import Category
 
 from pokerrules.casino.gamemath.enumeration import IntArray
-from pokerrules.casino.ranking import Category
 
 SUIT_PERMUTATIONS = tuple(itertools.permutations(range(4)))
 PAIRS49 = tuple(itertools.combinations(range(49), 2))  # positions among the 49 non-Flop cards

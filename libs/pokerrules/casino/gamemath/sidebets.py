@@ -8,6 +8,7 @@ from functools import cache
 from math import comb
 
 import numpy as np
+from handeval import Category
 
 from pokerrules.casino.cards import ACE, KING, QUEEN
 from pokerrules.casino.config import (
@@ -21,7 +22,6 @@ from pokerrules.casino.config import (
 from pokerrules.casino.gamemath.enumeration import evaluate, rank_count, suit_symmetric_sets
 from pokerrules.casino.gamemath.tables import BetMath, Line
 from pokerrules.casino.paylines import thb_bonus_line
-from pokerrules.casino.ranking import Category
 
 LOSS = Fraction(-1)
 

@@ -10,12 +10,12 @@ from math import comb
 
 import numpy as np
 import numpy.typing as npt
+from handeval import Category
 
 from pokerrules.casino.cards import QUEEN, RANKS
 from pokerrules.casino.config import TcpAnteRule
 from pokerrules.casino.gamemath.enumeration import all_sets, evaluate, suit_symmetric_sets
 from pokerrules.casino.gamemath.tables import BetMath, Line
-from pokerrules.casino.ranking import Category
 
 DEALER_HANDS = comb(49, 3)
 
