@@ -48,6 +48,22 @@ def setting(
         raise ConfigError(f"malformed setting {name}={raw!r}: {exc}") from exc
 
 
+def positive_int(raw: str) -> int:
+    """Parser for settings that must be a positive whole number."""
+    value = int(raw)
+    if value <= 0:
+        raise ValueError("must be positive")
+    return value
+
+
+def positive_float(raw: str) -> float:
+    """Parser for settings that must be a positive number (seconds, ratios)."""
+    value = float(raw)
+    if value <= 0:
+        raise ValueError("must be positive")
+    return value
+
+
 def default_port(service: str) -> int:
     return DEFAULT_BASE_PORT + SERVICES.index(service)
 

@@ -15,30 +15,14 @@ from __future__ import annotations
 from typing import Any
 
 from dealing import BookSettings
-from servicekit.config import ServerConfig, load_server_config, setting
-
-
-def _positive_float(raw: str) -> float:
-    value = float(raw)
-    if value <= 0:
-        raise ValueError("must be positive")
-    return value
-
-
-def _positive_int(raw: str) -> int:
-    value = int(raw)
-    if value <= 0:
-        raise ValueError("must be positive")
-    return value
+from servicekit.config import ServerConfig, load_server_config, positive_float, positive_int, setting
 
 
 def load_config(**overrides: Any) -> ServerConfig:
     own = {
-        "shoe_idle_seconds": setting("FELT_DEALER_SHOE_IDLE_SECONDS", 900.0, parse=_positive_float),
-        "shoe_retention_seconds": setting(
-            "FELT_DEALER_SHOE_RETENTION_SECONDS", 3600.0, parse=_positive_float
-        ),
-        "max_shoes": setting("FELT_DEALER_MAX_SHOES", 100_000, parse=_positive_int),
+        "shoe_idle_seconds": setting("FELT_DEALER_SHOE_IDLE_SECONDS", 900.0, parse=positive_float),
+        "shoe_retention_seconds": setting("FELT_DEALER_SHOE_RETENTION_SECONDS", 3600.0, parse=positive_float),
+        "max_shoes": setting("FELT_DEALER_MAX_SHOES", 100_000, parse=positive_int),
     }
     return load_server_config("dealer", **{**own, **overrides})
 
