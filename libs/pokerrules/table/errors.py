@@ -1,0 +1,43 @@
+"""The one domain error of the table core: a refused command, with an UPPER_SNAKE reason."""
+
+from __future__ import annotations
+
+
+class TableError(Exception):
+    """A table command the rules do not allow now; the state it was applied to is unchanged.
+
+    `reason` is a stable UPPER_SNAKE code the TableService maps to a gRPC status once; `details` carries the
+    dynamic values (min, max, seat, ...) as strings, like `IllegalAction` of the betting engine.
+    """
+
+    __slots__ = ("details", "reason")
+
+    def __init__(self, reason: str, message: str = "", **details: object) -> None:
+        super().__init__(f"{reason}: {message}" if message else reason)
+        self.reason = reason
+        self.details = {k: str(v) for k, v in details.items()}
+
+
+# Reasons, listed once so services and tests spell them the same way.
+INVALID_CONFIG = "INVALID_CONFIG"
+NO_SUCH_SEAT = "NO_SUCH_SEAT"
+SEAT_TAKEN = "SEAT_TAKEN"
+ALREADY_SEATED = "ALREADY_SEATED"
+NOT_SEATED = "NOT_SEATED"
+NOT_INVITED = "NOT_INVITED"
+NOT_HOST = "NOT_HOST"
+BOTS_NOT_ALLOWED = "BOTS_NOT_ALLOWED"
+BUY_IN_BELOW_MIN = "BUY_IN_BELOW_MIN"
+BUY_IN_ABOVE_MAX = "BUY_IN_ABOVE_MAX"
+INVALID_AMOUNT = "INVALID_AMOUNT"
+IN_HAND = "IN_HAND"  # the player's chips are in play: top-up waits for the hand's end
+HAND_IN_PROGRESS = "HAND_IN_PROGRESS"
+NO_HAND_IN_PROGRESS = "NO_HAND_IN_PROGRESS"
+NOT_ENOUGH_PLAYERS = "NOT_ENOUGH_PLAYERS"
+ALREADY_SITTING_OUT = "ALREADY_SITTING_OUT"
+NOT_SITTING_OUT = "NOT_SITTING_OUT"
+NO_CHIPS = "NO_CHIPS"  # a busted player sits in only after a re-buy
+TIME_EXPIRED = "TIME_EXPIRED"
+ALREADY_CONNECTED = "ALREADY_CONNECTED"
+ALREADY_DISCONNECTED = "ALREADY_DISCONNECTED"
+LEAVING = "LEAVING"

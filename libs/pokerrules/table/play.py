@@ -1,0 +1,116 @@
+"""Hands at a table: starting the next hand, players' actions, and settling a finished hand.
+
+The betting itself is the engine's (`pokerrules.multiplayer`); this module decides who is dealt in, moves
+the button among them (MP-2.1, MP-6.8), keeps the decision clock (NK-7.1) and, when the hand ends, brings
+the stacks back to the seats: busted players are sat out (they may watch and re-buy, NK-6.1) and players
+who asked to leave mid-hand get their stacks returned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from pokerrules.multiplayer import Action, IllegalAction, apply, next_button, start_hand, timeout_action
+from pokerrules.multiplayer.events import Event
+from pokerrules.multiplayer.state import Ranker
+from pokerrules.table import errors as e
+from pokerrules.table.events import ChipsReturned, PlayerLeft, PlayerSatOut
+from pokerrules.table.state import TableState, Transition
+
+
+def start_next_hand(state: TableState, deck: Sequence[int], rank: Ranker, now: int) -> Transition:
+    """Deal the next hand to every active seat (at least two); the button moves to the next one of them."""
+    if state.hand_in_progress:
+        raise e.TableError(e.HAND_IN_PROGRESS, "a hand is being played")
+    active = state.active_seats()
+    if len(active) < 2:
+        raise e.TableError(e.NOT_ENOUGH_PLAYERS, "a hand needs two active players", active=len(active))
+    button = next_button(active, state.button)
+    try:
+        started = start_hand(state.config.game, {n: state.seats[n].stack for n in active}, button, deck, rank)
+    except IllegalAction as refusal:  # a bad deck from the caller
+        raise e.TableError(refusal.reason, str(refusal)) from refusal
+    new = replace(state, button=button, hand=started.state, hand_number=state.hand_number + 1)
+    return advance(new, list(started.events), now)
+
+
+def decision_deadline(state: TableState) -> int | None:
+    """When the current decision times out: its clock start + the decision time + the actor's time bank."""
+    hand = state.hand
+    if hand is None or hand.finished or state.turn_started_at is None:
+        return None
+    seat = hand.seat_to_act
+    if seat is None:
+        return None
+    return state.turn_started_at + state.config.timers.decision_ms + state.seats[seat].time_bank_ms
+
+
+def act(state: TableState, player: str, action: Action, now: int) -> Transition:
+    """A player's own action; the engine refuses illegal ones (`IllegalAction`), and a late one is refused
+    with TIME_EXPIRED (the service then applies the time-out, NK-7.2)."""
+    hand = state.hand
+    if hand is None or hand.finished:
+        raise e.TableError(e.NO_HAND_IN_PROGRESS, "no hand is being played")
+    number = state.seat_of(player)
+    deadline = decision_deadline(state)
+    if deadline is not None and hand.seat_to_act == number and now > deadline:
+        raise e.TableError(e.TIME_EXPIRED, "the decision timer ran out", deadline=deadline)
+    moved = apply(hand, number, action)
+    seat = state.seats[number]
+    # Time beyond the decision time comes out of the time bank (NK-7.1); it is not refilled.
+    started = state.turn_started_at if state.turn_started_at is not None else now
+    overtime = max(0, now - started - state.config.timers.decision_ms)
+    seat = replace(seat, time_bank_ms=max(0, seat.time_bank_ms - overtime), timeouts_in_row=0)
+    new = replace(state.with_seat(number, seat), hand=moved.state)
+    return advance(new, list(moved.events), now)
+
+
+def advance(state: TableState, events: list[Event], now: int) -> Transition:
+    """After a change to the hand: seats that are leaving check or fold at once (NK-A4's rule; the engine
+    refuses a fold when checking is free), a finished hand is settled, and the next decision's clock
+    starts at `now`."""
+    while True:
+        hand = state.hand
+        if hand is None:
+            return Transition(state, events)
+        if hand.finished:
+            return settle(state, events)
+        legal = hand.legal_actions()
+        if legal is None:  # the engine runs out the board itself; unreachable in a live hand
+            return Transition(replace(state, turn_started_at=None), events)
+        if not state.seats[legal.seat].leaving:
+            return Transition(replace(state, turn_started_at=now), events)
+        moved = apply(hand, legal.seat, timeout_action(legal))
+        events.extend(moved.events)
+        state = replace(state, hand=moved.state)
+
+
+def settle(state: TableState, events: list[Event]) -> Transition:
+    """The hand is over: stacks go back to the seats, leavers are paid out, busted players sit out."""
+    hand = state.hand
+    assert hand is not None and hand.finished
+    seats = dict(state.seats)
+    returned = 0
+    for number in hand.seats:
+        seats[number] = replace(seats[number], stack=hand.stack_of(number))
+    for number in sorted(seats):
+        seat = seats[number]
+        if seat.leaving:
+            events.append(ChipsReturned(number, seat.player, seat.stack))
+            events.append(PlayerLeft(number, seat.player, "LEFT"))
+            returned += seat.stack
+            del seats[number]
+        elif seat.stack == 0 and not seat.sitting_out:
+            # NK-6.1: a busted player keeps the seat to watch and may reload; dealt in again after a re-buy.
+            seats[number] = replace(seat, sitting_out=True)
+            events.append(PlayerSatOut(number, "BUSTED"))
+    new = replace(
+        state,
+        seats=seats,
+        hand=None,
+        last_hand=hand,
+        turn_started_at=None,
+        chips_returned=state.chips_returned + returned,
+    )
+    return Transition(new, events)

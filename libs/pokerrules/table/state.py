@@ -1,0 +1,119 @@
+"""The state of one cash or private table across hands: seats, stacks, the button, the hand in play.
+
+Immutable: every command returns a new `TableState` (and its events), so the service can persist the
+events, do the side effects they ask for (wallet moves) and only then swap in the new state; if a side
+effect fails it simply keeps the old state.
+
+Chips: a seat dealt into the hand in progress has its chips inside `hand` (the betting engine's state);
+`Seat.stack` holds its stack as the hand started and is refreshed when the hand ends. The invariant is
+`chips_bought_in == chips_on_table() + chips_returned` at every moment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from pokerrules.multiplayer.events import Event
+from pokerrules.multiplayer.state import HandState
+from pokerrules.table import errors as e
+from pokerrules.table.config import TableConfig
+
+
+@dataclass(frozen=True, slots=True)
+class Seat:
+    player: str
+    stack: int
+    is_bot: bool = False
+    sitting_out: bool = False
+    leaving: bool = False  # asked to leave mid-hand: goes at the hand's end
+    time_bank_ms: int = 0
+    timeouts_in_row: int = 0
+    disconnected_at: int | None = None  # virtual-clock time of the disconnect; None when connected
+
+    @property
+    def connected(self) -> bool:
+        return self.disconnected_at is None
+
+
+@dataclass(frozen=True, slots=True)
+class TableState:
+    config: TableConfig
+    seats: Mapping[int, Seat]  # seat number (1..config.seats) -> occupant; never mutated, replaced
+    button: int | None = None  # the last hand's button (None before the first hand)
+    hand: HandState | None = None  # the hand in progress; None between hands
+    last_hand: HandState | None = None  # the last finished hand, for views and histories
+    hand_number: int = 0
+    turn_started_at: int | None = None  # when the current decision's clock started (NK-7.1)
+    invited: frozenset[str] = frozenset()  # players the host invited after creating the table
+    chips_bought_in: int = 0
+    chips_returned: int = 0
+
+    @classmethod
+    def create(cls, config: TableConfig) -> TableState:
+        return cls(config=config, seats={})
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def hand_in_progress(self) -> bool:
+        return self.hand is not None and not self.hand.finished
+
+    def seat_of(self, player: str) -> int:
+        for number, seat in self.seats.items():
+            if seat.player == player:
+                return number
+        raise e.TableError(e.NOT_SEATED, "the player has no seat at this table", player=player)
+
+    def find_seat(self, player: str) -> int | None:
+        for number, seat in self.seats.items():
+            if seat.player == player:
+                return number
+        return None
+
+    def in_hand(self, number: int) -> bool:
+        """Whether the seat was dealt into the hand in progress (its chips are in play)."""
+        return self.hand is not None and not self.hand.finished and number in self.hand.seats
+
+    def stack_of(self, number: int) -> int:
+        """The seat's stack now: read from the hand while its chips are in play."""
+        if self.hand is not None and self.in_hand(number):
+            return self.hand.stack_of(number)
+        return self.seats[number].stack
+
+    def chips_on_table(self) -> int:
+        """Stacks of seats not in the hand plus every chip of the hand in progress (stacks and pots)."""
+        total = sum(s.stack for n, s in self.seats.items() if not self.in_hand(n))
+        if self.hand is not None and not self.hand.finished:
+            total += self.hand.total_chips()
+        return total
+
+    def active_seats(self) -> list[int]:
+        """Seats that would be dealt into the next hand: seated, sitting in, with chips, not leaving."""
+        return sorted(n for n, s in self.seats.items() if not s.sitting_out and not s.leaving and s.stack > 0)
+
+    def can_start_hand(self) -> bool:
+        return not self.hand_in_progress and len(self.active_seats()) >= 2
+
+    def may_sit(self, player: str, code: str | None) -> bool:
+        """NK-6.2: at a private table only the host, invited players and holders of the code may sit."""
+        access = self.config.private
+        if access is None:
+            return True
+        return player in self.invited or access.admits(player, code)
+
+    # ------------------------------------------------------------------ building new states
+
+    def with_seat(self, number: int, seat: Seat | None) -> TableState:
+        seats = dict(self.seats)
+        if seat is None:
+            del seats[number]
+        else:
+            seats[number] = seat
+        return replace(self, seats=seats)
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    state: TableState
+    events: list[Event]

@@ -1,0 +1,157 @@
+"""Hypothesis state machine over a cash table: random legal and illegal commands from random players,
+with time passing. Invariants: chips are conserved (stacks + chips in the hand + chips returned == chips
+bought in), no stack is negative, a refused command changes nothing, the engine's legal-action view is
+consistent (min <= max, a call never exceeds the stack)."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import HealthCheck, event, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+from pokerrules.multiplayer import Action, ActionKind, IllegalAction, Variant
+from pokerrules.multiplayer.ranking import ranker_for
+from pokerrules.table import (
+    Mode,
+    TableConfig,
+    TableError,
+    TableState,
+    TimerConfig,
+    Transition,
+    act,
+    apply_due,
+    disconnect,
+    leave,
+    reconnect,
+    sit,
+    sit_in,
+    sit_out,
+    start_next_hand,
+    top_up,
+)
+
+RANK = {Mode.HOLDEM: ranker_for(Variant.HOLDEM), Mode.OMAHA: ranker_for(Variant.OMAHA)}
+PLAYERS = [f"p{k}" for k in range(8)]
+players = st.sampled_from(PLAYERS)
+amounts = st.sampled_from([0, 100, 199, 200, 500, 700, 1_000, 1_000, 1_001])
+
+
+def snapshot(state: TableState) -> tuple[object, ...]:
+    hand = state.hand
+    return (
+        dict(state.seats),
+        state.chips_bought_in,
+        state.chips_returned,
+        None if hand is None else (hand.version, tuple(hand.stacks), tuple(hand.contrib)),
+    )
+
+
+class TableMachine(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.mode = Mode.HOLDEM
+        timers = TimerConfig(decision_ms=1_000, time_bank_ms=2_000, reconnect_window_ms=5_000)
+        config = TableConfig(self.mode, 5, 10, 200, 1_000, seats=6, timers=timers)
+        self.state = TableState.create(config)
+        self.now = 0
+        self.rng = random.Random(0)
+
+    def run(self, command: object, *args: object, **kw: object) -> None:
+        before = snapshot(self.state)
+        try:
+            t: Transition = command(*args, **kw)  # type: ignore[operator]
+        except (TableError, IllegalAction):
+            assert snapshot(self.state) == before  # refused: nothing changed
+            return
+        if self.state.hand is not None and t.state.hand is None:
+            event("a hand was played to its end")
+        self.state = t.state
+
+    @rule(player=players, seat=st.integers(0, 7), amount=amounts)
+    def sit(self, player: str, seat: int, amount: int) -> None:
+        self.run(sit, self.state, player, seat, amount)
+
+    @rule(player=players, amount=amounts)
+    def top_up(self, player: str, amount: int) -> None:
+        self.run(top_up, self.state, player, amount)
+
+    @rule(player=players)
+    def sit_out(self, player: str) -> None:
+        self.run(sit_out, self.state, player)
+
+    @rule(player=players)
+    def sit_in(self, player: str) -> None:
+        self.run(sit_in, self.state, player)
+
+    @rule(player=players)
+    def leave(self, player: str) -> None:
+        self.run(leave, self.state, player, self.now)
+
+    @rule(player=players, back=st.booleans())
+    def connection(self, player: str, back: bool) -> None:
+        self.run(reconnect if back else disconnect, self.state, player, self.now)
+
+    @rule(seed=st.integers(0, 10_000))
+    def start(self, seed: int) -> None:
+        deck = list(range(52))
+        random.Random(seed).shuffle(deck)
+        self.run(start_next_hand, self.state, deck, RANK[self.mode], self.now)
+
+    @rule(steps=st.integers(1, 8), legal_only=st.booleans())
+    def play(self, steps: int, legal_only: bool) -> None:
+        for _ in range(steps):
+            hand = self.state.hand
+            if hand is None:
+                return
+            legal = hand.legal_actions()
+            assert legal is not None
+            seat = legal.seat
+            if legal_only:
+                kind = self.rng.choice([k for k in ActionKind])
+                if legal.can_check and kind is ActionKind.FOLD:
+                    kind = ActionKind.CHECK
+                if not legal.can_check and kind is ActionKind.CHECK:
+                    kind = ActionKind.CALL
+                amount = self.rng.randint(legal.min_to, legal.max_to) if legal.can_bet_or_raise else 0
+                if kind in (ActionKind.BET, ActionKind.RAISE):
+                    kind = legal.bet_kind if legal.can_bet_or_raise else ActionKind.ALL_IN
+            else:  # anything, from anyone
+                kind = self.rng.choice(list(ActionKind))
+                amount = self.rng.randint(-10, 3_000)
+                seat = self.rng.choice(list(self.state.seats) or [seat])
+            player = self.state.seats[seat].player
+            self.run(act, self.state, player, Action(kind, amount), self.now + self.rng.randint(0, 500))
+
+    @rule(ms=st.integers(0, 8_000))
+    def time_passes(self, ms: int) -> None:
+        self.now += ms
+        self.run(apply_due, self.state, self.now)
+
+    @invariant()
+    def chips_conserved(self) -> None:
+        state = self.state
+        assert state.chips_bought_in == state.chips_on_table() + state.chips_returned
+        assert all(s.stack >= 0 for s in state.seats.values())
+        hand = state.hand
+        if hand is not None:
+            assert min(hand.stacks) >= 0
+            legal = hand.legal_actions()
+            if legal is not None:
+                assert legal.call_amount <= legal.stack
+                assert legal.min_to <= legal.max_to
+                assert legal.can_check == (legal.call_amount == 0)
+
+    @invariant()
+    def seats_and_hand_agree(self) -> None:
+        state = self.state
+        assert all(1 <= n <= state.config.seats for n in state.seats)
+        assert len({s.player for s in state.seats.values()}) == len(state.seats)
+        if state.hand is not None:
+            assert not state.hand.finished and set(state.hand.seats) <= set(state.seats)
+
+
+TableMachine.TestCase.settings = settings(
+    max_examples=100, stateful_step_count=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+test_table_state_machine = TableMachine.TestCase
