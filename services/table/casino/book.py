@@ -1,0 +1,156 @@
+"""A table's round in memory, rebuilt from its log entries: the same code applies an entry live (after it is
+committed) and when a round is replayed after a crash or for the player's history."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from pokerrules.casino import (
+    BetKind,
+    ClearBets,
+    Command,
+    Deal,
+    Decide,
+    Decision,
+    GameConfig,
+    Phase,
+    PlaceBets,
+    Rebet,
+    RoundState,
+    SeatState,
+    Timeout,
+    VoidRound,
+    apply,
+    new_round,
+)
+
+from services.table.casino.money import HeldBet
+from services.table.casino.tables import TableSpec
+
+FINISHED = (Phase.SETTLED, Phase.VOIDED)
+
+
+def command_body(command: Command) -> dict[str, Any]:
+    """A command as a JSON log entry."""
+    match command:
+        case PlaceBets():
+            bets = {str(k): v for k, v in command.bets.items()}
+            return {"type": "place", "seat": command.seat, "player": command.player_id, "bets": bets}
+        case ClearBets():
+            return {"type": "clear", "seat": command.seat, "player": command.player_id}
+        case Rebet():
+            return {"type": "rebet", "seat": command.seat, "player": command.player_id}
+        case Deal():
+            return {
+                "type": "deal",
+                "deck": list(command.deck),
+                "deck_set": command.deck_set,
+                "pool": command.progressive_pool,
+            }
+        case Decide():
+            return {
+                "type": "decide",
+                "seat": command.seat,
+                "player": command.player_id,
+                "decision": str(command.decision),
+                "phase": str(command.phase) if command.phase else None,
+            }
+        case Timeout():
+            return {"type": "timeout", "seat": command.seat}
+        case VoidRound():
+            return {"type": "void", "reason": command.reason}
+    raise TypeError(f"not logged: {command!r}")
+
+
+def command_of(body: dict[str, Any]) -> Command:
+    kind = body["type"]
+    if kind == "place":
+        return PlaceBets(body["seat"], body["player"], {BetKind(k): int(v) for k, v in body["bets"].items()})
+    if kind == "clear":
+        return ClearBets(body["seat"], body["player"])
+    if kind == "rebet":
+        return Rebet(body["seat"], body["player"])
+    if kind == "deal":
+        return Deal(tuple(body["deck"]), body["deck_set"], int(body["pool"]))
+    if kind == "decide":
+        phase = Phase(body["phase"]) if body["phase"] else None
+        return Decide(body["seat"], body["player"], Decision(body["decision"]), phase)
+    if kind == "timeout":
+        return Timeout(body["seat"])
+    if kind == "void":
+        return VoidRound(body["reason"])
+    raise ValueError(f"unknown command {kind!r}")
+
+
+@dataclass
+class RoundBook:
+    spec: TableSpec
+    config: GameConfig
+    state: RoundState
+    players: dict[int, str] = field(default_factory=dict)  # seated now (some join for the next round)
+    leaving: set[int] = field(default_factory=set)  # leave when the round ends
+    holds: list[HeldBet] = field(default_factory=list)
+    intents: dict[str, HeldBet] = field(default_factory=dict)  # asked of the wallet, not yet confirmed
+    hold_counter: int = 0
+    shoe_id: str = ""
+    paid: bool = False
+
+    @classmethod
+    def empty(cls, spec: TableSpec, config: GameConfig) -> RoundBook:
+        return cls(spec, config, new_round(spec.game, {}, config, round_number=0))
+
+    @property
+    def finished(self) -> bool:
+        return self.state.phase in FINISHED
+
+    def apply_entry(self, op: str, body: dict[str, Any], state: RoundState | None = None) -> None:
+        """`state`: the command's result when the caller already computed it."""
+        if op == "round":
+            self.players = {int(k): v for k, v in body["players"].items()}
+            self.leaving = set()
+            seats = {int(k): v for k, v in body["seats"].items()}
+            last = {int(k): {BetKind(b): int(a) for b, a in v.items()} for k, v in body["last_bets"].items()}
+            self.state = new_round(
+                self.spec.game, seats, self.config, body["round"], last, body["deal_start_seat"]
+            )
+            self.holds, self.intents, self.hold_counter, self.shoe_id, self.paid = [], {}, 0, "", False
+        elif op == "join":
+            seat, player = int(body["seat"]), str(body["player"])
+            self.players[seat] = player
+            if self.state.phase == Phase.BETTING and all(s.seat != seat for s in self.state.seats):
+                seats = sorted(
+                    (*self.state.seats, SeatState(seat=seat, player_id=player)), key=lambda s: s.seat
+                )
+                self.state = dataclasses.replace(self.state, seats=tuple(seats))
+        elif op == "leave":
+            seat = int(body["seat"])
+            self.players.pop(seat, None)
+            self.leaving.discard(seat)
+            if self.state.phase == Phase.BETTING:
+                seats = tuple(s for s in self.state.seats if s.seat != seat)
+                self.state = dataclasses.replace(self.state, seats=seats)
+        elif op == "leaving":
+            self.leaving.add(int(body["seat"]))
+        elif op == "intent":
+            held = HeldBet(int(body["seat"]), str(body["bet"]), str(body["hold_id"]), int(body["amount"]))
+            self.intents[held.hold_id] = held
+            self.hold_counter += 1
+        elif op == "hold":
+            held = self.intents.pop(str(body["hold_id"]))
+            self.holds.append(held)
+        elif op == "unhold":
+            self.intents.pop(str(body["hold_id"]), None)
+            self.holds = [h for h in self.holds if h.hold_id != body["hold_id"]]
+        elif op == "cmd":
+            self.state = state if state is not None else apply(self.state, command_of(body)).state
+        elif op == "shoe":
+            self.shoe_id = str(body["shoe_id"])
+        elif op == "paid":
+            self.paid = True
+        else:
+            raise ValueError(f"unknown log entry {op!r}")
+
+    def held(self, seat: int, bet: str) -> list[HeldBet]:
+        return [h for h in self.holds if h.seat == seat and h.bet == bet]

@@ -1,0 +1,97 @@
+"""The casino tables of one table-service process: recovery at start, the clock thread, lookups, history."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from pokerrules.casino import default_config
+from servicekit import errors
+from servicekit.logging import get_logger
+
+from services.table.casino.book import RoundBook
+from services.table.casino.money import Wallet
+from services.table.casino.shoe import Shoes
+from services.table.casino.store import CasinoStore, StoredEvent
+from services.table.casino.table import CasinoTable
+from services.table.casino.tables import TableSpec
+
+
+class Casino:
+    def __init__(
+        self,
+        specs: list[TableSpec],
+        store: CasinoStore,
+        wallet: Wallet,
+        shoes: Shoes,
+        clock: Callable[[], float],
+        betting_seconds: float,
+        decision_seconds: float,
+        tick_seconds: float = 0.05,
+    ) -> None:
+        self.store = store
+        self.tables = {
+            s.table_id: CasinoTable(
+                s, default_config(s.game), store, wallet, shoes, clock, betting_seconds, decision_seconds
+            )
+            for s in specs
+        }
+        self._recovered: set[str] = set()
+        self._tick_seconds = tick_seconds
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="casino-clock", daemon=True)
+        self._log = get_logger(service="table")
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._tick_seconds):
+            self.tick()
+
+    def tick(self) -> None:
+        """Recover each table once its dependencies answer, then run its clocks."""
+        for table_id, table in self.tables.items():
+            try:
+                if table_id not in self._recovered:
+                    table.recover()
+                    self._recovered.add(table_id)
+                else:
+                    table.tick()
+            except Exception as exc:  # the wallet or dealer is away: the next tick retries
+                self._log.warning("casino_tick_failed", table_id=table_id, error=type(exc).__name__)
+
+    def table(self, table_id: str) -> CasinoTable:
+        table = self.tables.get(table_id)
+        if table is None:
+            raise errors.not_found("TABLE_NOT_FOUND", f"no casino table {table_id!r}", table_id=table_id)
+        if table_id not in self._recovered:
+            with table.lock:
+                if table_id not in self._recovered:
+                    try:
+                        table.recover()
+                    except errors.DomainError:
+                        raise
+                    except Exception:
+                        raise errors.unavailable(
+                            "TABLE_RECOVERING",
+                            "the table is recovering its last round; retry",
+                            table_id=table_id,
+                        ) from None
+                    self._recovered.add(table_id)
+        return table
+
+    def replay(self, table_id: str, round_number: int) -> RoundBook:
+        table = self.tables[table_id]
+        book = RoundBook.empty(table.spec, table.config)
+        for op, body in self.store.round_log(table_id, round_number):
+            book.apply_entry(op, body)
+        return book
+
+    def round_events(self, table_id: str, round_number: int) -> list[StoredEvent]:
+        return self.store.events(table_id, 1, round_number)

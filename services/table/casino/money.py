@@ -1,0 +1,195 @@
+"""The casino's money in the wallet: player accounts, the house, each table's progressive pool, holds and
+the settlement of a round. Every call carries a request id derived from (table, round, seat, bet) so that a
+retry (after a timeout, or after a crash of this service) never moves a chip twice."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+import grpc
+from poker.wallet.v1 import wallet_service_pb2 as wpb
+from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
+from pokerrules.casino import Settlement
+from servicekit import errors
+
+T = TypeVar("T")
+RETRYABLE = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
+HOUSE_OWNER = "casino"
+
+
+@dataclass
+class HeldBet:
+    """One wallet hold backing (part of) a bet."""
+
+    seat: int
+    bet: str
+    hold_id: str
+    amount: int
+
+
+class Wallet:
+    def __init__(self, channel: grpc.Channel, attempts: int = 4, backoff_seconds: float = 0.05) -> None:
+        self._stub = wpb_grpc.WalletServiceStub(channel)
+        self._attempts = attempts
+        self._backoff = backoff_seconds
+        self._accounts: dict[tuple[int, str], str] = {}
+
+    def _call(self, send: Callable[[], T]) -> T:
+        for attempt in range(1, self._attempts + 1):
+            try:
+                return send()
+            except grpc.RpcError as error:
+                if attempt == self._attempts or error.code() not in RETRYABLE:
+                    raise
+                time.sleep(self._backoff * 2 ** (attempt - 1))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # Accounts ------------------------------------------------------------------------------------------
+
+    def _account(self, kind: int, owner: str, create: bool) -> str:
+        key = (kind, owner)
+        if key in self._accounts:
+            return self._accounts[key]
+        found = self._call(lambda: self._stub.ListAccounts(wpb.ListAccountsRequest(kind=kind, owner=owner)))
+        if found.accounts:
+            account_id = found.accounts[0].account_id
+        elif create:
+            request = wpb.CreateAccountRequest(
+                request_id=f"casino-acct-{kind}-{owner}", kind=kind, owner=owner
+            )
+            try:
+                account_id = self._call(lambda: self._stub.CreateAccount(request)).account.account_id
+            except grpc.RpcError as error:
+                details = errors.details_of(error)
+                if details.reason != "ACCOUNT_EXISTS":
+                    raise
+                account_id = details.metadata["account_id"]
+        else:
+            raise errors.failed_precondition(
+                "NO_PLAYER_ACCOUNT", "the player has no chips account in the wallet", player_id=owner
+            )
+        self._accounts[key] = account_id
+        return account_id
+
+    def player(self, player_id: str) -> str:
+        return self._account(wpb.ACCOUNT_KIND_PLAYER, player_id, create=False)
+
+    def house(self) -> str:
+        return self._account(wpb.ACCOUNT_KIND_HOUSE, HOUSE_OWNER, create=True)
+
+    def pool(self, table_id: str) -> str:
+        return self._account(wpb.ACCOUNT_KIND_JACKPOT_POOL, f"casino-{table_id}", create=True)
+
+    def pool_balance(self, table_id: str) -> int:
+        account_id = self.pool(table_id)
+        response = self._call(lambda: self._stub.GetAccount(wpb.GetAccountRequest(account_id=account_id)))
+        return int(response.account.balance)
+
+    # Holds ---------------------------------------------------------------------------------------------
+
+    def hold(self, hold_id: str, player_id: str, amount: int, memo: str) -> None:
+        """Reserve a bet's chips (player -> house). INSUFFICIENT_FUNDS comes back as the wallet says it."""
+        request = wpb.HoldRequest(
+            request_id=hold_id,
+            from_account_id=self.player(player_id),
+            to_account_id=self.house(),
+            amount=amount,
+            memo=memo,
+        )
+        try:
+            self._call(lambda: self._stub.Hold(request))
+        except grpc.RpcError as error:
+            details = errors.details_of(error)
+            if details.reason == "INSUFFICIENT_FUNDS":
+                raise errors.failed_precondition(
+                    "INSUFFICIENT_FUNDS", "not enough free chips for this bet", **details.metadata
+                ) from None
+            raise
+
+    def release(self, hold_id: str) -> None:
+        """Give a hold back; a hold that never reached the wallet, or was already released, is fine."""
+        try:
+            self._call(
+                lambda: self._stub.Release(wpb.ReleaseRequest(request_id=f"{hold_id}-r", hold_id=hold_id))
+            )
+        except grpc.RpcError as error:
+            if errors.details_of(error).reason not in ("HOLD_NOT_FOUND",):
+                raise
+
+    def capture(self, hold_id: str, amount: int) -> None:
+        request = wpb.CaptureRequest(request_id=f"{hold_id}-c", hold_id=hold_id, amount=amount)
+        self._call(lambda: self._stub.Capture(request))
+
+    # Settlement ----------------------------------------------------------------------------------------
+
+    def settle(
+        self,
+        table_id: str,
+        round_number: int,
+        settlement: Settlement,
+        holds: Sequence[HeldBet],
+        players: Mapping[int, str],
+    ) -> None:
+        """Stakes lost are captured from their holds (the rest of each hold released), then one batch pays
+        the winnings from the house (and the progressive pool) and feeds the pool. Idempotent."""
+        by_bet: dict[tuple[int, str], list[HeldBet]] = {}
+        for held in holds:
+            by_bet.setdefault((held.seat, held.bet), []).append(held)
+        for result in settlement.results:
+            lost = result.lost
+            for held in by_bet.pop((result.seat, str(result.bet)), []):
+                take = min(lost, held.amount)
+                lost -= take
+                if take > 0:
+                    self.capture(held.hold_id, take)
+                else:
+                    self.release(held.hold_id)
+        for leftover in by_bet.values():  # holds of bets the engine dropped (no Ante at the deal)
+            for held in leftover:
+                self.release(held.hold_id)
+        batch_id = f"cas-{table_id}-r{round_number}-settle"
+        transfers = []
+        house = self.house()
+        if settlement.pool_contribution:
+            transfers.append(
+                wpb.TransferSpec(
+                    transfer_id=f"{batch_id}-pool",
+                    postings=[
+                        wpb.Posting(
+                            account_id=house, side=wpb.POSTING_SIDE_DEBIT, amount=settlement.pool_contribution
+                        ),
+                        wpb.Posting(
+                            account_id=self.pool(table_id),
+                            side=wpb.POSTING_SIDE_CREDIT,
+                            amount=settlement.pool_contribution,
+                        ),
+                    ],
+                    memo="progressive contribution",
+                )
+            )
+        for seat in sorted({r.seat for r in settlement.results}):
+            for from_pool in (False, True):
+                won = sum(r.won for r in settlement.results if r.seat == seat and r.from_pool == from_pool)
+                if won <= 0:
+                    continue
+                payer = self.pool(table_id) if from_pool else house
+                transfers.append(
+                    wpb.TransferSpec(
+                        transfer_id=f"{batch_id}-s{seat}{'-pool' if from_pool else ''}",
+                        postings=[
+                            wpb.Posting(account_id=payer, side=wpb.POSTING_SIDE_DEBIT, amount=won),
+                            wpb.Posting(
+                                account_id=self.player(players[seat]),
+                                side=wpb.POSTING_SIDE_CREDIT,
+                                amount=won,
+                            ),
+                        ],
+                        memo=f"casino {table_id} round {round_number} seat {seat}",
+                    )
+                )
+        if transfers:
+            request = wpb.TransferBatchRequest(request_id=batch_id, transfers=transfers)
+            self._call(lambda: self._stub.TransferBatch(request))

@@ -1,0 +1,446 @@
+"""One casino table at run time: its round (a `RoundBook`), the clocks, the wallet holds and the event log.
+
+Every action is checked by the pure engine first (a refused command changes nothing), then the money moves
+(wallet holds; a refused hold undoes this action's other holds), then the step is committed to the log and
+applied in memory. One lock per table: actions at a table are serial.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import grpc
+from pokerrules.casino import (
+    BetKind,
+    CasinoError,
+    ClearBets,
+    Command,
+    Deal,
+    Decide,
+    Decision,
+    Event,
+    GameConfig,
+    Phase,
+    PlaceBets,
+    Rebet,
+    RoundState,
+    Timeout,
+    Transition,
+    VoidRound,
+    apply,
+    legal_decisions,
+    next_round,
+    rules_of,
+)
+from pokerrules.casino.model import DECISION_PHASES, SeatStatus
+from servicekit import errors
+from servicekit.logging import get_logger
+
+from services.table.casino.book import RoundBook, command_body
+from services.table.casino.money import HeldBet, Wallet
+from services.table.casino.shoe import Shoes
+from services.table.casino.store import CasinoStore, StoredEvent
+from services.table.casino.tables import TableSpec
+
+Clock = Callable[[], float]
+Entry = tuple[str, dict[str, Any]]
+
+
+class CasinoTable:
+    def __init__(
+        self,
+        spec: TableSpec,
+        config: GameConfig,
+        store: CasinoStore,
+        wallet: Wallet,
+        shoes: Shoes,
+        clock: Clock,
+        betting_seconds: float,
+        decision_seconds: float,
+    ) -> None:
+        self.spec = spec
+        self.config = config
+        self._store = store
+        self._wallet = wallet
+        self._shoes = shoes
+        self._clock = clock
+        self.betting_seconds = betting_seconds
+        self.decision_seconds = decision_seconds
+        self.lock = threading.RLock()
+        self.changed = threading.Condition(self.lock)
+        self.book = RoundBook.empty(spec, config)
+        self.deadline: float | None = None
+        self._deadline_phase: Phase | None = None
+        self.seq = store.last_seq(spec.table_id)
+        self._log = get_logger(service="table")
+
+    # Start-up and recovery -------------------------------------------------------------------------------
+
+    def recover(self) -> None:
+        """Rebuild the last round from its log. A round still betting resumes (its holds stand); a dealt
+        round interrupted by a crash is voided with its bets returned (CH-11.2, THB-7.7 / THB-A7; a THB Bonus
+        whose cards were dealt stands, THB-7.9); a settled round not yet paid is paid."""
+        with self.lock:
+            last = self._store.last_round(self.spec.table_id)
+            if last == 0:
+                self._open_round(self.book.state, first=True)
+                return
+            for op, body in self._store.round_log(self.spec.table_id, last):
+                self.book.apply_entry(op, body)
+            for hold_id in list(self.book.intents):  # asked of the wallet, never confirmed: give back
+                self._wallet.release(hold_id)
+                self._commit([("unhold", {"hold_id": hold_id})])
+            if self.book.state.phase != Phase.BETTING and not self.book.finished:
+                self._log.info("casino_round_voided", table_id=self.spec.table_id, round_id=last)
+                self._run(VoidRound("the table service restarted during the round"), [])
+            elif self.book.state.phase == Phase.BETTING and any(s.bets for s in self.book.state.seats):
+                self._start_betting_clock()
+            self._pay_if_due()
+
+    # Helpers ---------------------------------------------------------------------------------------------
+
+    def _now_ms(self) -> int:
+        return int(time.time() * 1000)
+
+    def _commit(
+        self,
+        entries: list[Entry],
+        events: tuple[Event, ...] | list[Event] = (),
+        bettors: set[str] | None = None,
+        state: RoundState | None = None,
+    ) -> None:
+        """Persist then apply: nothing is answered that is not in the log."""
+        round_number = self.book.state.round_number
+        for op, body in entries:
+            if op == "round":
+                round_number = int(body["round"])
+        stored = []
+        now = self._now_ms()
+        for event in events:
+            self.seq += 1
+            player = None
+            if event.seat is not None:
+                player = next(
+                    (s.player_id for s in (state or self.book.state).seats if s.seat == event.seat), None
+                )
+            stored.append(
+                StoredEvent(
+                    self.seq,
+                    self.spec.table_id,
+                    round_number,
+                    event.kind,
+                    event.seat,
+                    player,
+                    dict(event.data),
+                    now,
+                )
+            )
+        try:
+            self._store.append(self.spec.table_id, round_number, entries, stored, bettors or set())
+        except BaseException:
+            self.seq -= len(stored)
+            raise
+        for op, body in entries:
+            self.book.apply_entry(op, body, state if op == "cmd" else None)
+        self.changed.notify_all()
+
+    def _open_round(self, state: RoundState, first: bool = False) -> None:
+        if first:
+            fresh = state
+            players: dict[int, str] = {}
+            number = 1
+            last: Mapping[int, Mapping[BetKind, int]] = {}
+            start = 1
+        else:
+            players = {s: p for s, p in self.book.players.items() if s not in self.book.leaving}
+            fresh = next_round(state, players)
+            number, last, start = fresh.round_number, fresh.last_bets, fresh.deal_start_seat
+        body = {
+            "round": number,
+            "players": {str(k): v for k, v in players.items()},
+            "seats": {str(k): v for k, v in players.items()},
+            "last_bets": {str(k): {str(b): a for b, a in v.items()} for k, v in last.items()},
+            "deal_start_seat": start,
+        }
+        self._commit([("round", body)], [Event("ROUND_OPENED", {"round": number})])
+        self.deadline, self._deadline_phase = None, None
+
+    def _ensure_betting(self) -> None:
+        """The next round opens at the first action after a finished (and paid) round."""
+        if self.book.finished:
+            self._pay_if_due()
+            if not self.book.paid:
+                raise errors.unavailable("SETTLEMENT_PENDING", "the last round is still being paid; retry")
+            self._open_round(self.book.state)
+
+    def _transition(self, command: Command) -> Transition:
+        try:
+            return apply(self.book.state, command)
+        except CasinoError as error:
+            raise to_status_error(error) from None
+
+    def _run(self, command: Command, entries: list[Entry], bettors: set[str] | None = None) -> None:
+        step = self._transition(command)
+        self._commit([*entries, ("cmd", command_body(command))], step.events, bettors, step.state)
+        self._after_step()
+
+    def _after_step(self) -> None:
+        phase = self.book.state.phase
+        if phase in DECISION_PHASES and phase != self._deadline_phase:
+            self.deadline, self._deadline_phase = self._clock() + self.decision_seconds, phase
+        elif self.book.finished:
+            self.deadline, self._deadline_phase = None, None
+            self._pay_if_due()
+
+    def _pay_if_due(self) -> None:
+        book = self.book
+        if not book.finished or book.paid:
+            return
+        players = {s.seat: s.player_id for s in book.state.seats}
+        assert book.state.settlement is not None
+        for hold_id in list(book.intents):
+            self._wallet.release(hold_id)
+        self._wallet.settle(
+            self.spec.table_id, book.state.round_number, book.state.settlement, book.holds, players
+        )
+        if book.shoe_id:
+            try:
+                self._shoes.close(self.spec.table_id, book.state.round_number, book.shoe_id)
+            except Exception:  # the shoe expires on its own; verification waits for that
+                self._log.warning("casino_shoe_close_failed", table_id=self.spec.table_id)
+        entries: list[Entry] = [("paid", {})]
+        entries += [("leave", {"seat": s}) for s in sorted(book.leaving)]
+        events = [Event("PLAYER_LEFT", {"seat": s}) for s in sorted(book.leaving)]
+        self._commit(entries, events)
+
+    def _hold_for(self, seat: int, player: str, targets: Mapping[str, int]) -> tuple[list[Entry], list[str]]:
+        """Make the wallet hold each bet's target amount: holds for increases now (undone if one is refused),
+        and the list of holds to release once the step is committed (a Rebet or a bet lowered)."""
+        made: list[HeldBet] = []
+        to_release: list[str] = []
+        entries: list[Entry] = []
+        try:
+            for bet, target in targets.items():
+                current = self.book.held(seat, bet)
+                have = sum(h.amount for h in current)
+                if target == have:
+                    continue
+                amount = target - have
+                if target < have:
+                    to_release += [h.hold_id for h in current]
+                    amount = target
+                if amount <= 0:
+                    continue
+                n = self.book.hold_counter + 1
+                hold_id = f"cas-{self.spec.table_id}-r{self.book.state.round_number}-s{seat}-{bet}-{n}"
+                held = HeldBet(seat, bet, hold_id, amount)
+                intent = {"seat": seat, "bet": bet, "hold_id": hold_id, "amount": amount}
+                self._commit([("intent", intent)])  # logged first: a crash now releases it on restart
+                made.append(held)
+                self._wallet.hold(hold_id, player, amount, f"casino {self.spec.table_id} seat {seat} {bet}")
+                entries.append(("hold", {"hold_id": hold_id}))
+        except BaseException:
+            for held in made:
+                self._wallet.release(held.hold_id)
+                self._commit([("unhold", {"hold_id": held.hold_id})])
+            raise
+        return entries, to_release
+
+    def _release(self, hold_ids: list[str]) -> None:
+        for hold_id in hold_ids:
+            self._wallet.release(hold_id)
+            self._commit([("unhold", {"hold_id": hold_id})])
+
+    def _start_betting_clock(self) -> None:
+        if self.deadline is None:
+            self.deadline, self._deadline_phase = self._clock() + self.betting_seconds, Phase.BETTING
+
+    # Player actions --------------------------------------------------------------------------------------
+
+    def join(self, player: str, seat: int) -> int:
+        with self.lock:
+            taken = self.book.players
+            if seat == 0:
+                free = [n for n in range(1, self.spec.seats + 1) if n not in taken]
+                if not free:
+                    raise errors.failed_precondition(
+                        "TABLE_FULL", "every seat is taken", table_id=self.spec.table_id
+                    )
+                seat = free[0]
+            if not 1 <= seat <= self.spec.seats:
+                raise errors.invalid_argument("seat", "SEAT_OUT_OF_RANGE", f"seats are 1..{self.spec.seats}")
+            if seat in taken:
+                if taken[seat] == player and seat not in self.book.leaving:
+                    return seat  # already there: joining again changes nothing
+                raise errors.failed_precondition("SEAT_TAKEN", f"seat {seat} is taken", seat=str(seat))
+            if self.book.finished and self.book.paid:
+                self._open_round(self.book.state)
+            self._commit(
+                [("join", {"seat": seat, "player": player})],
+                [Event("PLAYER_JOINED", {"seat": seat, "player_id": player})],
+            )
+            return seat
+
+    def leave(self, player: str, seat: int) -> tuple[list[int], list[int]]:
+        with self.lock:
+            mine = [s for s, p in self.book.players.items() if p == player and (seat == 0 or s == seat)]
+            if not mine:
+                raise errors.not_found(
+                    "NOT_SEATED", "you have no such seat at this table", table_id=self.spec.table_id
+                )
+            left, later = [], []
+            for number in mine:
+                in_hand = (
+                    any(
+                        s.seat == number and s.status != SeatStatus.SITTING_OUT for s in self.book.state.seats
+                    )
+                    and not self.book.finished
+                )
+                if in_hand:
+                    self._commit([("leaving", {"seat": number})])
+                    later.append(number)
+                    continue
+                if self.book.state.phase == Phase.BETTING:
+                    self._release([h.hold_id for h in self.book.holds if h.seat == number])
+                self._commit([("leave", {"seat": number})], [Event("PLAYER_LEFT", {"seat": number})])
+                left.append(number)
+            return left, later
+
+    def place_bets(self, player: str, seat: int, bets: Mapping[BetKind, int]) -> None:
+        with self.lock:
+            self._ensure_betting()
+            step = self._transition(PlaceBets(seat, player, bets))
+            targets = {str(k): v for k, v in step.state.seat(seat).bets.items()}
+            entries, release = self._hold_for(seat, player, targets)
+            self._commit(
+                [*entries, ("cmd", command_body(PlaceBets(seat, player, bets)))],
+                step.events,
+                {player},
+                step.state,
+            )
+            self._release(release)
+            self._start_betting_clock()
+
+    def rebet(self, player: str, seat: int) -> None:
+        with self.lock:
+            self._ensure_betting()
+            before = {str(k) for k in self.book.state.seat(seat).bets} if self._has_seat(seat) else set()
+            step = self._transition(Rebet(seat, player))
+            targets = {str(k): v for k, v in step.state.seat(seat).bets.items()}
+            targets.update({k: 0 for k in before if k not in targets})
+            entries, release = self._hold_for(seat, player, targets)
+            self._commit(
+                [*entries, ("cmd", command_body(Rebet(seat, player)))], step.events, {player}, step.state
+            )
+            self._release(release)
+            self._start_betting_clock()
+
+    def clear_bets(self, player: str, seat: int) -> None:
+        with self.lock:
+            self._ensure_betting()
+            self._transition(ClearBets(seat, player))  # checks seat and phase first
+            self._release([h.hold_id for h in self.book.holds if h.seat == seat])
+            self._run(ClearBets(seat, player), [])
+
+    def _has_seat(self, seat: int) -> bool:
+        return any(s.seat == seat for s in self.book.state.seats)
+
+    def deal_now(self, player: str) -> None:
+        """A Touch table's Deal button; at a live table, once every seated player has an Ante."""
+        with self.lock:
+            state = self.book.state
+            if state.phase != Phase.BETTING:
+                raise errors.failed_precondition("BETTING_CLOSED", "this round has already been dealt")
+            if not any(s.player_id == player for s in state.seats):
+                raise errors.permission_denied("NOT_SEATED", "only a seated player may deal")
+            # Every player at the table has an Ante on one of their seats (TCP-6.2: spare hands may stay out).
+            ready = {s.player_id for s in state.seats if s.ante > 0}
+            waiting = sorted({s.player_id for s in state.seats} - ready)
+            if waiting:
+                raise errors.failed_precondition(
+                    "PLAYERS_STILL_BETTING",
+                    "some players have no Ante yet; betting closes on the clock",
+                    waiting=len(waiting),
+                )
+            self._deal()
+
+    def _deal(self) -> None:
+        state = self.book.state
+        playing = [s for s in state.seats if s.ante > 0]
+        if not playing:
+            raise errors.failed_precondition("NO_BETS", "no seat has an Ante")
+        count = rules_of(state.game).cards_needed(len(playing))
+        label = f"{self.spec.table_id}.set-{state.deck_set}"  # TCP-1.1: the deck set
+        pool = 0
+        if BetKind.PROGRESSIVE in {k for s in playing for k in s.bets}:
+            pool = self._wallet.pool_balance(self.spec.table_id)
+        try:
+            shoe = self._shoes.deal(self.spec.table_id, state.round_number, count, label)
+        except grpc.RpcError as error:
+            raise errors.unavailable(
+                "DEALER_UNAVAILABLE", "no cards from the dealer; retry", code=error.code().name
+            ) from None
+        self._run(Deal(shoe.cards, state.deck_set, pool), [("shoe", {"shoe_id": shoe.shoe_id})])
+
+    def decide(self, player: str, seat: int, decision: Decision, phase: Phase | None) -> None:
+        with self.lock:
+            command = Decide(seat, player, decision, phase)
+            step = self._transition(command)  # every check (turn, street, seat, decision) before money
+            stake = next(
+                (d.stake for d in legal_decisions(self.book.state, seat) if d.decision == decision), 0
+            )
+            entries: list[Entry] = []
+            if stake > 0:
+                entries, _ = self._hold_for(seat, player, {self._bet_of(decision): stake})
+            self._commit([*entries, ("cmd", command_body(command))], step.events, None, step.state)
+            self._after_step()
+
+    def _bet_of(self, decision: Decision) -> str:
+        state = self.book.state
+        spec = next(
+            d for d in rules_of(state.game).decisions if d.phase == state.phase and d.decision == decision
+        )
+        assert spec.bet is not None
+        return str(spec.bet)
+
+    # Clock -----------------------------------------------------------------------------------------------
+
+    def tick(self) -> None:
+        """Betting closes / decisions are taken when their clock runs out (a disconnect does not stop it);
+        a payment that failed is retried."""
+        with self.lock:
+            if self.book.finished:
+                self._pay_if_due()
+                return
+            if self.deadline is None or self._clock() < self.deadline:
+                return
+            if self.book.state.phase == Phase.BETTING:
+                if any(s.ante > 0 for s in self.book.state.seats):
+                    self._deal()
+                else:
+                    self.deadline, self._deadline_phase = None, None
+                return
+            self._run(Timeout(), [])
+
+    # Views -----------------------------------------------------------------------------------------------
+
+    def deadline_ms(self) -> int:
+        if self.deadline is None:
+            return 0
+        return self._now_ms() + max(0, int((self.deadline - self._clock()) * 1000))
+
+
+def to_status_error(error: CasinoError) -> errors.DomainError:
+    """The one mapping of the engines' reasons to gRPC codes (see pokerrules.casino.errors)."""
+    meta = error.metadata
+    if error.reason == "SEAT_NOT_FOUND":
+        return errors.not_found(error.reason, error.message, **meta)
+    if error.reason == "SEAT_NOT_YOURS":
+        return errors.permission_denied(error.reason, error.message, **meta)
+    if error.reason in ("BET_NOT_OFFERED", "BET_NOT_POSITIVE", "DECK_INVALID", "DECK_TOO_SHORT"):
+        field = "bets" if error.reason.startswith("BET") else "deck"
+        return errors.invalid_argument(field, error.reason, error.message, **meta)
+    return errors.failed_precondition(error.reason, error.message, **meta)

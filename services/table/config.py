@@ -1,0 +1,43 @@
+"""Table service settings: the platform's (FELT_TABLE_PORT, FELT_TABLE_METRICS_PORT, ...) and its own.
+
+| variable                    | default         | meaning                                                   |
+|-----------------------------|-----------------|-----------------------------------------------------------|
+| FELT_DEALER_ADDRESS         | 127.0.0.1:50052 | the dealer service (cards: one shoe per round)            |
+| FELT_WALLET_ADDRESS         | 127.0.0.1:50053 | the wallet service (holds and settlement)                 |
+| FELT_TABLE_CASINO_TABLES    | see tables.py   | `id:GAME:seats,...`, e.g. `thb-1:TEXAS_HOLDEM_BONUS:7`    |
+| FELT_TABLE_BETTING_SECONDS  | 20              | betting closes this long after a round's first bet        |
+| FELT_TABLE_DECISION_SECONDS | 20              | a decision not made in time is taken automatically        |
+
+Tests may also pass `clock=` (a callable returning seconds; virtual time) and `tick_seconds=` overrides.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from servicekit.config import ServerConfig, load_server_config, setting
+
+from services.table.casino.tables import TableSpec, default_tables, parse_tables
+
+
+def _positive_float(raw: str) -> float:
+    value = float(raw)
+    if value <= 0:
+        raise ValueError("must be positive")
+    return value
+
+
+def load_config(**overrides: Any) -> ServerConfig:
+    own: dict[str, Any] = {
+        "dealer_address": setting("FELT_DEALER_ADDRESS", "127.0.0.1:50052"),
+        "wallet_address": setting("FELT_WALLET_ADDRESS", "127.0.0.1:50053"),
+        "casino_tables": setting("FELT_TABLE_CASINO_TABLES", default_tables(), parse=parse_tables),
+        "betting_seconds": setting("FELT_TABLE_BETTING_SECONDS", 20.0, parse=_positive_float),
+        "decision_seconds": setting("FELT_TABLE_DECISION_SECONDS", 20.0, parse=_positive_float),
+    }
+    return load_server_config("table", **{**own, **overrides})
+
+
+def casino_tables(config: ServerConfig) -> list[TableSpec]:
+    tables = config.extra.get("casino_tables") or default_tables()
+    return [t if isinstance(t, TableSpec) else parse_tables(str(t))[0] for t in tables]

@@ -1,0 +1,73 @@
+"""The table service on the platform: hosts poker.table.v1.CasinoService (TableService later). It calls the
+dealer and the wallet with a service token it mints itself (keys from the data directory)."""
+
+from __future__ import annotations
+
+import time
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from poker.table.v1 import casino_service_pb2 as casino_pb
+from poker.table.v1 import casino_service_pb2_grpc as casino_pb_grpc
+from servicekit import auth, client
+from servicekit.config import ServerConfig
+from servicekit.server import Service, ServiceSpec, build
+
+from services.table.casino.casino import Casino
+from services.table.casino.money import Wallet
+from services.table.casino.servicer import CasinoServicer
+from services.table.casino.shoe import Shoes
+from services.table.casino.store import CasinoStore
+from services.table.config import casino_tables
+
+CASINO = casino_pb.DESCRIPTOR.services_by_name["CasinoService"]
+HEALTH_TIMEOUT_SECONDS = 0.5
+
+
+def _serving(channel: grpc.Channel) -> bool:
+    """Cheap and exception-safe: a health Check with a short timeout."""
+    try:
+        response = health_pb2_grpc.HealthStub(channel).Check(
+            health_pb2.HealthCheckRequest(), timeout=HEALTH_TIMEOUT_SECONDS
+        )
+    except Exception:
+        return False
+    return bool(response.status == health_pb2.HealthCheckResponse.SERVING)
+
+
+def service_spec(config: ServerConfig) -> ServiceSpec:
+    keys = auth.load_keys(config.data_dir, config.production)
+    token = auth.issue_token(keys, "table", auth.Role.SERVICE)
+    dealer_channel = client.channel(str(config.extra.get("dealer_address", "127.0.0.1:50052")), token)
+    wallet_channel = client.channel(str(config.extra.get("wallet_address", "127.0.0.1:50053")), token)
+    store = CasinoStore(config.data_dir / "casino.sqlite3")
+    casino = Casino(
+        casino_tables(config),
+        store,
+        Wallet(wallet_channel),
+        Shoes(dealer_channel),
+        config.extra.get("clock") or time.monotonic,
+        float(config.extra.get("betting_seconds", 20.0)),
+        float(config.extra.get("decision_seconds", 20.0)),
+        float(config.extra.get("tick_seconds", 0.05)),
+    )
+
+    def register(server: grpc.Server) -> None:
+        casino_pb_grpc.add_CasinoServiceServicer_to_server(CasinoServicer(casino), server)
+        casino.start()
+
+    def on_stop() -> None:
+        casino.stop()
+        store.close()
+        dealer_channel.close()
+        wallet_channel.close()
+
+    def ready() -> bool:
+        return _serving(dealer_channel) and _serving(wallet_channel)
+
+    return ServiceSpec(name="table", services=[CASINO], register=register, ready=ready, on_stop=on_stop)
+
+
+def build_server(config: ServerConfig) -> Service:
+    """The table service's server, built and bound (call .start())."""
+    return build(service_spec(config), config)

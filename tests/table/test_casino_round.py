@@ -1,0 +1,95 @@
+"""A whole round through CasinoService with the real wallet and dealer: holds when bets are placed, one
+settlement per round, cards as text, the player's own cards only."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+from poker.table.v1 import casino_service_pb2 as pb
+
+from tests.table.conftest import Stack, bets
+
+
+def own_seat(view: pb.RoundView) -> pb.SeatView:
+    return next(s for s in view.seats if s.own)
+
+
+def test_list_games_has_rules_paytables_limits_and_rtp(stack: Stack) -> None:
+    games = stack.casino("alice").ListGames(pb.ListGamesRequest()).games
+    assert {g.game for g in games} == {
+        pb.CASINO_GAME_TEXAS_HOLDEM_BONUS,
+        pb.CASINO_GAME_CASINO_HOLDEM,
+        pb.CASINO_GAME_THREE_CARD_POKER,
+    }
+    thb = next(g for g in games if g.game == pb.CASINO_GAME_TEXAS_HOLDEM_BONUS)
+    bonus = next(b for b in thb.bets if b.kind == "BONUS")
+    assert bonus.rtp_known and 80 < bonus.rtp_percent < 100
+    assert any(line.line and "1000" in line.pays for p in thb.paytables for line in p.lines)  # THB-6.2 AA/AA
+    assert any(d.automatic_on_timeout and d.decision == pb.CASINO_DECISION_FOLD for d in thb.decisions)
+    tcp = next(g for g in games if g.game == pb.CASINO_GAME_THREE_CARD_POKER)
+    assert {r.name for r in tcp.readings} >= {"ante_rule", "deck_sets"}
+
+
+def test_list_tables_and_join(stack: Stack) -> None:
+    casino = stack.casino("alice")
+    tables = casino.ListCasinoTables(pb.ListCasinoTablesRequest(game=pb.CASINO_GAME_CASINO_HOLDEM)).tables
+    assert {t.table_id for t in tables} == {"ch-touch", "ch-live"}
+    joined = casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="ch-live"))
+    assert joined.seat == 1 and joined.table.seats[0].player_id == "alice"
+    with pytest.raises(grpc.RpcError) as error:
+        stack.casino("bob").JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="ch-live", seat=1))
+    assert error.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+
+
+def test_casino_holdem_round_moves_money_once(stack: Stack) -> None:
+    """CH-2.4: Call is 2 x Ante; every bet is a hold until the round settles in one batch."""
+    stack.fund("alice", 1000)
+    house_before = stack.house_balance()
+    casino = stack.casino("alice")
+    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="ch-touch"))
+    view = casino.PlaceBets(
+        pb.PlaceBetsRequest(table_id="ch-touch", seat=1, bets=bets(ante=10, aa_bonus=5))
+    ).round
+    assert {b.kind: b.amount for b in own_seat(view).bets} == {"ANTE": 10, "AA_BONUS": 5}
+    account = stack.account("alice")
+    assert (account.balance, account.available, account.pending) == (1000, 985, 15)
+
+    view = casino.DealRound(pb.DealRoundRequest(table_id="ch-touch")).round
+    assert view.phase == "FLOP" and len(view.board) == 3 and len(own_seat(view).cards) == 2
+    assert not view.dealer_cards and view.dealer_cards_dealt == 2  # the dealer's cards stay hidden
+    assert all(len(c) == 2 for c in own_seat(view).cards)  # cards as text
+    assert {d.decision: d.stake for d in own_seat(view).legal_decisions} == {
+        pb.CASINO_DECISION_FOLD: 0,
+        pb.CASINO_DECISION_CALL: 20,
+    }
+    view = casino.Decide(
+        pb.DecideRequest(table_id="ch-touch", seat=1, decision=pb.CASINO_DECISION_CALL, phase="FLOP")
+    ).round
+    assert view.phase == "SETTLED" and len(view.dealer_cards) == 2 and len(view.board) == 5
+    results = own_seat(view).results
+    net = sum(r.won - r.lost for r in results)
+    stack.wait_for(lambda: stack.account("alice").pending == 0)
+    account = stack.account("alice")
+    assert account.balance == 1000 + net and account.available == account.balance
+    assert stack.house_balance() == house_before - net
+    assert stack.ledger_ok()
+
+
+def test_three_card_poker_several_hands_and_deck_sets(stack: Stack) -> None:
+    """TCP-6.2: one player, several hands; TCP-1.1: the two deck sets alternate round by round."""
+    stack.fund("carol", 1000)
+    casino = stack.casino("carol")
+    for seat in (1, 2):
+        casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="tcp-touch", seat=seat))
+        casino.PlaceBets(pb.PlaceBetsRequest(table_id="tcp-touch", seat=seat, bets=bets(ante=5, pair_plus=5)))
+    view = casino.DealRound(pb.DealRoundRequest(table_id="tcp-touch")).round
+    assert view.phase == "DECISION" and view.deck_set == 0
+    for seat in (1, 2):
+        view = casino.Decide(
+            pb.DecideRequest(table_id="tcp-touch", seat=seat, decision=pb.CASINO_DECISION_PLAY)
+        ).round
+    assert view.phase == "SETTLED"
+    casino.Rebet(pb.RebetRequest(table_id="tcp-touch", seat=1))
+    view = casino.DealRound(pb.DealRoundRequest(table_id="tcp-touch")).round
+    assert view.round == 2 and view.deck_set == 1
+    assert stack.ledger_ok()
