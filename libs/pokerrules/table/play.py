@@ -66,10 +66,10 @@ def act(state: TableState, player: str, action: Action, now: int) -> Transition:
     return advance(new, list(moved.events), now)
 
 
-def advance(state: TableState, events: list[Event], now: int) -> Transition:
+def advance(state: TableState, events: list[Event], now: int, *, acted: bool = True) -> Transition:
     """After a change to the hand: seats that are leaving check or fold at once (NK-A4's rule; the engine
-    refuses a fold when checking is free), a finished hand is settled, and the next decision's clock
-    starts at `now`."""
+    refuses a fold when checking is free), a finished hand is settled, and when a decision was made
+    (`acted`) the next decision's clock starts at `now`; otherwise the running clock keeps running."""
     while True:
         hand = state.hand
         if hand is None:
@@ -80,10 +80,11 @@ def advance(state: TableState, events: list[Event], now: int) -> Transition:
         if legal is None:  # the engine runs out the board itself; unreachable in a live hand
             return Transition(replace(state, turn_started_at=None), events)
         if not state.seats[legal.seat].leaving:
-            return Transition(replace(state, turn_started_at=now), events)
+            return Transition(replace(state, turn_started_at=now) if acted else state, events)
         moved = apply(hand, legal.seat, timeout_action(legal))
         events.extend(moved.events)
         state = replace(state, hand=moved.state)
+        acted = True
 
 
 def settle(state: TableState, events: list[Event]) -> Transition:

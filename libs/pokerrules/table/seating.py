@@ -122,7 +122,7 @@ def leave(state: TableState, player: str, now: int, reason: str = "LEFT") -> Tra
         raise e.TableError(e.LEAVING, "the player is already leaving")
     if state.in_hand(number):
         marked = state.with_seat(number, replace(seat, leaving=True))
-        return advance(marked, [LeaveScheduled(number)], now)
+        return advance(marked, [LeaveScheduled(number)], now, acted=False)
     new = replace(state.with_seat(number, None), chips_returned=state.chips_returned + seat.stack)
     return Transition(new, [ChipsReturned(number, player, seat.stack), PlayerLeft(number, player, reason)])
 

@@ -20,6 +20,7 @@ from pokerrules.table import (
     apply_due,
     decision_deadline,
     disconnect,
+    leave,
     next_wakeup,
     reconnect,
     sit,
@@ -189,3 +190,13 @@ def test_a_whole_hand_plays_itself_out_in_virtual_time() -> None:
     t = apply_due(t.state, 10**9)
     assert t.state.hand is None and t.state.last_hand is not None and t.state.last_hand.finished
     assert t.state.chips_bought_in == t.state.chips_on_table() == 15_000
+
+
+def test_nk_7_1_another_player_leaving_does_not_restart_the_clock_of_the_player_to_act() -> None:
+    t = deal(table(4), 0)  # seat 4 to act, its clock started at 0
+    t = leave(t.state, "p2", 9_000)  # p2 (small blind) schedules a leave: seat 4 is still to act
+    assert t.state.turn_started_at == 0 and decision_deadline(t.state) == 15_000
+    t = act(t.state, "p4", Action.call(), 10_000)  # seat 1 now; then p2, leaving, folds at once
+    t = act(t.state, "p1", Action.call(), 11_000)
+    assert t.state.hand is not None and t.state.hand.seat_to_act == 3
+    assert t.state.turn_started_at == 11_000
