@@ -9,9 +9,11 @@ import random
 
 from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from pokerrules.bots import BotProfile, decide
 from pokerrules.multiplayer import Action, ActionKind, IllegalAction, Variant
 from pokerrules.multiplayer.ranking import ranker_for
+from pokerrules.multiplayer.views import view_for
 from pokerrules.table import (
     Mode,
     TableConfig,
@@ -31,7 +33,12 @@ from pokerrules.table import (
     top_up,
 )
 
-RANK = {Mode.HOLDEM: ranker_for(Variant.HOLDEM), Mode.OMAHA: ranker_for(Variant.OMAHA)}
+RANK = {
+    Mode.HOLDEM: ranker_for(Variant.HOLDEM),
+    Mode.OMAHA: ranker_for(Variant.OMAHA),
+    Mode.NAIKO: ranker_for(Variant.HOLDEM),
+}
+BOT = BotProfile(pacing=False, samples=4, iterations=4)
 PLAYERS = [f"p{k}" for k in range(8)]
 players = st.sampled_from(PLAYERS)
 amounts = st.sampled_from([0, 100, 199, 200, 500, 700, 1_000, 1_000, 1_001])
@@ -51,11 +58,16 @@ class TableMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.mode = Mode.HOLDEM
-        timers = TimerConfig(decision_ms=1_000, time_bank_ms=2_000, reconnect_window_ms=5_000)
-        config = TableConfig(self.mode, 5, 10, 200, 1_000, seats=6, timers=timers)
-        self.state = TableState.create(config)
+        self.state = TableState.create(TableConfig(self.mode, 5, 10, 200, 1_000))
         self.now = 0
         self.rng = random.Random(0)
+
+    @initialize(mode=st.sampled_from(list(Mode)), seats=st.integers(2, 10), seed=st.integers(0, 99))
+    def table(self, mode: Mode, seats: int, seed: int) -> None:
+        self.mode = mode
+        timers = TimerConfig(decision_ms=1_000, time_bank_ms=2_000, reconnect_window_ms=5_000)
+        self.state = TableState.create(TableConfig(mode, 5, 10, 200, 1_000, seats=seats, timers=timers))
+        self.rng = random.Random(seed)
 
     def run(self, command: object, *args: object, **kw: object) -> None:
         before = snapshot(self.state)
@@ -123,6 +135,18 @@ class TableMachine(RuleBasedStateMachine):
             player = self.state.seats[seat].player
             self.run(act, self.state, player, Action(kind, amount), self.now + self.rng.randint(0, 500))
 
+    @rule(steps=st.integers(1, 8), seed=st.integers(0, 2**32))
+    def bots_play(self, steps: int, seed: int) -> None:
+        """The bot strategy on the actor's own view: always legal (NK-7.6), through the table's `act`."""
+        for step in range(steps):
+            hand = self.state.hand
+            if hand is None:
+                return
+            seat = hand.seat_to_act
+            assert seat is not None
+            action = decide(view_for(hand, seat), seed + step, BOT).action
+            self.state = act(self.state, self.state.seats[seat].player, action, self.now).state
+
     @rule(ms=st.integers(0, 8_000))
     def time_passes(self, ms: int) -> None:
         self.now += ms
@@ -152,6 +176,6 @@ class TableMachine(RuleBasedStateMachine):
 
 
 TableMachine.TestCase.settings = settings(
-    max_examples=100, stateful_step_count=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=200, stateful_step_count=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 test_table_state_machine = TableMachine.TestCase
