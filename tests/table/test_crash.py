@@ -1,0 +1,188 @@
+"""Malfunction: the table service is killed (SIGKILL) mid-round and restarted from its log. A dealt round is
+voided with every bet returned (CH-11.2, THB-7.7 / THB-A7), a THB Bonus whose cards were dealt stands
+(THB-7.9); a round still betting resumes with its holds."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from poker.table.v1 import casino_service_pb2 as pb
+from poker.table.v1 import casino_service_pb2_grpc as pb_grpc
+from poker.wallet.v1 import wallet_service_pb2 as wpb
+from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
+from servicekit import auth, client
+from servicekit.testing import RunningService
+
+from tests.table.conftest import TABLES, bets
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class TableProcess:
+    def __init__(self, data_dir: Path, dealer: RunningService, wallet: RunningService) -> None:
+        self.data_dir, self.port = data_dir, _free_port()
+        self.env = {
+            **os.environ,
+            "FELT_DEALER_ADDRESS": dealer.address,
+            "FELT_WALLET_ADDRESS": wallet.address,
+            "FELT_TABLE_CASINO_TABLES": TABLES,
+            "FELT_LOG_LEVEL": "WARNING",
+        }
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "services.table",
+                "--port",
+                str(self.port),
+                "--metrics-port",
+                str(_free_port()),
+                "--data-dir",
+                str(self.data_dir),
+            ],
+            cwd=ROOT,
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        channel = grpc.insecure_channel(f"127.0.0.1:{self.port}")
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                status = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=1)
+                if status.status == health_pb2.HealthCheckResponse.SERVING:
+                    return
+            except grpc.RpcError:
+                pass
+            time.sleep(0.1)
+        raise AssertionError("the table service did not start")
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(15)
+
+    def casino(self, player: str) -> pb_grpc.CasinoServiceStub:
+        keys = auth.load_keys(self.data_dir)
+        token = auth.issue_token(keys, player, auth.Role.PLAYER)
+        return pb_grpc.CasinoServiceStub(client.channel(f"127.0.0.1:{self.port}", token))
+
+
+@pytest.fixture
+def table_process(deps: tuple[Path, RunningService, RunningService]) -> Iterator[TableProcess]:
+    data_dir, dealer, wallet = deps
+    process = TableProcess(data_dir, dealer, wallet)
+    process.start()
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+def _wallet(deps: tuple[Path, RunningService, RunningService]) -> wpb_grpc.WalletServiceStub:
+    return wpb_grpc.WalletServiceStub(deps[2].channel("ops", auth.Role.OPERATOR))
+
+
+def _fund(wallet: wpb_grpc.WalletServiceStub, player: str, chips: int) -> str:
+    account = wallet.CreateAccount(
+        wpb.CreateAccountRequest(request_id=f"a-{player}", kind=wpb.ACCOUNT_KIND_PLAYER, owner=player)
+    ).account.account_id
+    wallet.Issue(
+        wpb.IssueRequest(
+            request_id=f"i-{player}", account_id=account, amount=chips, reason=wpb.ISSUE_REASON_PROMOTION
+        )
+    )
+    return account
+
+
+def _account(wallet: wpb_grpc.WalletServiceStub, account_id: str) -> wpb.Account:
+    return wallet.GetAccount(wpb.GetAccountRequest(account_id=account_id)).account
+
+
+@pytest.mark.slow
+def test_sigkill_after_the_deal_voids_the_round_and_the_bonus_stands(
+    deps: tuple[Path, RunningService, RunningService], table_process: TableProcess
+) -> None:
+    """THB-7.7 / THB-A7: bets returned; THB-7.9: the Bonus, its hole cards dealt, is settled."""
+    wallet = _wallet(deps)
+    account = _fund(wallet, "alice", 1000)
+    casino = table_process.casino("alice")
+    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="thb-touch"))
+    casino.PlaceBets(pb.PlaceBetsRequest(table_id="thb-touch", seat=1, bets=bets(ante=10, bonus=5)))
+    casino.DealRound(pb.DealRoundRequest(table_id="thb-touch"))
+    view = casino.Decide(
+        pb.DecideRequest(table_id="thb-touch", seat=1, decision=pb.CASINO_DECISION_FLOP)
+    ).round
+    assert view.phase == "FLOP" and _account(wallet, account).pending == 35
+
+    table_process.kill()
+    table_process.start()
+
+    casino = table_process.casino("alice")
+    view = casino.GetRound(pb.GetRoundRequest(table_id="thb-touch")).round
+    assert view.phase == "VOIDED"
+    results = {r.bet: r for r in next(s for s in view.seats if s.own).results}
+    assert {results[b].outcome for b in ("ANTE", "FLOP")} == {"VOID"}
+    assert results["BONUS"].outcome in ("WIN", "LOSE")  # it stands
+    net = results["BONUS"].won - results["BONUS"].lost
+    deadline = time.monotonic() + 5
+    while _account(wallet, account).pending and time.monotonic() < deadline:
+        time.sleep(0.05)
+    after = _account(wallet, account)
+    assert (after.balance, after.available, after.pending) == (1000 + net, 1000 + net, 0)
+    assert wallet.GetLedgerSummary(wpb.GetLedgerSummaryRequest()).invariants_hold
+    # The table plays on: the next round opens at the next bet.
+    view = casino.Rebet(pb.RebetRequest(table_id="thb-touch", seat=1)).round
+    assert view.round == 2 and view.phase == "BETTING"
+
+
+@pytest.mark.slow
+def test_sigkill_while_betting_resumes_with_the_holds(
+    deps: tuple[Path, RunningService, RunningService], table_process: TableProcess
+) -> None:
+    wallet = _wallet(deps)
+    account = _fund(wallet, "bob", 500)
+    casino = table_process.casino("bob")
+    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="ch-touch"))
+    casino.PlaceBets(pb.PlaceBetsRequest(table_id="ch-touch", seat=1, bets=bets(ante=20, aa_bonus=5)))
+    table_process.kill()
+    table_process.start()
+    casino = table_process.casino("bob")
+    view = casino.GetRound(pb.GetRoundRequest(table_id="ch-touch")).round
+    assert view.phase == "BETTING"
+    assert {b.kind: b.amount for b in view.seats[0].bets} == {"ANTE": 20, "AA_BONUS": 5}
+    assert _account(wallet, account).pending == 25
+    view = casino.DealRound(pb.DealRoundRequest(table_id="ch-touch")).round
+    view = casino.Decide(
+        pb.DecideRequest(table_id="ch-touch", seat=1, decision=pb.CASINO_DECISION_FOLD)
+    ).round
+    assert view.phase == "SETTLED"
+    net = sum(r.won - r.lost for r in view.seats[0].results)
+    deadline = time.monotonic() + 5
+    while _account(wallet, account).pending and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _account(wallet, account).balance == 500 + net == 475  # CH-3.5: a fold loses Ante and AA Bonus
