@@ -10,7 +10,7 @@ state + command(+ now) -> new state + events, deterministic, no I/O, no threads:
 
 from pokerrules.table.config import Mode, PrivateAccess, TableConfig, TimerConfig
 from pokerrules.table.errors import TableError
-from pokerrules.table.play import act, decision_deadline, start_next_hand
+from pokerrules.table.play import act, decision_deadline, start_next_hand, void_hand
 from pokerrules.table.seating import invite, leave, sit, sit_in, sit_out, top_up
 from pokerrules.table.state import Seat, TableState, Transition
 from pokerrules.table.timers import apply_due, disconnect, next_wakeup, reconnect
@@ -40,4 +40,5 @@ __all__ = [
     "start_next_hand",
     "table_view",
     "top_up",
+    "void_hand",
 ]

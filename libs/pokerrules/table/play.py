@@ -87,6 +87,17 @@ def advance(state: TableState, events: list[Event], now: int, *, acted: bool = T
         acted = True
 
 
+def void_hand(state: TableState) -> Transition:
+    """Void the hand in progress (e.g. a restarted service that cannot resume it): every chip committed to
+    it goes back to its owner (`HandVoided`), then the hand is settled like any other (leavers paid out)."""
+    hand = state.hand
+    if hand is None or hand.finished:
+        raise e.TableError(e.NO_HAND_IN_PROGRESS, "no hand is being played")
+    voided = hand.copy()
+    events = voided.void()
+    return settle(replace(state, hand=voided), events)
+
+
 def settle(state: TableState, events: list[Event]) -> Transition:
     """The hand is over: stacks go back to the seats, leavers are paid out, busted players sit out."""
     hand = state.hand

@@ -92,6 +92,10 @@ class TableState:
         """Seats that would be dealt into the next hand: seated, sitting in, with chips, not leaving."""
         return sorted(n for n, s in self.seats.items() if not s.sitting_out and not s.leaving and s.stack > 0)
 
+    def free_seats(self) -> list[int]:
+        """Empty seat numbers (for a lobby's "seats free" filter and for bots filling seats, NK-7.6)."""
+        return [n for n in range(1, self.config.seats + 1) if n not in self.seats]
+
     def can_start_hand(self) -> bool:
         return not self.hand_in_progress and len(self.active_seats()) >= 2
 

@@ -27,6 +27,7 @@ from pokerrules.table import (
     start_next_hand,
     table_view,
     top_up,
+    void_hand,
 )
 from pokerrules.table.events import BuyInRequested, ChipsReturned, LeaveScheduled, PlayerLeft, PlayerSatOut
 
@@ -275,3 +276,21 @@ def test_nk_7_6_bots_sit_only_where_allowed_and_are_marked_in_every_view() -> No
     for viewer in (None, "host", "bot-1"):
         marks = {s.player: s.is_bot for s in table_view(state, viewer).seats}
         assert marks == {"bot-1": True, "host": False}
+
+
+def test_a_hand_that_cannot_resume_is_voided_with_every_committed_chip_returned() -> None:
+    """The issue's persistence rule: a voided hand returns all chips committed to it; stacks are those the
+    hand started with, and a player who asked to leave is paid out."""
+    state = seated({1: 5_000, 2: 4_000, 3: 3_000})
+    t = start_next_hand(state, deck(), RANK, 0)
+    t = act(t.state, "p1", Action.raise_to(400), 0)
+    t = leave(t.state, "p2", 0)  # the small blind, leaving: folds at once
+    assert t.state.hand is not None and t.state.hand.pot == 400 + 50 + 100
+    v = void_hand(t.state)
+    assert v.state.hand is None and {n: s.stack for n, s in v.state.seats.items()} == {1: 5_000, 3: 3_000}
+    assert ChipsReturned(2, "p2", 4_000) in v.events and conserved(v.state)
+    refused("NO_HAND_IN_PROGRESS", void_hand, v.state)
+
+
+def test_free_seats() -> None:
+    assert seated({2: 5_000, 5: 5_000}, cash(6)).free_seats() == [1, 3, 4, 6]
