@@ -54,7 +54,7 @@ def act(state: TableState, player: str, action: Action, now: int) -> Transition:
         raise e.TableError(e.NO_HAND_IN_PROGRESS, "no hand is being played")
     number = state.seat_of(player)
     deadline = decision_deadline(state)
-    if deadline is not None and hand.seat_to_act == number and now > deadline:
+    if deadline is not None and hand.seat_to_act == number and now >= deadline:
         raise e.TableError(e.TIME_EXPIRED, "the decision timer ran out", deadline=deadline)
     moved = apply(hand, number, action)
     seat = state.seats[number]

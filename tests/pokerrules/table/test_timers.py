@@ -56,9 +56,11 @@ def test_nk_7_1_each_decision_has_a_limit_plus_the_time_bank() -> None:
     t = deal(table(), now=1_000)  # button 1, blinds 2 and 3: seat 1 to act
     assert decision_deadline(t.state) == 1_000 + 10_000 + 5_000 == next_wakeup(t.state)
     assert apply_due(t.state, 15_999).events == []  # nothing due yet
+    assert act(t.state, "p1", Action.call(), 15_999).state.hand is not None
     with pytest.raises(TableError) as info:
-        act(t.state, "p1", Action.call(), 16_001)
+        act(t.state, "p1", Action.call(), 16_000)  # at the deadline the time-out is due, not the action
     assert info.value.reason == "TIME_EXPIRED"
+    assert TimedOut(1, 1) in apply_due(t.state, 16_000).events
 
 
 def test_nk_7_1_overtime_comes_out_of_the_time_bank_which_is_not_refilled() -> None:
