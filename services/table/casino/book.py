@@ -110,10 +110,10 @@ class RoundBook:
         if op == "round":
             self.players = {int(k): v for k, v in body["players"].items()}
             self.leaving = set()
-            seats = {int(k): v for k, v in body["seats"].items()}
+            seated = {int(k): v for k, v in body["seats"].items()}
             last = {int(k): {BetKind(b): int(a) for b, a in v.items()} for k, v in body["last_bets"].items()}
             self.state = new_round(
-                self.spec.game, seats, self.config, body["round"], last, body["deal_start_seat"]
+                self.spec.game, seated, self.config, body["round"], last, body["deal_start_seat"]
             )
             self.holds, self.intents, self.hold_counter, self.shoe_id, self.paid = [], {}, 0, "", False
         elif op == "join":
@@ -129,8 +129,8 @@ class RoundBook:
             self.players.pop(seat, None)
             self.leaving.discard(seat)
             if self.state.phase == Phase.BETTING:
-                seats = tuple(s for s in self.state.seats if s.seat != seat)
-                self.state = dataclasses.replace(self.state, seats=seats)
+                kept = tuple(s for s in self.state.seats if s.seat != seat)
+                self.state = dataclasses.replace(self.state, seats=kept)
         elif op == "leaving":
             self.leaving.add(int(body["seat"]))
         elif op == "intent":

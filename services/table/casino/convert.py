@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection
-from typing import Any
+from typing import Any, cast
 
 from handeval.cards import card_text
 from poker.table.v1 import casino_service_pb2 as pb
@@ -16,8 +16,8 @@ from services.table.casino.book import RoundBook
 from services.table.casino.store import StoredEvent
 
 
-def game_pb(game: Game) -> int:
-    return int(pb.CasinoGame.Value(f"CASINO_GAME_{game.value}"))
+def game_pb(game: Game) -> pb.CasinoGame:
+    return cast(pb.CasinoGame, pb.CasinoGame.Value(f"CASINO_GAME_{game.value}"))
 
 
 def game_of(value: int) -> Game | None:
@@ -26,8 +26,8 @@ def game_of(value: int) -> Game | None:
     return Game(pb.CasinoGame.Name(value).removeprefix("CASINO_GAME_"))
 
 
-def decision_pb(decision: str) -> int:
-    return int(pb.CasinoDecision.Value(f"CASINO_DECISION_{decision}"))
+def decision_pb(decision: str) -> pb.CasinoDecision:
+    return cast(pb.CasinoDecision, pb.CasinoDecision.Value(f"CASINO_DECISION_{decision}"))
 
 
 def decision_of(value: int) -> Decision | None:

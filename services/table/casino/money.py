@@ -35,7 +35,7 @@ class Wallet:
         self._stub = wpb_grpc.WalletServiceStub(channel)
         self._attempts = attempts
         self._backoff = backoff_seconds
-        self._accounts: dict[tuple[int, str], str] = {}
+        self._accounts: dict[tuple[wpb.AccountKind, str], str] = {}
 
     def _call(self, send: Callable[[], T]) -> T:
         for attempt in range(1, self._attempts + 1):
@@ -49,24 +49,24 @@ class Wallet:
 
     # Accounts ------------------------------------------------------------------------------------------
 
-    def _account(self, kind: int, owner: str, create: bool) -> str:
+    def _account(self, kind: wpb.AccountKind, owner: str, create: bool) -> str:
         key = (kind, owner)
         if key in self._accounts:
             return self._accounts[key]
         found = self._call(lambda: self._stub.ListAccounts(wpb.ListAccountsRequest(kind=kind, owner=owner)))
         if found.accounts:
-            account_id = found.accounts[0].account_id
+            account_id = str(found.accounts[0].account_id)
         elif create:
             request = wpb.CreateAccountRequest(
                 request_id=f"casino-acct-{kind}-{owner}", kind=kind, owner=owner
             )
             try:
-                account_id = self._call(lambda: self._stub.CreateAccount(request)).account.account_id
+                account_id = str(self._call(lambda: self._stub.CreateAccount(request)).account.account_id)
             except grpc.RpcError as error:
                 details = errors.details_of(error)
                 if details.reason != "ACCOUNT_EXISTS":
                     raise
-                account_id = details.metadata["account_id"]
+                account_id = str(details.metadata["account_id"])
         else:
             raise errors.failed_precondition(
                 "NO_PLAYER_ACCOUNT", "the player has no chips account in the wallet", player_id=owner
