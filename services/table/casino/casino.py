@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 
 from pokerrules.casino import default_config
@@ -15,6 +16,8 @@ from services.table.casino.shoe import Shoes
 from services.table.casino.store import CasinoStore, StoredEvent
 from services.table.casino.table import CasinoTable
 from services.table.casino.tables import TableSpec
+
+RETRY_SECONDS = 1.0
 
 
 class Casino:
@@ -37,6 +40,7 @@ class Casino:
             for s in specs
         }
         self._recovered: set[str] = set()
+        self._retry_at: dict[str, float] = {}  # a table whose tick failed waits before the next try
         self._tick_seconds = tick_seconds
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="casino-clock", daemon=True)
@@ -56,14 +60,18 @@ class Casino:
 
     def tick(self) -> None:
         """Recover each table once its dependencies answer, then run its clocks."""
+        now = time.monotonic()
         for table_id, table in self.tables.items():
+            if self._retry_at.get(table_id, 0.0) > now:
+                continue
             try:
                 if table_id not in self._recovered:
                     table.recover()
                     self._recovered.add(table_id)
                 else:
                     table.tick()
-            except Exception as exc:  # the wallet or dealer is away: the next tick retries
+            except Exception as exc:  # the wallet or dealer is away: retry in a second
+                self._retry_at[table_id] = now + RETRY_SECONDS
                 self._log.warning("casino_tick_failed", table_id=table_id, error=type(exc).__name__)
 
     def table(self, table_id: str) -> CasinoTable:
