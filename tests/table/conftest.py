@@ -96,14 +96,19 @@ class Stack:
         return self.casino(player).GetRound(pb.GetRoundRequest(table_id=table_id)).round
 
     def wait_for(self, check: Callable[[], Any], timeout: float = 5.0) -> Any:
-        deadline = time.monotonic() + timeout
-        while True:
-            value = check()
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                raise AssertionError("condition not reached in time")
-            time.sleep(0.02)
+        return wait_until(check, timeout)
+
+
+def wait_until(check: Callable[[], Any], timeout: float = 5.0) -> Any:
+    """Poll `check` until it returns something true (the clock thread acts on its next tick)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        time.sleep(0.02)
 
 
 def table_config(data_dir: Path, dealer: RunningService, wallet: RunningService, **extra: Any) -> Any:

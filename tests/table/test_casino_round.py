@@ -93,3 +93,40 @@ def test_three_card_poker_several_hands_and_deck_sets(stack: Stack) -> None:
     view = casino.DealRound(pb.DealRoundRequest(table_id="tcp-touch")).round
     assert view.round == 2 and view.deck_set == 1
     assert stack.ledger_ok()
+
+
+def test_leaving_during_a_hand_frees_the_seat_after_it(stack: Stack) -> None:
+    stack.fund("alice", 100)
+    casino = stack.casino("alice")
+    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="ch-touch"))
+    casino.PlaceBets(pb.PlaceBetsRequest(table_id="ch-touch", seat=1, bets=bets(ante=5)))
+    casino.DealRound(pb.DealRoundRequest(table_id="ch-touch"))
+    left = casino.LeaveCasinoTable(pb.LeaveCasinoTableRequest(table_id="ch-touch"))
+    assert list(left.seats_left) == [] and list(left.seats_leaving_after_round) == [1]
+    casino.Decide(pb.DecideRequest(table_id="ch-touch", seat=1, decision=pb.CASINO_DECISION_FOLD))
+    table = stack.casino("bob").ListCasinoTables(pb.ListCasinoTablesRequest()).tables
+    assert next(t for t in table if t.table_id == "ch-touch").seats[0].player_id == ""
+    assert stack.account("alice").balance == 95
+
+
+def test_leaving_while_betting_returns_the_bets(stack: Stack) -> None:
+    stack.fund("alice", 100)
+    casino = stack.casino("alice")
+    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="thb-live", seat=4))
+    casino.PlaceBets(pb.PlaceBetsRequest(table_id="thb-live", seat=4, bets=bets(ante=10, bonus=5)))
+    assert stack.account("alice").pending == 15
+    left = casino.LeaveCasinoTable(pb.LeaveCasinoTableRequest(table_id="thb-live", seat=4))
+    assert list(left.seats_left) == [4]
+    account = stack.account("alice")
+    assert (account.balance, account.pending) == (100, 0)
+    assert not stack.round("alice", "thb-live").seats
+
+
+def test_clear_bets_releases_the_holds(stack: Stack) -> None:
+    """CH-8 Clear Bets."""
+    stack.fund("alice", 100)
+    casino = stack.casino("alice")
+    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="ch-touch"))
+    casino.PlaceBets(pb.PlaceBetsRequest(table_id="ch-touch", seat=1, bets=bets(ante=10, aa_bonus=5)))
+    view = casino.ClearBets(pb.ClearBetsRequest(table_id="ch-touch", seat=1)).round
+    assert not own_seat(view).bets and stack.account("alice").pending == 0

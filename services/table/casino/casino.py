@@ -39,7 +39,6 @@ class Casino:
             )
             for s in specs
         }
-        self._recovered: set[str] = set()
         self._retry_at: dict[str, float] = {}  # a table whose tick failed waits before the next try
         self._tick_seconds = tick_seconds
         self._stop = threading.Event()
@@ -65,9 +64,8 @@ class Casino:
             if self._retry_at.get(table_id, 0.0) > now:
                 continue
             try:
-                if table_id not in self._recovered:
+                if not table.recovered:
                     table.recover()
-                    self._recovered.add(table_id)
                 else:
                     table.tick()
             except Exception as exc:  # the wallet or dealer is away: retry in a second
@@ -78,20 +76,15 @@ class Casino:
         table = self.tables.get(table_id)
         if table is None:
             raise errors.not_found("TABLE_NOT_FOUND", f"no casino table {table_id!r}", table_id=table_id)
-        if table_id not in self._recovered:
-            with table.lock:
-                if table_id not in self._recovered:
-                    try:
-                        table.recover()
-                    except errors.DomainError:
-                        raise
-                    except Exception:
-                        raise errors.unavailable(
-                            "TABLE_RECOVERING",
-                            "the table is recovering its last round; retry",
-                            table_id=table_id,
-                        ) from None
-                    self._recovered.add(table_id)
+        if not table.recovered:
+            try:
+                table.recover()  # idempotent, under the table's lock
+            except errors.DomainError:
+                raise
+            except Exception:
+                raise errors.unavailable(
+                    "TABLE_RECOVERING", "the table is recovering its last round; retry", table_id=table_id
+                ) from None
         return table
 
     def replay(self, table_id: str, round_number: int) -> RoundBook:

@@ -75,6 +75,7 @@ class CasinoTable:
         self.deadline: float | None = None
         self._deadline_phase: Phase | None = None
         self.seq = store.last_seq(spec.table_id)
+        self.recovered = False
         self._log = get_logger(service="table")
 
     # Start-up and recovery -------------------------------------------------------------------------------
@@ -84,21 +85,30 @@ class CasinoTable:
         round interrupted by a crash is voided with its bets returned (CH-11.2, THB-7.7 / THB-A7; a THB Bonus
         whose cards were dealt stands, THB-7.9); a settled round not yet paid is paid."""
         with self.lock:
-            last = self._store.last_round(self.spec.table_id)
-            if last == 0:
-                self._open_round(self.book.state, first=True)
+            if self.recovered:
                 return
-            for op, body in self._store.round_log(self.spec.table_id, last):
-                self.book.apply_entry(op, body)
-            for hold_id in list(self.book.intents):  # asked of the wallet, never confirmed: give back
-                self._wallet.release(hold_id)
-                self._commit([("unhold", {"hold_id": hold_id})])
-            if self.book.state.phase != Phase.BETTING and not self.book.finished:
-                self._log.info("casino_round_voided", table_id=self.spec.table_id, round_id=last)
-                self._run(VoidRound("the table service restarted during the round"), [])
-            elif self.book.state.phase == Phase.BETTING and any(s.bets for s in self.book.state.seats):
-                self._start_betting_clock()
-            self._pay_if_due()
+            self._recover()
+            self.recovered = True
+
+    def _recover(self) -> None:
+        # From scratch each attempt: an attempt that failed half-way (wallet away) left its steps in the log.
+        self.book = RoundBook.empty(self.spec, self.config)
+        self.seq = self._store.last_seq(self.spec.table_id)
+        last = self._store.last_round(self.spec.table_id)
+        if last == 0:
+            self._open_round(self.book.state, first=True)
+            return
+        for op, body in self._store.round_log(self.spec.table_id, last):
+            self.book.apply_entry(op, body)
+        for hold_id in list(self.book.intents):  # asked of the wallet, never confirmed: give back
+            self._wallet.release(hold_id)
+            self._commit([("unhold", {"hold_id": hold_id})])
+        if self.book.state.phase != Phase.BETTING and not self.book.finished:
+            self._log.info("casino_round_voided", table_id=self.spec.table_id, round_id=last)
+            self._run(VoidRound("the table service restarted during the round"), [])
+        elif self.book.state.phase == Phase.BETTING and any(s.bets for s in self.book.state.seats):
+            self._start_betting_clock()
+        self._pay_if_due()
 
     # Helpers ---------------------------------------------------------------------------------------------
 
