@@ -130,3 +130,27 @@ def test_clear_bets_releases_the_holds(stack: Stack) -> None:
     casino.PlaceBets(pb.PlaceBetsRequest(table_id="ch-touch", seat=1, bets=bets(ante=10, aa_bonus=5)))
     view = casino.ClearBets(pb.ClearBetsRequest(table_id="ch-touch", seat=1)).round
     assert not own_seat(view).bets and stack.account("alice").pending == 0
+
+
+def test_casino_holdem_auto_adjusts_a_bet_over_the_maximum(stack: Stack) -> None:
+    """CH-2.5 / CH-A2: an Ante over the maximum (100) becomes the maximum; only that much is held."""
+    stack.fund("alice", 500)
+    casino = stack.casino("alice")
+    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="ch-touch"))
+    view = casino.PlaceBets(pb.PlaceBetsRequest(table_id="ch-touch", seat=1, bets=bets(ante=150))).round
+    assert {b.kind: b.amount for b in own_seat(view).bets} == {"ANTE": 100}
+    assert stack.account("alice").pending == 100
+
+
+def test_round_metrics(stack: Stack) -> None:
+    import urllib.request
+
+    stack.fund("alice", 100)
+    casino = stack.casino("alice")
+    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="tcp-touch"))
+    casino.PlaceBets(pb.PlaceBetsRequest(table_id="tcp-touch", seat=1, bets=bets(ante=5)))
+    casino.DealRound(pb.DealRoundRequest(table_id="tcp-touch"))
+    casino.Decide(pb.DecideRequest(table_id="tcp-touch", seat=1, decision=pb.CASINO_DECISION_FOLD))
+    text = urllib.request.urlopen(stack.table.metrics_url, timeout=5).read().decode()
+    assert 'poker_casino_rounds_total{end="settled",game="THREE_CARD_POKER"}' in text
+    assert "alice" not in text and "tcp-touch" not in text  # no player or table id as a label

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import grpc
+import prometheus_client
 from pokerrules.casino import (
     BetKind,
     CasinoError,
@@ -22,6 +23,7 @@ from pokerrules.casino import (
     Decide,
     Decision,
     Event,
+    Game,
     GameConfig,
     Phase,
     PlaceBets,
@@ -44,6 +46,17 @@ from services.table.casino.money import HeldBet, Wallet
 from services.table.casino.shoe import Shoes
 from services.table.casino.store import CasinoStore, StoredEvent
 from services.table.casino.tables import TableSpec
+
+ROUNDS = prometheus_client.Counter(
+    "poker_casino_rounds_total", "Casino rounds finished, by game and how they ended.", ["game", "end"]
+)
+TIMEOUTS = prometheus_client.Counter(
+    "poker_casino_timeouts_total", "Decision streets closed by the clock (automatic decisions).", ["game"]
+)
+for _game in Game:
+    TIMEOUTS.labels(_game.value)
+    for _end in ("settled", "voided"):
+        ROUNDS.labels(_game.value, _end)
 
 Clock = Callable[[], float]
 Entry = tuple[str, dict[str, Any]]
@@ -221,6 +234,8 @@ class CasinoTable:
                 self._shoes.close(self.spec.table_id, book.state.round_number, book.shoe_id)
             except Exception:  # the shoe expires on its own; verification waits for that
                 self._log.warning("casino_shoe_close_failed", table_id=self.spec.table_id)
+        end = "voided" if book.state.phase == Phase.VOIDED else "settled"
+        ROUNDS.labels(self.spec.game.value, end).inc()
         entries: list[Entry] = [("paid", {})]
         entries += [("leave", {"seat": s}) for s in sorted(book.leaving)]
         events = [Event("PLAYER_LEFT", {"seat": s}) for s in sorted(book.leaving)]
@@ -433,6 +448,7 @@ class CasinoTable:
                 else:
                     self.deadline, self._deadline_phase = None, None
                 return
+            TIMEOUTS.labels(self.spec.game.value).inc()
             self._run(Timeout(), [])
 
     # Views -----------------------------------------------------------------------------------------------
