@@ -63,6 +63,9 @@ def run(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, stop_all)
     signal.signal(signal.SIGINT, stop_all)
+    # Services find each other at the ports this stack uses (FELT_<SERVICE>_ADDRESS).
+    for index, name in enumerate(SERVICES):
+        env[f"FELT_{name.upper()}_ADDRESS"] = f"{args.host}:{args.base_port + index}"
     logs = state / "logs"
     logs.mkdir(exist_ok=True)
     print(f"Felt: data directory {state} (service logs in {logs})", flush=True)
@@ -82,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
     code = 0
     for name, process, address, metrics_url in children:
         if not _wait_serving(address, deadline) or process.poll() is not None:
-            print(f"Felt: {name} did not become ready on {address}", file=sys.stderr, flush=True)
+            log = state / "logs" / f"{name}.log"
+            print(f"Felt: {name} did not become ready on {address} (see {log})", file=sys.stderr, flush=True)
             stopping, code = True, 1
             break
         print(f"  {name:<11} grpc {address:<18} metrics {metrics_url}", flush=True)
@@ -91,7 +95,11 @@ def run(args: argparse.Namespace) -> int:
     while not stopping:
         for name, process, _address, _url in children:
             if process.poll() is not None:
-                print(f"Felt: {name} exited with code {process.returncode}; stopping", file=sys.stderr)
+                print(
+                    f"Felt: {name} exited with code {process.returncode}; stopping",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 stopping, code = True, 1
         time.sleep(0.2)
     _terminate(children)
