@@ -42,8 +42,12 @@ class Wallet:
             try:
                 return send()
             except grpc.RpcError as error:
-                if attempt == self._attempts or error.code() not in RETRYABLE:
+                if error.code() not in RETRYABLE:
                     raise
+                if attempt == self._attempts:
+                    raise errors.unavailable(
+                        "WALLET_UNAVAILABLE", "the wallet does not answer; retry", code=error.code().name
+                    ) from None
                 time.sleep(self._backoff * 2 ** (attempt - 1))
         raise AssertionError("unreachable")  # pragma: no cover
 

@@ -216,7 +216,12 @@ class CasinoTable:
             self.deadline, self._deadline_phase = self._clock() + self.decision_seconds, phase
         elif self.book.finished:
             self.deadline, self._deadline_phase = None, None
-            self._pay_if_due()
+            try:
+                self._pay_if_due()
+            except Exception as exc:  # recorded in the log: the clock thread pays it when the wallet is back
+                self._log.warning(
+                    "casino_settlement_deferred", table_id=self.spec.table_id, error=type(exc).__name__
+                )
 
     def _pay_if_due(self) -> None:
         book = self.book
