@@ -255,7 +255,16 @@ def _deal(state: RoundState, cmd: Deal, ranker: HandRanker) -> Transition:
         evolve(s, status=SeatStatus.IN_HAND) if s.ante > 0 else evolve(s, bets=MappingProxyType({}))
         for s in state.seats
     )
-    dealing = evolve(state, seats=seats, deck=deck, next_card=0, progressive_pool=cmd.progressive_pool)
+    if not 0 <= cmd.progressive_carry < 10_000:
+        raise CasinoError(errors.CARRY_INVALID, "the pool carry is a fraction of a chip: 0..9999 bp")
+    dealing = evolve(
+        state,
+        seats=seats,
+        deck=deck,
+        next_card=0,
+        progressive_pool=cmd.progressive_pool,
+        progressive_carry=cmd.progressive_carry,
+    )
     events = [Event("ROUND_STARTED", {"round": state.round_number, "deck_set": state.deck_set})]
     dealt, deal_events = rules.deal(dealing)
     events.extend(deal_events)

@@ -125,6 +125,9 @@ class Settlement:
     results: tuple[BetResult, ...]
     # TCP Progressive: chips moved from the house to the jackpot pool out of this round's stakes.
     pool_contribution: int = 0
+    # TCP Progressive: the fraction of a chip owed to the pool after this round, in basis-point units
+    # (0 <= carry < 10_000); the next round starts from it, so the pool gets exactly its share over time.
+    pool_carry: int = 0
 
     def net_for_seat(self, seat: int) -> int:
         return sum(r.net for r in self.results if r.seat == seat)

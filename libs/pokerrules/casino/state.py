@@ -29,6 +29,7 @@ class RoundState:
     board: tuple[int, ...] = ()  # community cards turned up so far (THB, CH)
     voided_cards: tuple[int, ...] = ()  # THB-7.1 / THB-A6: exposed cards taken out of play
     progressive_pool: int = 0  # TCP: the jackpot pool when the cards were dealt
+    progressive_carry: int = 0  # TCP: the pool's unpaid fraction of a chip before this round, in bp units
     deal_start_seat: int = 1  # TCP-A6: the Action Button of the previous round
     action_button: int | None = None  # TCP-7: set when the P/D hand is turned over
     settlement: Settlement | None = None
@@ -88,6 +89,9 @@ class Deal:
     deck: Sequence[int]  # the shuffled deck, dealt from the front
     deck_set: int | None = None  # TCP-1.1: which of the two deck sets this deck comes from
     progressive_pool: int = 0
+    # TCP: the contribution still owed to the pool from earlier rounds, in basis points of a chip
+    # (the previous Settlement's `pool_carry`).
+    progressive_carry: int = 0
 
 
 @dataclass(frozen=True)

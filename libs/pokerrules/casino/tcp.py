@@ -99,8 +99,10 @@ class TcpRules:
         return evolve(state, phase=Phase.SETTLED, settlement=settle(state, ranker)), events
 
     def void(self, state: RoundState) -> Settlement:
-        # Silent in the document: as CH-11.2, every bet of a voided round is returned.
-        return Settlement(tuple(void(seat, bet) for seat in with_bets(state) for bet in seat.bets))
+        # Silent in the document: as CH-11.2, every bet of a voided round is returned; the pool is owed
+        # nothing more (no stake was kept), so the carry passes on unchanged.
+        results = tuple(void(seat, bet) for seat in with_bets(state) for bet in seat.bets)
+        return Settlement(results, pool_carry=state.progressive_carry)
 
 
 def _config(state: RoundState) -> TcpConfig:
@@ -152,11 +154,18 @@ def settle(state: RoundState, ranker: HandRanker) -> Settlement:
             )
             pool -= result.won if result.from_pool else 0
             results.append(result)
-    contribution = sum(
-        s.bets.get(BetKind.PROGRESSIVE, 0) * config.progressive_contribution_basis_points // 10_000
-        for s in with_bets(state)
-    )
-    return Settlement(tuple(results), pool_contribution=contribution)
+    contribution, carry = pool_contribution(state, config)
+    return Settlement(tuple(results), pool_contribution=contribution, pool_carry=carry)
+
+
+def pool_contribution(state: RoundState, config: TcpConfig) -> tuple[int, int]:
+    """TCP-2.5 (configuration): the pool's share of this round's Progressive stakes in whole chips, and the
+    fraction of a chip left over (basis-point units), owed in a later round. Rounding each stake down on its
+    own would give nothing for 1-chip stakes at 20 %; carrying the remainder pays the pool exactly
+    floor(all stakes x bp / 10,000) over any run of rounds, and no chip is made or lost."""
+    stakes = sum(s.bets.get(BetKind.PROGRESSIVE, 0) for s in with_bets(state))
+    owed = state.progressive_carry + stakes * config.progressive_contribution_basis_points
+    return divmod(owed, 10_000)
 
 
 def _main(seat: SeatState, result: int, qualifies: bool, config: TcpConfig) -> list[BetResult]:

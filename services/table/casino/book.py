@@ -48,6 +48,7 @@ def command_body(command: Command) -> dict[str, Any]:
                 "deck": list(command.deck),
                 "deck_set": command.deck_set,
                 "pool": command.progressive_pool,
+                "carry": command.progressive_carry,
             }
         case Decide():
             return {
@@ -73,7 +74,7 @@ def command_of(body: dict[str, Any]) -> Command:
     if kind == "rebet":
         return Rebet(body["seat"], body["player"])
     if kind == "deal":
-        return Deal(tuple(body["deck"]), body["deck_set"], int(body["pool"]))
+        return Deal(tuple(body["deck"]), body["deck_set"], int(body["pool"]), int(body.get("carry", 0)))
     if kind == "decide":
         phase = Phase(body["phase"]) if body["phase"] else None
         return Decide(body["seat"], body["player"], Decision(body["decision"]), phase)
@@ -96,6 +97,9 @@ class RoundBook:
     hold_counter: int = 0
     shoe_id: str = ""
     paid: bool = False
+    # TCP-2.5: the pool's fraction of a chip owed from earlier rounds (bp units), logged with each new round
+    # so that it survives a restart; the round's Deal passes it to the engine.
+    pool_carry: int = 0
 
     @classmethod
     def empty(cls, spec: TableSpec, config: GameConfig) -> RoundBook:
@@ -116,6 +120,7 @@ class RoundBook:
                 self.spec.game, seated, self.config, body["round"], last, body["deal_start_seat"]
             )
             self.holds, self.intents, self.hold_counter, self.shoe_id, self.paid = [], {}, 0, "", False
+            self.pool_carry = int(body.get("pool_carry", 0))  # logs written before the carry: none owed
         elif op == "join":
             seat, player = int(body["seat"]), str(body["player"])
             self.players[seat] = player
@@ -151,6 +156,12 @@ class RoundBook:
             self.paid = True
         else:
             raise ValueError(f"unknown log entry {op!r}")
+
+    @property
+    def next_pool_carry(self) -> int:
+        """The carry the next round starts from: this round's result once it is settled or voided."""
+        settlement = self.state.settlement
+        return settlement.pool_carry if settlement is not None else self.pool_carry
 
     def held(self, seat: int, bet: str) -> list[HeldBet]:
         return [h for h in self.holds if h.seat == seat and h.bet == bet]

@@ -187,6 +187,7 @@ class CasinoTable:
             "seats": {str(k): v for k, v in players.items()},
             "last_bets": {str(k): {str(b): a for b, a in v.items()} for k, v in last.items()},
             "deal_start_seat": start,
+            "pool_carry": 0 if first else self.book.next_pool_carry,
         }
         self._commit([("round", body)], [Event("ROUND_OPENED", {"round": number})])
         self.deadline, self._deadline_phase = None, None
@@ -413,7 +414,8 @@ class CasinoTable:
             raise errors.unavailable(
                 "DEALER_UNAVAILABLE", "no cards from the dealer; retry", code=error.code().name
             ) from None
-        self._run(Deal(shoe.cards, state.deck_set, pool), [("shoe", {"shoe_id": shoe.shoe_id})])
+        deal = Deal(shoe.cards, state.deck_set, pool, self.book.pool_carry)
+        self._run(deal, [("shoe", {"shoe_id": shoe.shoe_id})])
 
     def decide(self, player: str, seat: int, decision: Decision, phase: Phase | None) -> None:
         with self.lock:
@@ -471,7 +473,13 @@ def to_status_error(error: CasinoError) -> errors.DomainError:
         return errors.not_found(error.reason, error.message, **meta)
     if error.reason == "SEAT_NOT_YOURS":
         return errors.permission_denied(error.reason, error.message, **meta)
-    if error.reason in ("BET_NOT_OFFERED", "BET_NOT_POSITIVE", "DECK_INVALID", "DECK_TOO_SHORT"):
+    if error.reason in (
+        "BET_NOT_OFFERED",
+        "BET_NOT_POSITIVE",
+        "DECK_INVALID",
+        "DECK_TOO_SHORT",
+        "CARRY_INVALID",
+    ):
         field = "bets" if error.reason.startswith("BET") else "deck"
         return errors.invalid_argument(field, error.reason, error.message, **meta)
     return errors.failed_precondition(error.reason, error.message, **meta)

@@ -173,7 +173,10 @@ def tcp_progressive(pool: int, paytable: Mapping[str, ProgressiveLine] = TCP_PRO
         f"Progressive (pool {pool})",
         (*lines, Line("NO_WINNING_ROW", comb(52, 3) - paid, LOSS)),
         comb(52, 3),
-        ("Return before the pool contribution; the pool share is rounded down to whole chips.",),
+        (
+            "Return before the pool contribution; the pool gets exactly its share of all stakes in whole"
+            " chips (the fraction of a chip is carried from round to round).",
+        ),
     )
     bet.check()
     return bet
