@@ -30,6 +30,25 @@ def test_list_games_has_rules_paytables_limits_and_rtp(stack: Stack) -> None:
     assert {r.name for r in tcp.readings} >= {"ante_rule", "deck_sets"}
 
 
+def test_list_games_serves_the_holdem_main_games_exact_rtp(stack: Stack) -> None:
+    """THB-4 / CH-5 under optimal strategy: the figures `felt math` wrote (known_rtp.json) for the default
+    configuration the service's tables use, on the Ante (the main game's placeable bet; per Ante)."""
+    from pokerrules.casino import ChConfig, ThbConfig
+    from pokerrules.casino.gamemath.known_rtp import main_game_rtp
+
+    games = {g.game: g for g in stack.casino("alice").ListGames(pb.ListGamesRequest()).games}
+    for game, config, kinds in (
+        (pb.CASINO_GAME_TEXAS_HOLDEM_BONUS, ThbConfig(), {"ANTE"}),
+        (pb.CASINO_GAME_CASINO_HOLDEM, ChConfig(), {"ANTE"}),
+    ):
+        rtp = main_game_rtp(config)
+        assert rtp is not None
+        served = {b.kind: b for b in games[game].bets if b.kind in kinds}
+        assert set(served) == kinds
+        for bet in served.values():
+            assert bet.rtp_known and bet.rtp_percent == pytest.approx(float(rtp * 100), abs=1e-9)
+
+
 def test_list_tables_and_join(stack: Stack) -> None:
     casino = stack.casino("alice")
     tables = casino.ListCasinoTables(pb.ListCasinoTablesRequest(game=pb.CASINO_GAME_CASINO_HOLDEM)).tables

@@ -34,6 +34,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="also write the derived Hold'em decisions for every hand and Flop class as CSV files here",
     )
     parser.add_argument("--output", help="write the Markdown report here instead of stdout")
+    parser.add_argument(
+        "--known-rtp",
+        metavar="FILE",
+        help="where to write the exact Hold'em main-game figures ListGames serves (default: the committed "
+        "libs/pokerrules/casino/gamemath/known_rtp.json); written whenever those games are computed",
+    )
     parser.set_defaults(func=run)
 
 
@@ -55,6 +61,14 @@ def run(args: argparse.Namespace) -> int:
 
         for path in write_strategies(holdem_main(args.processes), args.strategy_out):
             print(f"wrote {path}", file=sys.stderr)
+    if not args.quick and ("thb" in games or "ch" in games):
+        from pathlib import Path
+
+        from pokerrules.casino.gamemath import known_rtp
+        from pokerrules.casino.gamemath.holdem_main import holdem_main
+
+        written = known_rtp.write(holdem_main(args.processes), Path(args.known_rtp or known_rtp.PATH))
+        print(f"wrote {written}", file=sys.stderr)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as f:
             f.write(report)

@@ -56,7 +56,8 @@ def _game_info(game: Game) -> pb.GameInfo:
                 else (
                     "depends on the pool (TCP-2.5)"
                     if kind == "PROGRESSIVE"
-                    else "main game under optimal strategy: `felt math`, docs/game-math.md"
+                    else "main game under optimal strategy: not computed for this configuration "
+                    "(`felt math` writes known_rtp.json; docs/game-math.md)"
                 ),
             )
         )

@@ -110,6 +110,6 @@ def test_bet_rtps_follow_the_configured_paytable() -> None:
     assert default is not None and richer is not None
     assert richer - default == Fraction(5 * 9_516, 2_598_960)
     thb = bet_rtps(ThbConfig())
-    assert thb[BetKind.ANTE] is None and thb[BetKind.BONUS] == sidebets.thb_bonus().rtp
+    assert thb[BetKind.BONUS] == sidebets.thb_bonus().rtp
     tcp = bet_rtps(TcpConfig(), progressive_pool=1_000)
     assert tcp[BetKind.PROGRESSIVE] == Fraction(59, 85)  # 69.41 % at a 1,000-chip pool (docs/game-math.md)

@@ -1,30 +1,33 @@
 """Return to player of each bet of a configured table, for `ListGames`: exact where Felt computes it exactly,
-None where it does not (the main games of Texas Hold'em Bonus and Casino Hold'em, a Progressive without a
-pool). Takes a few seconds the first time (enumeration), then is cached."""
+None where it does not (a Progressive without a pool; a Hold'em main game whose configuration differs from
+the one `felt math` computed, see `known_rtp`). Takes a few seconds the first time (enumeration), then is
+cached. The Hold'em main games come from the committed `known_rtp.json` (minutes to compute)."""
 
 from __future__ import annotations
 
 from fractions import Fraction
 
 from pokerrules.casino.config import ChConfig, GameConfig, TcpConfig, ThbConfig
-from pokerrules.casino.gamemath import sidebets
+from pokerrules.casino.gamemath import known_rtp, sidebets
 from pokerrules.casino.gamemath.tcp_main import tcp_main
 from pokerrules.casino.model import BetKind
 
 
 def bet_rtps(config: GameConfig, progressive_pool: int | None = None) -> dict[BetKind, Fraction | None]:
     if isinstance(config, ThbConfig):
+        main = known_rtp.main_game_rtp(config)  # per Ante, all main-game bets together, optimal strategy
         return {
-            BetKind.ANTE: None,
-            BetKind.FLOP: None,
-            BetKind.TURN: None,
-            BetKind.RIVER: None,
+            BetKind.ANTE: main,
+            BetKind.FLOP: main,
+            BetKind.TURN: main,
+            BetKind.RIVER: main,
             BetKind.BONUS: sidebets.thb_bonus(config.bonus_paytable).rtp,
         }
     if isinstance(config, ChConfig):
+        main = known_rtp.main_game_rtp(config)
         return {
-            BetKind.ANTE: None,
-            BetKind.CALL: None,
+            BetKind.ANTE: main,
+            BetKind.CALL: main,
             BetKind.AA_BONUS: sidebets.ch_aa_bonus(config.aa_bonus_paytable).rtp,
         }
     assert isinstance(config, TcpConfig)
