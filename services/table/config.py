@@ -4,7 +4,8 @@
 |-----------------------------|-----------------|-----------------------------------------------------------|
 | FELT_DEALER_ADDRESS         | 127.0.0.1:50052 | the dealer service (cards: one shoe per round)            |
 | FELT_WALLET_ADDRESS         | 127.0.0.1:50053 | the wallet service (holds and settlement)                 |
-| FELT_TABLE_CASINO_TABLES    | see tables.py   | `id:GAME:seats,...`, e.g. `thb-1:TEXAS_HOLDEM_BONUS:7`    |
+| FELT_TABLE_CASINO_TABLES    | see tables.py   | `id:GAME:seats[:BET=min-max;...],...`, e.g.               |
+|                             |                 | `thb-1:TEXAS_HOLDEM_BONUS:7`, `c:CASINO_HOLDEM:1:ANTE=5-50`|
 | FELT_TABLE_BETTING_SECONDS  | 20              | betting closes this long after a round's first bet        |
 | FELT_TABLE_DECISION_SECONDS | 20              | a decision not made in time is taken automatically        |
 

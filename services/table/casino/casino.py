@@ -6,7 +6,6 @@ import threading
 import time
 from collections.abc import Callable
 
-from pokerrules.casino import default_config
 from servicekit import errors
 from servicekit.logging import get_logger
 
@@ -35,7 +34,7 @@ class Casino:
         self.store = store
         self.tables = {
             s.table_id: CasinoTable(
-                s, default_config(s.game), store, wallet, shoes, clock, betting_seconds, decision_seconds
+                s, s.config(), store, wallet, shoes, clock, betting_seconds, decision_seconds
             )
             for s in specs
         }
