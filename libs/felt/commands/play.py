@@ -1,0 +1,110 @@
+"""`felt play`: sit at a table of the table service and play from the terminal (see felt.play)."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+import sys
+
+import grpc
+from poker.table.v1 import table_service_pb2_grpc as pb_grpc
+from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
+from servicekit import auth, client
+from servicekit.config import ConfigError, data_dir, default_port, setting
+
+from felt.play import lobby, render
+from felt.play.session import Console, Session, describe_error
+
+EPILOG = """\
+Your player token is minted with the data directory's development key (like `felt token`). In
+development (FELT_ENV is not production) `felt play` also makes sure you have chips: it opens your wallet
+account and issues what your buy-in lacks, through the wallet's Issue with a service token. When you
+leave (q, or Ctrl-C) your stack goes back to your wallet.
+
+At your turn:  f fold · x check · c call (checks when nothing is to call) · b 300 bet to 300
+               r 600 raise to 600 · a all-in · p 2x / p 3x / p 4x / p 33% / p 50% / p 75% / p pot presets
+               Enter redraws the table · ? help · q leave
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = subparsers.add_parser(
+        "play",
+        help="play at a table from the terminal (against bots or friends)",
+        description="Sit at a table of the table service and play from the terminal.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--address",
+        default=setting("FELT_TABLE_ADDRESS", f"127.0.0.1:{default_port('table')}"),
+        help="the table service (FELT_TABLE_ADDRESS, default %(default)s)",
+    )
+    parser.add_argument(
+        "--wallet-address",
+        default=setting("FELT_WALLET_ADDRESS", f"127.0.0.1:{default_port('wallet')}"),
+        help="the wallet, for development chips (FELT_WALLET_ADDRESS, default %(default)s)",
+    )
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--table", metavar="ID", help="sit at this table (default: the first with a free seat)"
+    )
+    where.add_argument("--create", choices=sorted(lobby.GAMES), help="host a new private table of this game")
+    parser.add_argument("--blinds", default="50/100", help="with --create: small/big blind (%(default)s)")
+    parser.add_argument(
+        "--bots", type=int, default=3, help="with --create: seats filled by bots (%(default)s)"
+    )
+    parser.add_argument("--seats", type=int, default=lobby.DEFAULT_SEATS, help="with --create: 2..10")
+    parser.add_argument("--invite", default="", metavar="CODE", help="invite code of a private table")
+    parser.add_argument("--player", default=None, metavar="NAME", help="your player id (default: $USER)")
+    parser.add_argument("--buy-in", type=int, default=None, help="chips to sit with (default 100 big blinds)")
+    parser.add_argument("--data-dir", help="local state directory with the development key (FELT_DATA_DIR)")
+    parser.set_defaults(func=run)
+
+
+def _terminal_read(prompt: str) -> str:
+    return input(prompt)
+
+
+def _terminal_write(line: str) -> None:
+    print(line, flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.data_dir:
+        os.environ["FELT_DATA_DIR"] = args.data_dir
+    player = args.player or os.environ.get("USER") or getpass.getuser() or "player"
+    try:
+        keys = auth.load_keys(data_dir())
+        token = auth.issue_token(keys, player, auth.Role.PLAYER)
+        create = (
+            lobby.create_settings(args.create, args.blinds, args.bots, args.seats) if args.create else None
+        )
+    except (ConfigError, lobby.LobbyError) as exc:
+        print(f"felt: {exc}", file=sys.stderr)
+        return 2
+    with client.channel(args.address, token) as table_channel:
+        stub = pb_grpc.TableServiceStub(table_channel)  # type: ignore[no-untyped-call]
+        try:
+            table = lobby.choose_table(stub, args.table, create)
+            buy_in = lobby.buy_in_for(table.settings, args.buy_in)
+            if setting("FELT_ENV", "development") != "production":
+                service_token = auth.issue_token(keys, "felt-play", auth.Role.SERVICE, 300)
+                with client.channel(args.wallet_address, service_token) as wallet_channel:
+                    wallet = wpb_grpc.WalletServiceStub(wallet_channel)  # type: ignore[no-untyped-call]
+                    issued = lobby.ensure_chips(wallet, player, buy_in)
+                if issued:
+                    print(f"Issued {issued} development chips to {player}'s wallet.", flush=True)
+        except lobby.LobbyError as exc:
+            print(f"felt: {exc}", file=sys.stderr)
+            return 2
+        except grpc.RpcError as error:
+            print(f"felt: {describe_error(error)}", file=sys.stderr)
+            return 1
+        header = f"{player} at {table.table_id} ({render.GAME_NAMES.get(table.settings.game, '?')})"
+        if table.invite_code:
+            header += f"; friends join with --table {table.table_id} --invite {table.invite_code}"
+        print(header, flush=True)
+        console = Console(_terminal_read, _terminal_write)
+        return Session(stub, table.table_id, console, buy_in, invite_code=args.invite).run()

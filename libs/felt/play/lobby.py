@@ -1,0 +1,118 @@
+"""Before the first hand: who the player is, their chips, and which table they sit at.
+
+Tokens are minted with the data directory's development key (as `felt token` does). In development the
+player's wallet account is opened and topped up to the buy-in through the wallet's Issue, with a service
+token; in production chips come from elsewhere and nothing is issued.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from poker.table.v1 import table_service_pb2 as pb
+from poker.table.v1 import table_service_pb2_grpc as pb_grpc
+from poker.wallet.v1 import wallet_service_pb2 as wpb
+from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
+
+GAMES = {"nlhe": pb.GAME_NO_LIMIT_HOLDEM, "plo": pb.GAME_POT_LIMIT_OMAHA}
+DEFAULT_SEATS = 6
+# Buy-in range of the tables `felt play --create` makes, in big blinds (NK-6 leaves it to the table).
+MIN_BUY_IN_BB, MAX_BUY_IN_BB, DEFAULT_BUY_IN_BB = 40, 200, 100
+
+
+class LobbyError(RuntimeError):
+    """Something the player must fix before sitting down; the message says what."""
+
+
+def parse_blinds(text: str) -> tuple[int, int]:
+    """ "50/100" -> (50, 100): positive whole chips, the small blind at most the big one."""
+    try:
+        small, big = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise LobbyError(f"blinds must look like 50/100, not {text!r}") from None
+    if not 0 < small <= big:
+        raise LobbyError(f"blinds {text}: need 0 < small blind <= big blind")
+    return small, big
+
+
+def create_settings(game: str, blinds: str, bots: int, seats: int = DEFAULT_SEATS) -> pb.TableSettings:
+    """A private table for the player (they host it), with `bots` seats the table fills with bots."""
+    if game not in GAMES:
+        raise LobbyError(f"unknown game {game!r}: {', '.join(GAMES)}")
+    small, big = parse_blinds(blinds)
+    if not 0 <= bots < seats:
+        raise LobbyError(f"--bots must be between 0 and {seats - 1} (the table has {seats} seats)")
+    return pb.TableSettings(
+        game=GAMES[game],
+        name=f"{game.upper()} {small}/{big}",
+        small_blind=small,
+        big_blind=big,
+        min_buy_in=MIN_BUY_IN_BB * big,
+        max_buy_in=MAX_BUY_IN_BB * big,
+        seats=seats,
+        bots_allowed=bots > 0,
+        bot_seats=bots,
+        private=True,
+    )
+
+
+def buy_in_for(settings: pb.TableSettings, wanted: int | None) -> int:
+    """The buy-in asked for, or 100 big blinds kept inside the table's range."""
+    if wanted is None:
+        return max(settings.min_buy_in, min(settings.max_buy_in, DEFAULT_BUY_IN_BB * settings.big_blind))
+    if not settings.min_buy_in <= wanted <= settings.max_buy_in:
+        raise LobbyError(f"--buy-in must be {settings.min_buy_in}..{settings.max_buy_in} at this table")
+    return wanted
+
+
+@dataclass(frozen=True)
+class Table:
+    table_id: str
+    settings: pb.TableSettings
+    invite_code: str = ""
+
+
+def choose_table(
+    stub: pb_grpc.TableServiceStub, table_id: str | None, create: pb.TableSettings | None
+) -> Table:
+    """The table asked for, a new one, or the first listed table with a free seat."""
+    if table_id:
+        info = stub.GetTable(pb.GetTableRequest(table_id=table_id)).table
+        return Table(info.table_id, info.settings)
+    if create is not None:
+        made = stub.CreateTable(pb.CreateTableRequest(request_id=f"play-{uuid.uuid4().hex}", settings=create))
+        return Table(made.table.table_id, made.table.settings, made.invite_code)
+    listed = stub.ListTables(pb.ListTablesRequest(min_seats_free=1, page_size=50))
+    if not listed.tables:
+        raise LobbyError("no table has a free seat: make one with --create nlhe --bots 3")
+    info = listed.tables[0]
+    return Table(info.table_id, info.settings)
+
+
+def ensure_chips(wallet: wpb_grpc.WalletServiceStub, player: str, amount: int) -> int:
+    """Development only: open the player's account if needed and issue what the buy-in lacks.
+
+    Returns the chips issued (0 when the player already had enough)."""
+    found = wallet.ListAccounts(wpb.ListAccountsRequest(kind=wpb.ACCOUNT_KIND_PLAYER, owner=player))
+    if found.accounts:
+        account = found.accounts[0]
+    else:
+        account = wallet.CreateAccount(
+            wpb.CreateAccountRequest(
+                request_id=f"play-account-{player}", kind=wpb.ACCOUNT_KIND_PLAYER, owner=player
+            )
+        ).account
+    missing = amount - account.available
+    if missing <= 0:
+        return 0
+    wallet.Issue(
+        wpb.IssueRequest(
+            request_id=f"play-issue-{uuid.uuid4().hex}",
+            account_id=account.account_id,
+            amount=missing,
+            reason=wpb.ISSUE_REASON_PROMOTION,
+            memo="felt play: development chips",
+        )
+    )
+    return int(missing)

@@ -1,0 +1,295 @@
+"""Text for the terminal: the table as the player may see it, the events of the hand, the legal actions.
+
+Pure functions from protos to lines. They show only what the server sent: an opponent's cards are "??"
+until the server shows them at showdown (it never sends them before).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from poker.table.v1 import table_service_pb2 as pb
+
+HIDDEN = "??"
+GAME_NAMES = {
+    pb.GAME_NO_LIMIT_HOLDEM: "No-Limit Hold'em",
+    pb.GAME_POT_LIMIT_OMAHA: "Pot-Limit Omaha",
+    pb.GAME_NAIKO: "Naiko",
+}
+HOLE_CARDS = {pb.GAME_POT_LIMIT_OMAHA: 4}  # every other game deals two
+STREET_NAMES = {
+    pb.STREET_PREFLOP: "pre-flop",
+    pb.STREET_FLOP: "flop",
+    pb.STREET_TURN: "turn",
+    pb.STREET_RIVER: "river",
+}
+BOARD_NAMES = {pb.STREET_FLOP: "Flop", pb.STREET_TURN: "Turn", pb.STREET_RIVER: "River"}
+PRESET_LABELS = {
+    pb.PRESET_RAISE_2X: "2x",
+    pb.PRESET_RAISE_3X: "3x",
+    pb.PRESET_RAISE_4X: "4x",
+    pb.PRESET_POT_33: "33%",
+    pb.PRESET_POT_50: "50%",
+    pb.PRESET_POT_75: "75%",
+    pb.PRESET_POT_100: "pot",
+}
+SAT_OUT_REASONS = {"BUSTED": "out of chips", "TIMEOUTS": "timed out too often", "REQUESTED": "by request"}
+
+
+def cards(shown: list[str] | tuple[str, ...], count: int) -> str:
+    """Cards the viewer knows, or "??" for each one dealt but not known."""
+    return " ".join(shown) if shown else " ".join([HIDDEN] * count)
+
+
+def seat_label(seat: pb.SeatInfo, your_seat: int) -> str:
+    name = seat.player_id or "(empty)"
+    if seat.is_bot:
+        name += " [bot]"
+    if seat.seat == your_seat and seat.player_id:
+        name += " (you)"
+    return name
+
+
+def seat_names(view: pb.TableView) -> dict[int, str]:
+    """Seat number -> the label events are written with."""
+    return {s.seat: seat_label(s, view.your_seat) for s in view.table.seats if s.player_id}
+
+
+def _seconds(ms: int) -> str:
+    return f"{max(ms, 0) / 1000:.0f} s"
+
+
+def header(view: pb.TableView) -> str:
+    settings = view.table.settings
+    game = GAME_NAMES.get(settings.game, "Poker")
+    parts = [f"Table {settings.name or view.table.table_id} ({view.table.table_id})", game]
+    parts.append(f"blinds {settings.small_blind}/{settings.big_blind}")
+    if view.hand_number:
+        state = STREET_NAMES.get(view.street, "") if view.hand_in_play else "finished"
+        parts.append(f"hand #{view.hand_number} {state}".rstrip())
+    return " · ".join(parts)
+
+
+def table_lines(view: pb.TableView) -> list[str]:
+    """The table: header, board and pot, one line per seat (button, stack, bet, cards, whose turn)."""
+    count = HOLE_CARDS.get(view.table.settings.game, 2)
+    lines = [header(view)]
+    if view.hand_in_play or view.board:
+        board = " ".join(view.board) if view.board else "-"
+        lines.append(f"Board: {board}    Pot: {view.pot}")
+    players = {p.seat.seat: p for p in view.players}
+    seats = {s.seat: s for s in view.table.seats}
+    for number in range(1, view.table.settings.seats + 1):
+        info = seats.get(number)
+        player = players.get(number)
+        button = "D" if view.hand_in_play and number == view.button else " "
+        if info is None or not info.player_id:
+            lines.append(f" {button} {number:>2}  (empty)")
+            continue
+        text = f" {button} {number:>2}  {seat_label(info, view.your_seat):<28} stack {info.stack:>7}"
+        text += _seat_state(view, info, player, count)
+        lines.append(text)
+    return lines
+
+
+def _seat_state(view: pb.TableView, info: pb.SeatInfo, player: pb.PlayerView | None, count: int) -> str:
+    notes = []
+    if info.sitting_out:
+        notes.append("sitting out")
+    if info.leaving:
+        notes.append("leaving")
+    if info.player_id and not info.is_bot and not info.connected:
+        notes.append("disconnected")
+    text = ""
+    if player is not None and (player.seat.in_hand or player.hole_cards):
+        if player.folded:
+            text += "  folded"
+        else:
+            text += f"  bet {player.round_bet:>6}  [{cards(list(player.hole_cards), count)}]"
+            if player.all_in:
+                text += " all-in"
+    if view.hand_in_play and view.seat_to_act == info.seat:
+        text += f"  <- to act ({_seconds(view.decision_ms_left)})"
+    if notes:
+        text += "  (" + ", ".join(notes) + ")"
+    return text
+
+
+def legal_lines(legal: pb.LegalActions, decision_ms_left: int = 0, time_bank_ms_left: int = 0) -> list[str]:
+    """Your turn: each action with the line that sends it, amounts with their legal min and max."""
+    clock = f"{_seconds(decision_ms_left)} left"
+    if time_bank_ms_left:
+        clock += f" + {_seconds(time_bank_ms_left)} time bank"
+    options = []
+    if legal.can_fold:
+        options.append("f fold")
+    if legal.can_check:
+        options.append("x check")
+    if legal.call_amount > 0:
+        options.append(f"c call {legal.call_amount}")
+    if legal.min_to:
+        verb = "b bet" if legal.bet_kind == pb.ACTION_KIND_BET else "r raise to"
+        span = str(legal.min_to) if legal.min_to == legal.max_to else f"{legal.min_to}..{legal.max_to}"
+        options.append(f"{verb} {span}")
+    if legal.all_in_to:
+        options.append(f"a all-in ({legal.all_in_to})")
+    lines = [f"Your turn ({clock}): " + " · ".join(options)]
+    if legal.presets:
+        presets = [f"p {PRESET_LABELS.get(p.preset, '?')} = {p.amount}" for p in legal.presets]
+        lines.append("Presets: " + " · ".join(presets))
+    return lines
+
+
+HELP = [
+    "f fold · x check · c call (or check) · b 300 bet to 300 · r 600 raise to 600 · a all-in",
+    "p 2x / p 3x / p 4x raise to that multiple of the bet · p 33% / p 50% / p 75% / p pot bet that share",
+    "q leave the table (your stack goes back to your wallet) · Enter shows the table · ? this help",
+]
+
+
+@dataclass(frozen=True)
+class Seen:
+    """Who reads the events: their seat, the seat labels, and how many hole cards the game deals."""
+
+    your_seat: int
+    names: Mapping[int, str]
+    hole_cards: int = 2
+
+    def name(self, seat: int) -> str:
+        return self.names.get(seat, f"seat {seat}")
+
+
+def _seated(e: pb.PlayerSeated, _hand: int, _s: Seen) -> str:
+    return f"{e.player_id}{' [bot]' if e.is_bot else ''} sits in seat {e.seat} with {e.stack}"
+
+
+def _chips_added(e: pb.ChipsAdded, _hand: int, s: Seen) -> str:
+    return f"{s.name(e.seat)} adds {e.amount} ({e.kind.replace('_', '-')}): stack {e.stack}"
+
+
+def _left(e: pb.PlayerLeft, _hand: int, s: Seen) -> str:
+    why = " (did not come back in time)" if e.reason == "RECONNECT_WINDOW_EXPIRED" else ""
+    return f"{s.name(e.seat)} leaves seat {e.seat}{why}: {e.returned} back to the wallet"
+
+
+def _leave_scheduled(e: pb.LeaveScheduled, _hand: int, s: Seen) -> str:
+    return f"{s.name(e.seat)} leaves at the end of this hand"
+
+
+def _sat_out(e: pb.PlayerSatOut, _hand: int, s: Seen) -> str:
+    return f"{s.name(e.seat)} sits out ({SAT_OUT_REASONS.get(e.reason, e.reason.lower())})"
+
+
+def _sat_in(e: pb.PlayerSatIn, _hand: int, s: Seen) -> str:
+    return f"{s.name(e.seat)} is dealt in again"
+
+
+def _connection(e: pb.PlayerConnection, _hand: int, s: Seen) -> str:
+    return f"{s.name(e.seat)} {'is back' if e.connected else 'lost the connection'}"
+
+
+def _hand_started(e: pb.HandStarted, hand: int, _s: Seen) -> str:
+    return (
+        f"=== Hand #{hand}: button seat {e.button}, small blind seat {e.small_blind_seat}, "
+        f"big blind seat {e.big_blind_seat} ==="
+    )
+
+
+def _blind(e: pb.BlindPosted, _hand: int, s: Seen) -> str:
+    return f"{s.name(e.seat)} posts the {e.blind} blind {e.amount}{' and is all-in' if e.all_in else ''}"
+
+
+def _hole_cards(e: pb.HoleCardsDealt, _hand: int, s: Seen) -> str:
+    if e.seat == s.your_seat:
+        return f"Your cards: {cards(list(e.cards), s.hole_cards)}"
+    return f"{s.name(e.seat)} is dealt {cards([], s.hole_cards)}"  # never sent to others; shown hidden
+
+
+def _acted(e: pb.PlayerActed, _hand: int, s: Seen) -> str:
+    who = s.name(e.seat)
+    if e.kind == pb.ACTION_KIND_FOLD:
+        text = f"{who} folds"
+    elif e.kind == pb.ACTION_KIND_CHECK:
+        text = f"{who} checks"
+    elif e.kind == pb.ACTION_KIND_CALL:
+        text = f"{who} calls {e.added}"
+    elif e.kind == pb.ACTION_KIND_BET:
+        text = f"{who} bets {e.round_bet}"
+    elif e.kind == pb.ACTION_KIND_RAISE:
+        text = f"{who} raises to {e.round_bet}"
+    else:
+        text = f"{who} goes all-in ({e.round_bet})"
+    if e.all_in and e.kind != pb.ACTION_KIND_ALL_IN:
+        text += " and is all-in"
+    if e.timed_out:
+        text += " (out of time)"
+    return text
+
+
+def _uncalled(e: pb.UncalledBetReturned, _hand: int, s: Seen) -> str:
+    return f"Uncalled {e.amount} goes back to {s.name(e.seat)}"
+
+
+def _round_ended(e: pb.BettingRoundEnded, _hand: int, _s: Seen) -> str:
+    return f"Pot: {e.pot}"
+
+
+def _board(e: pb.BoardDealt, _hand: int, _s: Seen) -> str:
+    return f"{BOARD_NAMES.get(e.street, 'Board')}: {' '.join(e.cards)}"
+
+
+def _shown(e: pb.CardsShown, _hand: int, s: Seen) -> str:
+    hand = f" ({e.hand})" if e.hand else ""
+    return f"{s.name(e.seat)} shows {cards(list(e.cards), s.hole_cards)}{hand}"
+
+
+def _pot(e: pb.PotAwarded, _hand: int, s: Seen) -> str:
+    pot = "Main pot" if e.index == 0 else f"Side pot {e.index}"
+    return f"{pot} {e.amount} -> " + ", ".join(f"{s.name(x.seat)} {x.chips}" for x in e.shares)
+
+
+def _hand_ended(e: pb.HandEnded, hand: int, s: Seen) -> str:
+    nets = ", ".join(f"{s.name(n.seat)} {n.chips:+d}" for n in e.nets if n.chips) or "no change"
+    return f"=== Hand #{hand} over{'' if e.showdown else ' (no showdown)'}: {nets} ==="
+
+
+def _voided(e: pb.HandVoided, hand: int, s: Seen) -> str:
+    refunds = ", ".join(f"{s.name(r.seat)} {r.chips}" for r in e.refunds) or "none"
+    return f"=== Hand #{hand} voided ({e.reason}); chips returned: {refunds} ==="
+
+
+def _timed_out(e: pb.TimedOut, _hand: int, s: Seen) -> str:
+    return f"{s.name(e.seat)} ran out of time ({e.in_a_row} in a row)"
+
+
+# One line per event kind; TurnToAct has none (the table and the prompt show whose turn it is).
+_LINES: dict[str, Callable[[Any, int, Seen], str]] = {
+    "player_seated": _seated,
+    "chips_added": _chips_added,
+    "player_left": _left,
+    "leave_scheduled": _leave_scheduled,
+    "player_sat_out": _sat_out,
+    "player_sat_in": _sat_in,
+    "player_connection": _connection,
+    "hand_started": _hand_started,
+    "blind_posted": _blind,
+    "hole_cards_dealt": _hole_cards,
+    "player_acted": _acted,
+    "uncalled_bet_returned": _uncalled,
+    "betting_round_ended": _round_ended,
+    "board_dealt": _board,
+    "cards_shown": _shown,
+    "pot_awarded": _pot,
+    "hand_ended": _hand_ended,
+    "hand_voided": _voided,
+    "timed_out": _timed_out,
+}
+
+
+def event_lines(event: pb.TableEvent, seen: Seen) -> list[str]:
+    """What happened, as lines; [] for events the player need not read (others' turns)."""
+    kind = event.WhichOneof("event")
+    line = _LINES.get(kind or "")
+    return [line(getattr(event, kind), event.hand_number, seen)] if line and kind else []

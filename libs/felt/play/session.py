@@ -1,0 +1,281 @@
+"""The `felt play` loop: take a seat, follow the table, act on your turn, leave with your stack.
+
+WatchTable runs in a thread and feeds a queue; the main thread prints each event and, when the server says
+it is the player's turn, fetches the view (legal actions, version, time left), prompts, and sends Act with
+that version. Input and output are callables, so tests drive a whole session without a terminal.
+Only the main thread reads and writes; Ctrl-C (KeyboardInterrupt) or `q` leaves the table.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+from poker.table.v1 import table_service_pb2 as pb
+from poker.table.v1 import table_service_pb2_grpc as pb_grpc
+from servicekit import errors
+
+from felt.play import commands, render
+
+POLL_SECONDS = 0.25
+RECONNECT_SECONDS = 1.0
+# Refusals after which the view has moved on: fetch it again before asking anything.
+MOVED_ON = frozenset({"STALE_VERSION", "NOT_YOUR_TURN", "TIME_EXPIRED"})
+
+
+@dataclass(frozen=True)
+class Console:
+    """read(prompt) returns a line or raises EOFError; write(line) shows one line."""
+
+    read: Callable[[str], str]
+    write: Callable[[str], None]
+
+
+class _Watcher(threading.Thread):
+    """Keeps one WatchTable stream open (the server counts the player as connected while it is),
+    resuming after the last event seen when the stream breaks."""
+
+    def __init__(self, stub: pb_grpc.TableServiceStub, table_id: str, from_seq: int) -> None:
+        super().__init__(name="felt-play-watch", daemon=True)
+        self.events: queue.Queue[pb.TableEvent | str] = queue.Queue()
+        self._stub = stub
+        self._table_id = table_id
+        self._next_seq = from_seq
+        self._stopped = threading.Event()
+        self._lock = threading.Lock()
+        self._call: Any = None  # the streaming call, to cancel it
+
+    def run(self) -> None:
+        while not self._stopped.is_set():
+            request = pb.WatchTableRequest(table_id=self._table_id, from_seq=self._next_seq)
+            try:
+                with self._lock:
+                    if self._stopped.is_set():
+                        return
+                    stream = self._stub.WatchTable(request)
+                    self._call = stream
+                for response in stream:
+                    self._next_seq = response.event.seq + 1
+                    self.events.put(response.event)
+            except grpc.RpcError as error:
+                if self._stopped.is_set() or error.code() == grpc.StatusCode.CANCELLED:
+                    return
+                if error.code() != grpc.StatusCode.UNAVAILABLE:
+                    self.events.put(f"The table stream failed: {describe_error(error)}")
+                    return
+                self.events.put("Lost the table stream; reconnecting ...")
+            self._stopped.wait(RECONNECT_SECONDS)
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped.set()
+            if self._call is not None:
+                self._call.cancel()
+
+
+def describe_error(error: grpc.RpcError) -> str:
+    details = errors.details_of(error)
+    text = f"{details.reason or details.code.name}: {details.message}"
+    fields = ", ".join(v.field for v in details.violations)
+    return f"{text} ({fields})" if fields else text
+
+
+def _request_id() -> str:
+    return f"play-{uuid.uuid4().hex}"
+
+
+class Session:
+    def __init__(
+        self,
+        stub: pb_grpc.TableServiceStub,
+        table_id: str,
+        console: Console,
+        buy_in: int,
+        seat: int = 0,
+        invite_code: str = "",
+    ) -> None:
+        self._stub = stub
+        self._table_id = table_id
+        self._console = console
+        self._buy_in = buy_in
+        self._seat = seat
+        self._invite_code = invite_code
+        self._names: dict[int, str] = {}
+        self._hole_cards = 2
+        self._prompted_version = -1
+        self._leaving = False
+        self._done = False
+        self.returned = 0  # chips that went back to the wallet when the player left
+
+    @property
+    def seat(self) -> int:
+        return self._seat
+
+    def _write(self, *lines: str) -> None:
+        for line in lines:
+            self._console.write(line)
+
+    def run(self) -> int:
+        """Play until the player leaves; 0 when they left with their stack, 1 when they could not sit."""
+        try:
+            joined = self._stub.JoinTable(
+                pb.JoinTableRequest(
+                    request_id=_request_id(),
+                    table_id=self._table_id,
+                    seat=self._seat,
+                    buy_in=self._buy_in,
+                    invite_code=self._invite_code,
+                )
+            )
+        except grpc.RpcError as error:
+            self._write(f"Could not sit down: {describe_error(error)}")
+            return 1
+        self._seat = joined.seat
+        view = joined.view
+        self._hole_cards = render.HOLE_CARDS.get(view.table.settings.game, 2)
+        self._names = render.seat_names(view)
+        self._write(f"You sit in seat {self._seat} with {self._buy_in} chips. ? for help, q to leave.")
+        self._write(*render.table_lines(view))
+        watcher = _Watcher(self._stub, self._table_id, view.last_seq + 1)
+        watcher.start()
+        try:
+            self._follow(watcher, view)
+        finally:
+            watcher.stop()
+        return 0
+
+    def _follow(self, watcher: _Watcher, view: pb.TableView) -> None:
+        interrupted = False
+        if view.seat_to_act == self._seat and view.HasField("legal"):
+            self._take_turn()
+        while not self._done:
+            try:
+                try:
+                    item = watcher.events.get(timeout=POLL_SECONDS)
+                except queue.Empty:
+                    if not watcher.is_alive():
+                        self._write("The table stream is closed.")
+                        self._leave()
+                        return
+                    continue
+                if isinstance(item, str):
+                    self._write(item)
+                else:
+                    self._on_event(item)
+            except KeyboardInterrupt:
+                if interrupted or self._leaving:
+                    self._write("Leaving without waiting: the table returns your stack at the hand's end.")
+                    return
+                interrupted = True
+                self._leave()
+
+    def _on_event(self, event: pb.TableEvent) -> None:
+        kind = event.WhichOneof("event")
+        self._write(*render.event_lines(event, render.Seen(self._seat, self._names, self._hole_cards)))
+        if kind == "player_seated":
+            e = event.player_seated
+            info = pb.SeatInfo(seat=e.seat, player_id=e.player_id, is_bot=e.is_bot)
+            self._names[e.seat] = render.seat_label(info, self._seat)
+        elif kind == "player_left" and event.player_left.seat == self._seat:
+            self.returned = event.player_left.returned
+            self._write(f"You left the table: {self.returned} chips are back in your wallet.")
+            self._done = True
+        elif kind == "player_left":
+            self._names.pop(event.player_left.seat, None)
+        elif kind == "hand_ended":
+            mine = [s.chips for s in event.hand_ended.stacks if s.seat == self._seat]
+            if mine:
+                self._write(f"Your stack: {mine[0]}")
+        elif kind == "player_sat_out" and event.player_sat_out.seat == self._seat:
+            if event.player_sat_out.reason == "BUSTED" and not self._leaving:
+                self._write("You are out of chips; leaving the table (play again with a new buy-in).")
+                self._leave()
+        elif kind == "turn_to_act" and event.turn_to_act.seat == self._seat and not self._leaving:
+            self._take_turn()
+
+    def _view(self) -> pb.TableView | None:
+        try:
+            view: pb.TableView = self._stub.GetTableView(pb.GetTableViewRequest(table_id=self._table_id)).view
+        except grpc.RpcError as error:
+            self._write(f"Could not read the table: {describe_error(error)}")
+            return None
+        return view
+
+    def _my_turn(self, view: pb.TableView | None) -> bool:
+        return (
+            view is not None
+            and view.hand_in_play
+            and view.seat_to_act == self._seat
+            and view.HasField("legal")
+            and view.version != self._prompted_version
+        )
+
+    def _take_turn(self) -> None:
+        view = self._view()
+        draw = True
+        while view is not None and self._my_turn(view) and not self._done:
+            if draw:
+                self._write(*render.table_lines(view))
+                self._write(*render.legal_lines(view.legal, view.decision_ms_left, view.time_bank_ms_left))
+            draw = False
+            try:
+                line = self._console.read("> ")
+            except EOFError:
+                line = "q"
+            command = commands.parse(line, view.legal)
+            if isinstance(command, commands.Show):
+                view, draw = self._view(), True
+            elif isinstance(command, commands.Help):
+                self._write(*render.HELP)
+            elif isinstance(command, commands.Invalid):
+                self._write(command.message)
+            elif isinstance(command, commands.Leave):
+                self._leave()
+                return
+            else:
+                refused = self._act(view, command)
+                if refused is None:
+                    self._prompted_version = view.version
+                    return
+                view = self._view()
+                draw = refused in MOVED_ON
+
+    def _act(self, view: pb.TableView, act: commands.Act) -> str | None:
+        """Send the action for the version the player saw; None when applied, else the refusal's reason."""
+        request = pb.ActRequest(
+            request_id=_request_id(),
+            table_id=self._table_id,
+            expected_version=view.version,
+            kind=act.kind,
+            amount=0 if act.preset else act.amount,
+            preset=act.preset,
+        )
+        try:
+            self._stub.Act(request)
+        except grpc.RpcError as error:
+            self._write(f"Refused: {describe_error(error)}")
+            details = errors.details_of(error)
+            return details.reason or details.code.name
+        return None
+
+    def _leave(self) -> None:
+        try:
+            left = self._stub.LeaveTable(
+                pb.LeaveTableRequest(request_id=_request_id(), table_id=self._table_id)
+            )
+        except grpc.RpcError as error:
+            self._write(f"Could not leave: {describe_error(error)}")
+            self._done = True
+            return
+        self._leaving = True
+        if left.leaving_after_hand:
+            self._write("You leave at the end of this hand (checking or folding until then).")
+            return
+        self.returned = left.returned
+        self._write(f"You left the table: {left.returned} chips are back in your wallet.")
+        self._done = True
