@@ -1,0 +1,285 @@
+"""Card leak scan (MP-1.2, NK-7.6, ARCHITECTURE "no response, event, log line or metric reveals another
+player's hole cards, the deck order, or an undealt card").
+
+Every message a viewer received (stream events, unary views, errors) is checked against the full hand
+histories (the operator's PHH view): a viewer may know its own hole cards from the moment they are dealt,
+the board cards dealt so far, and the cards shown at showdown. Anything else that looks like a card is a
+leak: another seat's hole cards (before or without a showdown), burn cards, undealt cards. Observers
+receive no hole cards at all (showdown cards are shown to the whole table, observers included).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from google.protobuf.message import Message
+from poker.table.v1 import table_service_pb2 as pb
+
+CARD_RUN = re.compile(r"(?:[2-9TJQKA][cdhs])+")
+# A run of cards standing alone in free text (not inside an id such as "acc_4c5d...").
+CARD_RUN_IN_TEXT = re.compile(r"(?<![0-9A-Za-z_\-])(?:[2-9TJQKA][cdhs])+(?![0-9A-Za-z_\-])")
+BOARD_SLICES = {pb.STREET_FLOP: slice(0, 3), pb.STREET_TURN: slice(3, 4), pb.STREET_RIVER: slice(4, 5)}
+
+
+def split_cards(text: str) -> tuple[str, ...]:
+    return tuple(text[i : i + 2] for i in range(0, len(text), 2))
+
+
+@dataclass(frozen=True)
+class Hand:
+    """One finished hand from the operator's full PHH view, by table seat number."""
+
+    hole: dict[int, tuple[str, ...]]
+    board: tuple[str, ...]
+    shown: dict[int, tuple[str, ...]]
+    players: dict[int, str]
+
+    @property
+    def dealt(self) -> set[str]:
+        return {c for cards in self.hole.values() for c in cards} | set(self.board)
+
+
+def parse_full_phh(text: str) -> Hand:
+    doc = tomllib.loads(text)
+    seat_of = {f"p{i + 1}": int(seat) for i, seat in enumerate(doc["seats"])}
+    players = {int(seat): str(name) for seat, name in zip(doc["seats"], doc.get("players", []), strict=False)}
+    hole: dict[int, tuple[str, ...]] = {}
+    shown: dict[int, tuple[str, ...]] = {}
+    board: list[str] = []
+    for action in doc["actions"]:
+        parts = action.split()
+        if parts[:2] == ["d", "dh"]:
+            assert "?" not in parts[3], f"the operator's view hides a hole card: {action}"
+            hole[seat_of[parts[2]]] = split_cards(parts[3])
+        elif parts[:2] == ["d", "db"]:
+            board.extend(split_cards(parts[2]))
+        elif len(parts) == 3 and parts[1] == "sm":
+            shown[seat_of[parts[0]]] = split_cards(parts[2])
+    return Hand(hole, tuple(board), shown, players)
+
+
+@dataclass
+class Received:
+    """One message a viewer received: a stream event, a unary TableView (GetTableView, Act, Join), or an
+    error (its status message and ErrorInfo metadata as text)."""
+
+    table_id: str
+    kind: str  # "event", "view" or "error"
+    message: Message | str
+
+
+@dataclass
+class Viewer:
+    name: str  # the player id, or an observer's name
+    received: list[Received] = field(default_factory=list)
+
+
+@dataclass
+class Leak:
+    viewer: str
+    table_id: str
+    hand_number: int
+    what: str
+
+    def __str__(self) -> str:
+        return f"{self.viewer} at {self.table_id} hand {self.hand_number}: {self.what}"
+
+
+def card_strings(message: Message) -> Iterator[tuple[str, str]]:
+    """(field name, card) for every string field anywhere in `message` that holds card text."""
+    for descriptor, value in message.ListFields():
+        repeated = not isinstance(value, (str, bytes, int, float, Message))
+        values: Iterable[Any] = value if repeated else [value]
+        for item in values:
+            if isinstance(item, Message):
+                yield from card_strings(item)
+            elif isinstance(item, str) and CARD_RUN.fullmatch(item):
+                for card in split_cards(item):
+                    yield descriptor.name, card
+
+
+class Scan:
+    """Replays each viewer's messages in the order received, with the hands' truth at hand."""
+
+    def __init__(self, hands: dict[tuple[str, int], Hand]) -> None:
+        self.hands = hands
+        self.leaks: list[Leak] = []
+        self.checked = {"events": 0, "views": 0, "errors": 0, "cards": 0}
+        self.unchecked_hands: set[tuple[str, int]] = set()
+
+    def run(self, viewers: Iterable[Viewer]) -> list[Leak]:
+        for viewer in viewers:
+            self._viewer(viewer)
+        return self.leaks
+
+    def _leak(self, viewer: str, table: str, hand: int, what: str) -> None:
+        self.leaks.append(Leak(viewer, table, hand, what))
+
+    def _viewer(self, viewer: Viewer) -> None:
+        seat_at: dict[str, int] = {}  # table -> the viewer's seat now (from the events), 0 when watching
+        known: dict[tuple[str, int], set[str]] = {}  # (table, hand) -> cards this viewer may know by now
+        own_cards: dict[tuple[str, int], tuple[int, tuple[str, ...]]] = {}  # from its HoleCardsDealt
+        # The stream first (in order: what was known when); then the unary answers, which may overtake
+        # the stream, against everything the stream dealt this viewer.
+        for item in viewer.received:
+            if item.kind == "event":
+                assert isinstance(item.message, pb.TableEvent)
+                self._event(viewer.name, item.message, seat_at, known, own_cards)
+        for item in viewer.received:
+            if item.kind == "view":
+                assert isinstance(item.message, pb.TableView)
+                self._view(viewer.name, item.table_id, item.message, own_cards)
+            elif item.kind == "error":
+                self._error(viewer.name, item.table_id, str(item.message), own_cards)
+
+    def _hand(self, table: str, number: int) -> Hand | None:
+        hand = self.hands.get((table, number))
+        if hand is None and number:
+            self.unchecked_hands.add((table, number))
+        return hand
+
+    def _event(
+        self,
+        name: str,
+        event: pb.TableEvent,
+        seat_at: dict[str, int],
+        known: dict[tuple[str, int], set[str]],
+        own_cards: dict[tuple[str, int], tuple[int, tuple[str, ...]]],
+    ) -> None:
+        self.checked["events"] += 1
+        table, number = event.table_id, event.hand_number
+        which = event.WhichOneof("event")
+        if which == "player_seated" and event.player_seated.player_id == name:
+            seat_at[table] = event.player_seated.seat
+        elif which == "player_left" and event.player_left.player_id == name:
+            seat_at[table] = 0
+        cards = list(card_strings(event))
+        if not cards:
+            return
+        hand = self._hand(table, number)
+        if hand is None:
+            return
+        allowed = known.setdefault((table, number), set())
+        seat = seat_at.get(table, 0)
+        if which == "hole_cards_dealt":
+            dealt = event.hole_cards_dealt
+            got = tuple(dealt.cards)
+            if dealt.seat != seat or seat == 0:
+                self._leak(name, table, number, f"hole cards of seat {dealt.seat} ({seat=}): {got}")
+            elif hand.hole.get(seat) != got:
+                self._leak(name, table, number, f"hole cards {got} differ from the history's")
+            else:
+                allowed.update(got)
+                own_cards[(table, number)] = (seat, got)
+        elif which == "board_dealt":
+            got = tuple(event.board_dealt.cards)
+            if hand.board[BOARD_SLICES.get(event.board_dealt.street, slice(0))] != got:
+                self._leak(name, table, number, f"board {got} is not the street's board {hand.board}")
+            else:
+                allowed.update(got)
+        elif which == "cards_shown":
+            shown = event.cards_shown
+            got = tuple(shown.cards)
+            if hand.shown.get(shown.seat) != got:
+                self._leak(name, table, number, f"cards {got} of seat {shown.seat} never shown at showdown")
+            else:
+                allowed.update(got)
+        for field_name, card in cards:
+            self.checked["cards"] += 1
+            if card not in allowed:
+                self._leak(name, table, number, f"{which}.{field_name} carries {card}, not known to it")
+
+    def _view(
+        self,
+        name: str,
+        table: str,
+        view: pb.TableView,
+        own_cards: dict[tuple[str, int], tuple[int, tuple[str, ...]]],
+    ) -> None:
+        self.checked["views"] += 1
+        cards = list(card_strings(view))
+        if not cards:
+            return
+        hand = self._hand(table, view.hand_number)
+        if hand is None:
+            return
+        board = tuple(view.board)
+        if board != hand.board[: len(board)] or len(board) not in (0, 3, 4, 5):
+            self._leak(name, table, view.hand_number, f"view board {board} vs the hand's {hand.board}")
+        allowed = set(board)
+        for player in view.players:
+            got = tuple(player.hole_cards)
+            if not got:
+                continue
+            seat = player.seat.seat
+            if seat == view.your_seat and seat != 0:
+                # Its own cards: those the stream dealt it in that hand (a view must not show a seat's
+                # previous occupant's cards to the new one).
+                if hand.hole.get(seat) != got or own_cards.get((table, view.hand_number)) != (seat, got):
+                    self._leak(
+                        name, table, view.hand_number, f"own cards {got} at seat {seat} are not its own"
+                    )
+                else:
+                    allowed.update(got)
+            elif hand.shown.get(seat) == got and len(board) == 5:
+                allowed.update(got)  # shown at showdown, after the whole board
+            else:
+                self._leak(name, table, view.hand_number, f"view shows seat {seat}'s cards {got}")
+        for field_name, card in cards:
+            self.checked["cards"] += 1
+            if card not in allowed:
+                self._leak(name, table, view.hand_number, f"view.{field_name} carries {card}")
+
+    def _error(
+        self,
+        name: str,
+        table: str,
+        text: str,
+        own_cards: dict[tuple[str, int], tuple[int, tuple[str, ...]]],
+    ) -> None:
+        self.checked["errors"] += 1
+        mine = {c for (t, _), (_, cards) in own_cards.items() if t == table for c in cards}
+        for run in CARD_RUN_IN_TEXT.findall(text):
+            for card in split_cards(run):
+                if card not in mine:
+                    self._leak(name, table, 0, f"error text carries {card}: {text!r}")
+
+
+ID_KEYS = re.compile(r"(^|_)(id|ids|commitment|token|hash|seed)$")
+
+
+def _strings(value: Any, key: str = "") -> Iterator[tuple[str, str]]:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _strings(v, str(k))
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v, key)
+    elif isinstance(value, str):
+        yield key, value
+
+
+def scan_log(path: Path) -> list[str]:
+    """Log lines (JSON) that carry card text: a value that is cards ("As", "AsKs"), or in free text a run of
+    two or more cards or two cards standing alone ("['As', 'Ks']"). A lone word "As" in a sentence is
+    not counted, and ids (`*_id`, commitments) are skipped: hex ids may contain "4c5d"."""
+    found: list[str] = []
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = {"text": line}  # a traceback or a print: scan it as text
+        for key, text in _strings(record):
+            if ID_KEYS.search(key):
+                continue
+            runs = CARD_RUN_IN_TEXT.findall(text)
+            if CARD_RUN.fullmatch(text) or len(runs) >= 2 or any(len(r) >= 4 for r in runs):
+                found.append(line)
+                break
+    return found

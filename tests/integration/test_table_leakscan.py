@@ -1,0 +1,119 @@
+"""The leak scan itself: it passes what a viewer may know and catches each kind of leak (another seat's
+hole cards, a burn or undealt card, showdown cards shown early, hole cards to an observer, cards in an
+error or a log line). Without this, a scan that found nothing would prove nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from poker.table.v1 import table_service_pb2 as pb
+
+from tests.integration.leakscan import Received, Scan, Viewer, parse_full_phh, scan_log
+
+# Seats 2 (ana) and 5 (bob); the button is seat 5 (p2), ana is p1. Burns and the rest of the deck are
+# whatever the board does not show: e.g. 2c was never dealt.
+PHH = """
+variant = "NT"
+antes = [0, 0]
+blinds_or_straddles = [5, 10]
+min_bet = 10
+starting_stacks = [1000, 1000]
+actions = ["d dh p1 AsKs", "d dh p2 QhQd", "p2 cc", "p1 cc", "d db 7h8h9h", "p1 cc", "p2 cc", "d db Td", "p1 cc", "p2 cc", "d db 3c", "p1 cc", "p2 cc", "p1 sm AsKs", "p2 sm QhQd"]
+seats = [2, 5]
+players = ["ana", "bob"]
+finishing_stacks = [990, 1010]
+"""
+HANDS = {("t1", 1): parse_full_phh(PHH)}
+
+
+def event(seq: int, **kind: object) -> Received:
+    return Received("t1", "event", pb.TableEvent(seq=seq, table_id="t1", hand_number=1, **kind))  # type: ignore[arg-type]
+
+
+def seated(seq: int, seat: int, player: str) -> Received:
+    return Received(
+        "t1",
+        "event",
+        pb.TableEvent(seq=seq, table_id="t1", player_seated=pb.PlayerSeated(seat=seat, player_id=player)),
+    )
+
+
+def view(your_seat: int, board: list[str], cards: dict[int, list[str]]) -> Received:
+    players = [pb.PlayerView(seat=pb.SeatInfo(seat=s), hole_cards=c) for s, c in cards.items()]
+    return Received(
+        "t1", "view", pb.TableView(your_seat=your_seat, hand_number=1, board=board, players=players)
+    )
+
+
+ANA_PLAYS = [
+    seated(1, 2, "ana"),
+    seated(2, 5, "bob"),
+    event(3, hole_cards_dealt=pb.HoleCardsDealt(seat=2, cards=["As", "Ks"])),
+    view(2, [], {2: ["As", "Ks"]}),
+    event(5, board_dealt=pb.BoardDealt(street=pb.STREET_FLOP, cards=["7h", "8h", "9h"])),
+    event(6, board_dealt=pb.BoardDealt(street=pb.STREET_TURN, cards=["Td"])),
+    event(7, board_dealt=pb.BoardDealt(street=pb.STREET_RIVER, cards=["3c"])),
+    event(8, cards_shown=pb.CardsShown(seat=5, cards=["Qh", "Qd"])),
+    view(2, ["7h", "8h", "9h", "Td", "3c"], {2: ["As", "Ks"], 5: ["Qh", "Qd"]}),
+    Received("t1", "error", "bet below the minimum raise BELOW_MIN_RAISE min_to=20"),
+]
+
+
+def leaks(received: list[Received], name: str = "ana") -> list[str]:
+    return [str(leak) for leak in Scan(HANDS).run([Viewer(name, received)])]
+
+
+def test_what_a_player_may_know_passes() -> None:
+    assert leaks(ANA_PLAYS) == []
+
+
+def test_another_seats_hole_cards_are_caught() -> None:
+    found = leaks([*ANA_PLAYS[:2], event(4, hole_cards_dealt=pb.HoleCardsDealt(seat=5, cards=["Qh", "Qd"]))])
+    assert found and "hole cards of seat 5" in found[0]
+
+
+def test_a_burn_or_undealt_card_on_the_board_is_caught() -> None:
+    found = leaks(
+        [*ANA_PLAYS[:4], event(5, board_dealt=pb.BoardDealt(street=pb.STREET_FLOP, cards=["7h", "8h", "2c"]))]
+    )
+    assert found and "board" in found[0]
+    assert leaks([*ANA_PLAYS[:4], view(2, ["7h", "8h", "2c"], {2: ["As", "Ks"]})])
+
+
+def test_showdown_cards_before_the_showdown_are_caught() -> None:
+    assert leaks([*ANA_PLAYS[:5], view(2, ["7h", "8h", "9h"], {2: ["As", "Ks"], 5: ["Qh", "Qd"]})])
+    # Cards a seat never showed (it folded) are caught even after the river.
+    assert leaks([*ANA_PLAYS[:3], event(8, cards_shown=pb.CardsShown(seat=5, cards=["Qh", "Jd"]))])
+
+
+def test_an_observer_gets_no_hole_cards() -> None:
+    rail = [
+        seated(1, 2, "ana"),
+        seated(2, 5, "bob"),
+        event(3, hole_cards_dealt=pb.HoleCardsDealt(seat=2, cards=["As", "Ks"])),
+    ]
+    assert leaks(rail, "rail")
+    assert leaks([view(0, [], {2: ["As", "Ks"]})], "rail")
+
+
+def test_a_view_of_a_seats_previous_occupant_is_caught() -> None:
+    # Carl sat at seat 2 after the hand: the last hand's view must not give him ana's cards.
+    found = leaks([seated(9, 2, "carl"), view(2, ["7h", "8h", "9h"], {2: ["As", "Ks"]})], "carl")
+    assert found
+
+
+def test_cards_in_an_error_are_caught() -> None:
+    assert leaks([*ANA_PLAYS[:4], Received("t1", "error", "seat 5 holds Qh Qd")])
+    assert leaks([*ANA_PLAYS[:4], Received("t1", "error", "As you wish")]) == []
+
+
+def test_cards_in_a_log_line_are_caught(tmp_path: Path) -> None:
+    log = tmp_path / "table.log"
+    log.write_text(
+        '{"event": "rpc", "rpc": "Act", "table_id": "t-4c5d", "request_id": "9h9d"}\n'
+        '{"event": "As the clock ran out, the server folded"}\n'
+        '{"event": "hand", "hole": "AsKs"}\n'
+        '{"event": "hand", "cards": ["Qh", "Qd"]}\n'
+        "Traceback: state=Seat(cards=('Qh', 'Qd'))\n"
+    )
+    assert len(scan_log(log)) == 3
