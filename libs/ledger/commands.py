@@ -81,15 +81,44 @@ class Transfer:
 
 
 @dataclass(frozen=True)
+class HoldResolution:
+    """Resolves a pending hold inside a batch: `capture_amount` chips post as transfer `transfer_id`,
+    the rest is released; 0 releases the whole hold."""
+
+    hold_id: str
+    capture_amount: int = 0
+    transfer_id: str = ""
+    memo: str = ""
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "hold_id": self.hold_id,
+            "capture_amount": self.capture_amount,
+            "transfer_id": self.transfer_id,
+            "memo": self.memo,
+        }
+
+
+@dataclass(frozen=True)
 class TransferBatch:
-    """Transfers that post all together, in order, or not at all."""
+    """Hold resolutions, then transfers, that post all together, in order, or not at all."""
 
     request_id: str
     transfers: tuple[TransferSpec, ...]
+    resolutions: tuple[HoldResolution, ...] = ()
     op: str = "TransferBatch"
 
     def params(self) -> dict[str, Any]:
-        return {"transfers": [t.params() for t in self.transfers]}
+        params: dict[str, Any] = {"transfers": [t.params() for t in self.transfers]}
+        # Only when present: batches stored before resolutions existed replay with the same parameters.
+        if self.resolutions:
+            params["resolutions"] = [r.params() for r in self.resolutions]
+        return params
+
+    def member_ids(self) -> list[str]:
+        """The ids of the transfers the batch posts: captures first, then its transfers."""
+        captures = [r.transfer_id for r in self.resolutions if r.capture_amount > 0]
+        return captures + [t.transfer_id for t in self.transfers]
 
 
 @dataclass(frozen=True)

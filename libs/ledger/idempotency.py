@@ -14,8 +14,25 @@ def canonical(params: dict[str, Any]) -> str:
     return json.dumps(params, sort_keys=True, separators=(",", ":"))
 
 
-def differing_fields(stored: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    return sorted(k for k in stored.keys() | new.keys() if stored.get(k) != new.get(k))
+def differing_fields(stored: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:
+    """The names of the parameters that differ; inside lists of equal length of objects (a batch's
+    transfers and resolutions) down to the item's field, e.g. `resolutions[2].capture_amount`."""
+    out: list[str] = []
+    for k in sorted(stored.keys() | new.keys()):
+        a, b = stored.get(k), new.get(k)
+        if a == b:
+            continue
+        name = f"{prefix}{k}"
+        if isinstance(a, list) and isinstance(b, list) and _objects(a, b):
+            for i, (x, y) in enumerate(zip(a, b, strict=True)):
+                out += differing_fields(x, y, f"{name}[{i}].")
+        else:
+            out.append(name)
+    return out
+
+
+def _objects(a: list[Any], b: list[Any]) -> bool:
+    return len(a) == len(b) and all(isinstance(v, dict) for v in a + b)
 
 
 def check_replay(

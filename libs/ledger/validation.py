@@ -16,6 +16,8 @@ _OWNER = re.compile(r"[^\s\x00-\x1f]{1,128}")
 MAX_AMOUNT = 10**15
 MAX_MEMO = 256
 MAX_BATCH = 100
+# A casino round resolves every bet's hold in its settlement batch: seats x hands x bets, with room.
+MAX_RESOLUTIONS = 500
 MAX_POSTINGS = 64
 MAX_TTL_MS = 30 * 24 * 3600 * 1000
 
@@ -93,22 +95,7 @@ def validate(command: c.Command) -> None:
             validate_postings("postings", command.postings)
             validate_memo("memo", command.memo)
         case c.TransferBatch():
-            if not command.transfers:
-                raise invalid("transfers", "EMPTY_BATCH", "a batch needs at least one transfer")
-            if len(command.transfers) > MAX_BATCH:
-                raise invalid("transfers", "BATCH_TOO_LARGE", f"a batch holds at most {MAX_BATCH} transfers")
-            seen = {command.request_id}
-            for i, t in enumerate(command.transfers):
-                validate_id(f"transfers[{i}].transfer_id", t.transfer_id)
-                if t.transfer_id in seen:
-                    raise invalid(
-                        f"transfers[{i}].transfer_id",
-                        "DUPLICATE_ID",
-                        "transfer ids in a batch must be distinct and differ from the batch request_id",
-                    )
-                seen.add(t.transfer_id)
-                validate_postings(f"transfers[{i}].postings", t.postings)
-                validate_memo(f"transfers[{i}].memo", t.memo)
+            _validate_batch(command)
         case c.Hold():
             validate_id("from_account_id", command.from_account_id)
             validate_id("to_account_id", command.to_account_id)
@@ -129,3 +116,49 @@ def validate(command: c.Command) -> None:
             validate_memo("memo", command.memo)
         case c.Release():
             validate_id("hold_id", command.hold_id)
+
+
+def _validate_batch(command: c.TransferBatch) -> None:
+    if not command.transfers and not command.resolutions:
+        raise invalid("transfers", "EMPTY_BATCH", "a batch needs at least one transfer or hold resolution")
+    if len(command.transfers) > MAX_BATCH:
+        raise invalid("transfers", "BATCH_TOO_LARGE", f"a batch holds at most {MAX_BATCH} transfers")
+    if len(command.resolutions) > MAX_RESOLUTIONS:
+        raise invalid("resolutions", "BATCH_TOO_LARGE", f"a batch resolves at most {MAX_RESOLUTIONS} holds")
+    seen = {command.request_id}
+
+    def distinct(field: str, transfer_id: str) -> None:
+        validate_id(field, transfer_id)
+        if transfer_id in seen:
+            raise invalid(
+                field,
+                "DUPLICATE_ID",
+                "transfer ids in a batch must be distinct and differ from the batch request_id",
+            )
+        seen.add(transfer_id)
+
+    holds: set[str] = set()
+    for i, r in enumerate(command.resolutions):
+        field = f"resolutions[{i}]"
+        validate_id(f"{field}.hold_id", r.hold_id)
+        if r.hold_id in holds:
+            raise invalid(f"{field}.hold_id", "DUPLICATE_HOLD", "a batch resolves each hold once")
+        holds.add(r.hold_id)
+        if r.capture_amount < 0:
+            raise invalid(
+                f"{field}.capture_amount",
+                "AMOUNT_NEGATIVE",
+                f"capture_amount must be 0 (release) or positive, got {r.capture_amount}",
+            )
+        if r.capture_amount > 0:
+            validate_amount(f"{field}.capture_amount", r.capture_amount)
+            distinct(f"{field}.transfer_id", r.transfer_id)
+        elif r.transfer_id or r.memo:
+            # A release posts no transfer: an id or memo for it would be silently dropped.
+            bad = f"{field}.transfer_id" if r.transfer_id else f"{field}.memo"
+            raise invalid(bad, "RELEASE_POSTS_NO_TRANSFER", "a release (capture_amount 0) posts no transfer")
+        validate_memo(f"{field}.memo", r.memo)
+    for i, t in enumerate(command.transfers):
+        distinct(f"transfers[{i}].transfer_id", t.transfer_id)
+        validate_postings(f"transfers[{i}].postings", t.postings)
+        validate_memo(f"transfers[{i}].memo", t.memo)

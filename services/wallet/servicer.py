@@ -24,7 +24,7 @@ from servicekit.auth import Caller, Role, current_caller, require_role
 from servicekit.logging import bind_ids
 
 from services.wallet import convert
-from services.wallet.storage import CaptureResult, Clock, LedgerStore, StoreUnavailable
+from services.wallet.storage import BatchResult, CaptureResult, Clock, LedgerStore, StoreUnavailable
 
 TRANSFERS = prometheus_client.Counter(
     "poker_wallet_transfers_total", "Transfers posted to the ledger, by kind.", ["kind"]
@@ -90,8 +90,8 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
                 self._counted((result.transfer,))
             elif isinstance(result, m.Transfer):
                 self._counted((result,))
-            elif isinstance(result, tuple):
-                self._counted(result)
+            elif isinstance(result, BatchResult):
+                self._counted(result.transfers)
         return outcome.result
 
     def _guard(self, fn: Callable[[], T]) -> T:
@@ -216,9 +216,16 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
             )
             for i, t in enumerate(request.transfers)
         )
-        transfers = self._run(c.TransferBatch(request.request_id, specs))
-        assert isinstance(transfers, tuple)
-        return pb.TransferBatchResponse(transfers=[convert.transfer_pb(t) for t in transfers])
+        resolutions = tuple(
+            c.HoldResolution(r.hold_id, r.capture_amount, r.transfer_id, r.memo) for r in request.resolutions
+        )
+        result = self._run(c.TransferBatch(request.request_id, specs, resolutions))
+        assert isinstance(result, BatchResult)
+        now_ms = self._clock()
+        return pb.TransferBatchResponse(
+            transfers=[convert.transfer_pb(t) for t in result.transfers],
+            holds=[convert.hold_pb(h, now_ms) for h in result.holds],
+        )
 
     def Hold(self, request: pb.HoldRequest, context: grpc.ServicerContext) -> pb.HoldResponse:
         _mover()

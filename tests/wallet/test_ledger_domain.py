@@ -47,6 +47,32 @@ def test_batch_validation() -> None:
     assert invalid(c.TransferBatch("x", (spec,))).reason == "DUPLICATE_ID"
 
 
+def test_batch_hold_resolution_validation() -> None:
+    spec = c.TransferSpec("x", c.simple_postings("a", "b", 1))
+    validate(c.TransferBatch("b", (), (c.HoldResolution("h1"), c.HoldResolution("h2", 5, "cap2"))))
+    cases = {
+        (c.HoldResolution("h1"), c.HoldResolution("h1")): ("resolutions[1].hold_id", "DUPLICATE_HOLD"),
+        (c.HoldResolution("h1", -1),): ("resolutions[0].capture_amount", "AMOUNT_NEGATIVE"),
+        (c.HoldResolution("h1", 5),): ("resolutions[0].transfer_id", "MISSING_ID"),
+        (c.HoldResolution("h1", 5, "x"),): ("transfers[0].transfer_id", "DUPLICATE_ID"),
+        (c.HoldResolution("h1", 5, "b"),): ("resolutions[0].transfer_id", "DUPLICATE_ID"),
+        (c.HoldResolution("h1", 0, "cap"),): ("resolutions[0].transfer_id", "RELEASE_POSTS_NO_TRANSFER"),
+        (c.HoldResolution("h1", 0, "", "memo"),): ("resolutions[0].memo", "RELEASE_POSTS_NO_TRANSFER"),
+        (c.HoldResolution("bad id"),): ("resolutions[0].hold_id", "MALFORMED_ID"),
+    }
+    for resolutions, (field, reason) in cases.items():
+        error = invalid(c.TransferBatch("b", (spec,), resolutions))
+        assert (error.field, error.reason) == (field, reason), resolutions
+    many = tuple(c.HoldResolution(f"h{i}") for i in range(501))
+    assert invalid(c.TransferBatch("b", (), many)).reason == "BATCH_TOO_LARGE"
+
+
+def test_a_batch_without_resolutions_keeps_its_stored_parameters() -> None:
+    """Batches stored before hold resolutions existed replay with the parameters they were stored with."""
+    spec = c.TransferSpec("x", c.simple_postings("a", "b", 1))
+    assert c.TransferBatch("b", (spec,)).params() == {"transfers": [spec.params()]}
+
+
 def test_hold_validation() -> None:
     assert invalid(c.Hold("h", "a", "a", 5)).reason == "SAME_ACCOUNT"
     assert invalid(c.Hold("h", "a", "b", 5, ttl_ms=0)).reason == "TTL_OUT_OF_RANGE"

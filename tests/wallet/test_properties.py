@@ -1,5 +1,6 @@
 """Property-based: random sequences of ledger operations (and restarts of the store) against a simple
-model of balances, on both stores. After every step each account's balance and pending chips equal the
+model of balances, on both stores. Batches may also resolve holds (issue 5: a casino round's settlement):
+all of a batch applies or none of it. After every step each account's balance and pending chips equal the
 model's; at the end the ledger's own audit finds no violated invariant."""
 
 from __future__ import annotations
@@ -31,6 +32,17 @@ operations = st.lists(
         st.tuples(st.just("capture"), st.integers(0, 50), st.one_of(st.none(), amounts)),
         st.tuples(st.just("release"), st.integers(0, 50)),
         st.tuples(st.just("batch"), st.lists(st.tuples(pairs, amounts), min_size=1, max_size=4)),
+        st.tuples(
+            st.just("settle"),
+            # (hold index counted from the newest, which is most likely still pending; chips to capture:
+            # 0 releases it, more than the hold is refused)
+            st.lists(
+                st.tuples(st.integers(0, 5), st.one_of(st.just(0), st.integers(1, 30), st.integers(1, 130))),
+                min_size=1,
+                max_size=3,
+            ),
+            st.lists(st.tuples(pairs, amounts), max_size=3),
+        ),
         st.tuples(st.just("replay"), st.integers(0, 50)),
         st.tuples(st.just("restart")),
     ),
@@ -132,6 +144,32 @@ def run_sequence(store_location: LedgerLocation, ops: list[tuple]) -> None:  # t
                     for n, ((i, j), amount) in enumerate(legs)
                 )
                 attempt(c.TransferBatch(rid, specs), ok)
+            case ("settle", picks, legs):
+                if not hold_ids:
+                    continue
+                chosen = {len(hold_ids) - 1 - k % len(hold_ids): amount for k, amount in picks}  # each once
+                trial = Model(list(model.balance), list(model.pending), model.holds)
+                ok = True
+                for k, amount in chosen.items():
+                    i, j, held, live = model.holds[k]
+                    ok = ok and bool(live) and amount <= held
+                    trial.pending[i] -= held
+                    trial.balance[i] -= amount
+                    trial.balance[j] += amount
+                ok = ok and all(trial.move(i, j, amount) for (i, j), amount in legs)
+                if ok:
+                    model.balance, model.pending = trial.balance, trial.pending
+                    for k in chosen:
+                        model.holds[k][3] = 0
+                resolutions = tuple(
+                    c.HoldResolution(hold_ids[k], amount, f"{rid}.c{k}" if amount else "")
+                    for k, amount in chosen.items()
+                )
+                specs = tuple(
+                    c.TransferSpec(f"{rid}.{n}", c.simple_postings(ids[i], ids[j], amount))
+                    for n, ((i, j), amount) in enumerate(legs)
+                )
+                attempt(c.TransferBatch(rid, specs, resolutions), ok)
             case ("restart",):
                 stores[0].close()
                 stores[0] = store_location.open()
@@ -141,6 +179,7 @@ def run_sequence(store_location: LedgerLocation, ops: list[tuple]) -> None:  # t
                 command, first = done[k % len(done)]
                 replayed = stores[0].execute(command)
                 if not isinstance(command, c.Hold | c.Release):  # a hold's status may have moved on
+                    # (a batch's resolved holds were resolved by that batch: they cannot move on)
                     assert replayed == first
         for i, account_id in enumerate(ids):
             a = stores[0].get_account(account_id)

@@ -296,3 +296,69 @@ def test_holds_over_grpc_capture_release_and_sweep(location: LedgerLocation) -> 
             time.sleep(0.1)
         assert s.GetAccount(pb.GetAccountRequest(account_id=alice)).account.available == 40
         assert s.GetLedgerSummary(pb.GetLedgerSummaryRequest()).invariants_hold
+
+
+def test_transfer_batch_resolves_holds_over_grpc(location: LedgerLocation) -> None:
+    """Issue 5: a casino round settles in one TransferBatch: its bets' holds captured or released and the
+    house's payouts, in one transaction; a replay returns the same response; errors carry their reasons."""
+    with wallet(location) as svc:
+        s = stub(svc)
+        alice = open_player(s, "alice", 100)
+        house = s.CreateAccount(
+            pb.CreateAccountRequest(request_id=rid(), kind=pb.ACCOUNT_KIND_HOUSE, owner="casino")
+        ).account.account_id
+        for hold_id, amount in (("ante-1", 10), ("bonus-1", 5)):
+            s.Hold(
+                pb.HoldRequest(request_id=hold_id, from_account_id=alice, to_account_id=house, amount=amount)
+            )
+        payout = pb.TransferSpec(
+            transfer_id="round-1-pay",
+            postings=[
+                pb.Posting(account_id=house, side=pb.POSTING_SIDE_DEBIT, amount=10),
+                pb.Posting(account_id=alice, side=pb.POSTING_SIDE_CREDIT, amount=10),
+            ],
+        )
+        request = pb.TransferBatchRequest(
+            request_id="round-1",
+            transfers=[payout],
+            resolutions=[
+                pb.HoldResolution(hold_id="ante-1"),  # the Ante wins: stake back, 10 paid
+                pb.HoldResolution(hold_id="bonus-1", capture_amount=5, transfer_id="round-1-bonus"),
+            ],
+        )
+        first = s.TransferBatch(request)
+        assert [(t.kind, t.batch_id) for t in first.transfers] == [
+            (pb.TRANSFER_KIND_CAPTURE, "round-1"),
+            (pb.TRANSFER_KIND_BATCH, "round-1"),
+        ]
+        assert [(h.hold_id, h.status) for h in first.holds] == [
+            ("ante-1", pb.HOLD_STATUS_RELEASED),
+            ("bonus-1", pb.HOLD_STATUS_CAPTURED),
+        ]
+        assert s.TransferBatch(request) == first
+        account = s.GetAccount(pb.GetAccountRequest(account_id=alice)).account
+        assert (account.balance, account.available, account.pending) == (105, 105, 0)
+        s.Hold(pb.HoldRequest(request_id="ante-2", from_account_id=alice, to_account_id=house, amount=10))
+        again = pb.TransferBatchRequest(
+            request_id="round-2",
+            resolutions=[pb.HoldResolution(hold_id="ante-2"), pb.HoldResolution(hold_id="ante-1")],
+        )
+        err = call_error(s.TransferBatch, again)
+        assert (err.code, err.reason, err.metadata["hold_id"]) == (
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "HOLD_NOT_PENDING",
+            "ante-1",
+        )
+        bad = pb.TransferBatchRequest(
+            request_id="round-2", resolutions=[pb.HoldResolution(hold_id="ante-2", capture_amount=-1)]
+        )
+        err = call_error(s.TransferBatch, bad)
+        assert err.code is grpc.StatusCode.INVALID_ARGUMENT
+        assert err.violations[0].field == "resolutions[0].capture_amount"
+        assert s.GetHold(pb.GetHoldRequest(hold_id="ante-2")).hold.status == pb.HOLD_STATUS_PENDING
+        changed = pb.TransferBatchRequest(
+            request_id="round-1", transfers=[payout], resolutions=request.resolutions[:1]
+        )
+        err = call_error(s.TransferBatch, changed)
+        assert (err.reason, err.metadata["differs"]) == ("REQUEST_ID_REUSED", "resolutions")
+        assert s.GetLedgerSummary(pb.GetLedgerSummaryRequest()).invariants_hold

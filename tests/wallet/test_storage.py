@@ -12,7 +12,7 @@ from ledger import commands as c
 from ledger.errors import ErrorKind, LedgerError
 from ledger.model import ISSUANCE_ACCOUNT_ID, Account, AccountKind, HoldStatus, IssueReason, Posting, Side
 
-from services.wallet.storage import CaptureResult, LedgerStore
+from services.wallet.storage import BatchResult, CaptureResult, LedgerStore
 
 from .conftest import FakeClock, LedgerLocation, PostgresSession
 
@@ -155,10 +155,10 @@ def test_batch_posts_all_in_order(store: LedgerStore) -> None:
     )
     # The second transfer spends chips the first one brought: order matters.
     onward = c.TransferSpec(rid("onward"), c.simple_postings(w1.id, w2.id, 100))
-    transfers = store.execute(c.TransferBatch(batch_id, (pot, onward)))
-    assert isinstance(transfers, tuple) and [t.batch_id for t in transfers] == [batch_id, batch_id]
+    result = store.execute(c.TransferBatch(batch_id, (pot, onward)))
+    assert isinstance(result, BatchResult) and [t.batch_id for t in result.transfers] == [batch_id, batch_id]
     assert [balance(store, a.id) for a in (escrow, w1, w2, house)] == [0, 0, 200, 10]
-    assert store.execute(c.TransferBatch(batch_id, (pot, onward))) == transfers
+    assert store.execute(c.TransferBatch(batch_id, (pot, onward))) == result
     assert store.summary().invariants_hold
 
 

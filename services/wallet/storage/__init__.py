@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from services.wallet.storage.base import Clock, LedgerStore, StoreUnavailable, wall_clock_ms
-from services.wallet.storage.engine import CaptureResult, Outcome, Result
+from services.wallet.storage.engine import BatchResult, CaptureResult, Outcome, Result
 
 SQLITE_FILE = "wallet.sqlite3"
 
@@ -33,6 +33,7 @@ def open_store(
 
 
 __all__ = [
+    "BatchResult",
     "CaptureResult",
     "Clock",
     "LedgerStore",

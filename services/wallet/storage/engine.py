@@ -49,7 +49,15 @@ class CaptureResult:
     hold: Hold
 
 
-Result = Account | Transfer | tuple[Transfer, ...] | Hold | CaptureResult
+@dataclass(frozen=True)
+class BatchResult:
+    """A batch's transfers (its captures first, then its transfers) and the holds it resolved."""
+
+    transfers: tuple[Transfer, ...]
+    holds: tuple[Hold, ...] = ()
+
+
+Result = Account | Transfer | BatchResult | Hold | CaptureResult
 
 
 @dataclass(frozen=True)
@@ -178,7 +186,8 @@ class Engine:
             case c.CreateAccount():
                 return self._must_account(db, ref)
             case c.TransferBatch():
-                return self._batch_transfers(db, ref)
+                holds = tuple(self._must_hold(db, r.hold_id) for r in cmd.resolutions)
+                return BatchResult(self._batch_transfers(db, ref), holds)
             case c.Hold() | c.Release():
                 return self._must_hold(db, ref)
             case c.Capture():
@@ -209,18 +218,65 @@ class Engine:
         self._write_accounts(db, accounts, after)
         return transfer
 
-    def _batch(self, db: Connection, cmd: c.TransferBatch, now_ms: int) -> tuple[Transfer, ...]:
-        for spec in cmd.transfers:
+    def _batch(self, db: Connection, cmd: c.TransferBatch, now_ms: int) -> BatchResult:
+        for transfer_id in cmd.member_ids():
             params = canonical({"batch_id": cmd.request_id})
-            if self._claim(db, spec.transfer_id, "BatchMember", params, spec.transfer_id, now_ms) is not None:
+            if self._claim(db, transfer_id, "BatchMember", params, transfer_id, now_ms) is not None:
                 raise already_exists(
                     "TRANSFER_ID_IN_USE",
-                    f"transfer id {spec.transfer_id!r} is already used by another request",
-                    transfer_id=spec.transfer_id,
+                    f"transfer id {transfer_id!r} is already used by another request",
+                    transfer_id=transfer_id,
                 )
-        accounts = self._lock_accounts(db, [p.account_id for t in cmd.transfers for p in t.postings])
+        # A hold's accounts never change: read them unlocked, lock accounts then holds (the lock order).
+        seen = [self._hold_or_missing(db, r.hold_id) for r in cmd.resolutions]
+        accounts = self._lock_accounts(
+            db,
+            [a for h in seen for a in (h.debit_account_id, h.credit_account_id)]
+            + [p.account_id for t in cmd.transfers for p in t.postings],
+        )
+        holds = self._lock_pending_holds(db, [r.hold_id for r in cmd.resolutions], now_ms)
         state = accounts
         out = []
+        # Holds resolve first, so the chips a release frees may be spent by the transfers after it.
+        for i, r in enumerate(cmd.resolutions):
+            hold = holds[r.hold_id]
+            if r.capture_amount > hold.amount:
+                raise invalid(
+                    f"resolutions[{i}].capture_amount",
+                    "AMOUNT_EXCEEDS_HOLD",
+                    f"hold {hold.id} reserves only {hold.amount} chips",
+                )
+            source = state[hold.debit_account_id]
+            state = {
+                **state,
+                source.id: dataclasses.replace(source, debits_pending=source.debits_pending - hold.amount),
+            }
+            if r.capture_amount == 0:
+                self.x(
+                    db,
+                    "UPDATE holds SET status = 'RELEASED', resolved_at_ms = ? WHERE id = ?",
+                    (now_ms, hold.id),
+                )
+                continue
+            postings = c.simple_postings(hold.debit_account_id, hold.credit_account_id, r.capture_amount)
+            transfer, state = self._post(
+                db,
+                state,
+                r.transfer_id,
+                TransferKind.CAPTURE,
+                postings,
+                r.memo or hold.memo,
+                now_ms,
+                batch_id=cmd.request_id,
+                hold_id=hold.id,
+            )
+            self.x(
+                db,
+                "UPDATE holds SET status = 'CAPTURED', captured_amount = ?, capture_transfer_id = ?,"
+                " resolved_at_ms = ? WHERE id = ?",
+                (r.capture_amount, transfer.id, now_ms, hold.id),
+            )
+            out.append(transfer)
         # Transfers apply in order, each seeing the previous ones; any refusal voids the batch.
         for spec in cmd.transfers:
             transfer, state = self._post(
@@ -235,7 +291,36 @@ class Engine:
             )
             out.append(transfer)
         self._write_accounts(db, accounts, state)
-        return tuple(out)
+        resolved = tuple(self._must_hold(db, r.hold_id) for r in cmd.resolutions)
+        return BatchResult(tuple(out), resolved)
+
+    def _hold_or_missing(self, db: Connection, hold_id: str) -> Hold:
+        hold = self.get_hold(db, hold_id)
+        if hold is None:
+            raise not_found("HOLD_NOT_FOUND", f"hold {hold_id} does not exist", hold_id=hold_id)
+        return hold
+
+    def _lock_pending_holds(self, db: Connection, hold_ids: list[str], now_ms: int) -> dict[str, Hold]:
+        """Locks the holds (in id order) and refuses unless every one is still pending: a hold resolved
+        by another request, or expired, fails the whole batch."""
+        if not hold_ids:
+            return {}
+        wanted = sorted(hold_ids)
+        marks = ", ".join("?" * len(wanted))
+        rows = self.q(
+            db, f"SELECT {_HOLD_COLS} FROM holds WHERE id IN ({marks}) ORDER BY id{self._for_update}", wanted
+        )
+        holds = {h.id: h for h in map(_hold, rows)}
+        for hold_id in hold_ids:
+            status = holds[hold_id].effective_status(now_ms)
+            if status is not HoldStatus.PENDING:
+                raise failed_precondition(
+                    "HOLD_NOT_PENDING",
+                    f"hold {hold_id} is {status.value.lower()}, not pending: the batch changed nothing",
+                    hold_id=hold_id,
+                    status=status.value,
+                )
+        return holds
 
     def _hold_chips(self, db: Connection, cmd: c.Hold, now_ms: int) -> Hold:
         locked = self._lock_accounts(db, [cmd.from_account_id, cmd.to_account_id])
