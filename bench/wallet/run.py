@@ -33,11 +33,27 @@ from servicekit.auth import Role
 
 REPO = Path(__file__).resolve().parents[2]
 ACCOUNTS = 1_000
+# Client i calls through channel i // CLIENTS_PER_CHANNEL: each channel is one TCP connection, and the
+# kernel hands each connection to one wallet worker (SO_REUSEPORT), as it would with many callers.
+CHANNELS = 8
+CLIENTS_PER_CHANNEL = 8
 
 
-def start_wallet(data_dir: Path, database_url: str) -> tuple[subprocess.Popen[bytes], str]:
+def open_channel(address: str, index: int) -> grpc.aio.Channel:
+    # A local subchannel pool: otherwise channels to one address share one connection.
+    return grpc.aio.insecure_channel(
+        address, options=[("grpc.use_local_subchannel_pool", 1), ("felt.bench_channel", index)]
+    )
+
+
+def start_wallet(data_dir: Path, database_url: str, workers: int) -> tuple[subprocess.Popen[bytes], str]:
     err_path = data_dir / "wallet.err"
-    env = {**os.environ, "WALLET_DATABASE_URL": database_url, "FELT_WALLET_PG_POOL_SIZE": "32"}
+    env = {
+        **os.environ,
+        "WALLET_DATABASE_URL": database_url,
+        "FELT_WALLET_PG_POOL_SIZE": "32",
+        "FELT_WALLET_WORKERS": str(workers),
+    }
     with open(err_path, "wb") as err:
         proc = subprocess.Popen(
             [
@@ -94,7 +110,7 @@ async def setup(stub: pb_grpc.WalletServiceStub, md: tuple[tuple[str, str]]) -> 
 
 
 async def load(
-    stub: pb_grpc.WalletServiceStub,
+    stubs: list[pb_grpc.WalletServiceStub],
     md: tuple[tuple[str, str]],
     accounts: list[str],
     clients: int,
@@ -105,6 +121,7 @@ async def load(
 
     async def client(seed: int) -> None:
         rng = random.Random(seed)
+        stub = stubs[seed // CLIENTS_PER_CHANNEL % len(stubs)]
         while time.perf_counter() < end:
             a, b = rng.sample(accounts, 2)
             request = pb.TransferRequest(
@@ -120,7 +137,7 @@ async def load(
 
 
 async def batch_load(
-    stub: pb_grpc.WalletServiceStub,
+    stubs: list[pb_grpc.WalletServiceStub],
     md: tuple[tuple[str, str]],
     accounts: list[str],
     clients: int,
@@ -133,6 +150,7 @@ async def batch_load(
 
     async def client(seed: int) -> None:
         rng = random.Random(seed)
+        stub = stubs[seed // CLIENTS_PER_CHANNEL % len(stubs)]
         while time.perf_counter() < end:
             specs = []
             for _ in range(size):
@@ -157,19 +175,24 @@ async def batch_load(
 
 
 async def read_load(
-    stub: pb_grpc.WalletServiceStub, md: tuple[tuple[str, str]], account_id: str, clients: int, seconds: float
+    stubs: list[pb_grpc.WalletServiceStub],
+    md: tuple[tuple[str, str]],
+    account_id: str,
+    clients: int,
+    seconds: float,
 ) -> tuple[int, list[float]]:
     latencies: list[float] = []
     end = time.perf_counter() + seconds
 
-    async def client() -> None:
+    async def client(seed: int) -> None:
+        stub = stubs[seed // CLIENTS_PER_CHANNEL % len(stubs)]
         while time.perf_counter() < end:
             t0 = time.perf_counter()
             await stub.GetAccount(pb.GetAccountRequest(account_id=account_id), metadata=md, timeout=10)
             latencies.append(time.perf_counter() - t0)
 
     t0 = time.perf_counter()
-    await asyncio.gather(*(client() for _ in range(clients)))
+    await asyncio.gather(*(client(i) for i in range(clients)))
     return len(latencies), [*latencies, time.perf_counter() - t0]
 
 
@@ -179,20 +202,23 @@ def percentile(values: list[float], q: float) -> float:
 
 
 async def bench_store(
-    name: str, database_url: str, clients_list: list[int], seconds: float
+    name: str, database_url: str, clients_list: list[int], seconds: float, workers: int
 ) -> list[tuple[str, int, float, float, float]]:
     rows = []
+    name = f"{name}, {workers} worker{'s' if workers > 1 else ''}"
     with tempfile.TemporaryDirectory(prefix="wallet-bench-") as tmp:
-        proc, address = start_wallet(Path(tmp), database_url)
+        proc, address = start_wallet(Path(tmp), database_url, workers)
         try:
             token = auth.issue_token(auth.load_keys(Path(tmp)), "bench", Role.SERVICE)
             md = auth.bearer_metadata(token)
-            async with grpc.aio.insecure_channel(address) as channel:
-                stub = pb_grpc.WalletServiceStub(channel)
+            channels = [open_channel(address, i) for i in range(CHANNELS)]
+            try:
+                stubs = [pb_grpc.WalletServiceStub(channel) for channel in channels]
+                stub = stubs[0]
                 accounts = await setup(stub, md)
-                await load(stub, md, accounts, 8, 1.0)  # warm-up
+                await load(stubs, md, accounts, 8 * CHANNELS, 1.0)  # warm-up: every channel connects
                 for clients in clients_list:
-                    count, samples = await load(stub, md, accounts, clients, seconds)
+                    count, samples = await load(stubs, md, accounts, clients, seconds)
                     elapsed, lat = samples[-1], samples[:-1]
                     rows.append(
                         (
@@ -204,12 +230,12 @@ async def bench_store(
                         )
                     )
                     print(
-                        f"{name:9} {clients:3} clients: {rows[-1][2]:8.0f} transfers/s  p50 {rows[-1][3]:6.2f} ms  p99 {rows[-1][4]:6.2f} ms",
+                        f"{name:20} {clients:3} clients: {rows[-1][2]:8.0f} transfers/s  p50 {rows[-1][3]:6.2f} ms  p99 {rows[-1][4]:6.2f} ms",
                         file=sys.stderr,
                         flush=True,
                     )
                 # Supplementary: callers that group their transfers (TransferBatch of 10, all-or-nothing).
-                count, samples = await batch_load(stub, md, accounts, 64, seconds, 10)
+                count, samples = await batch_load(stubs, md, accounts, 64, seconds, 10)
                 elapsed, lat = samples[-1], samples[:-1]
                 rows.append(
                     (
@@ -221,7 +247,7 @@ async def bench_store(
                     )
                 )
                 # The same clients on a read that touches almost nothing: the platform's own ceiling.
-                count, samples = await read_load(stub, md, accounts[0], 64, seconds)
+                count, samples = await read_load(stubs, md, accounts[0], 64, seconds)
                 elapsed, lat = samples[-1], samples[:-1]
                 rows.append(
                     (
@@ -234,6 +260,9 @@ async def bench_store(
                 )
                 summary = await stub.GetLedgerSummary(pb.GetLedgerSummaryRequest(), metadata=md)
                 assert summary.invariants_hold, summary.violations
+            finally:
+                for channel in channels:
+                    await channel.close(None)
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=30)
@@ -304,6 +333,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 8, 64])
     parser.add_argument("--stores", nargs="+", default=["sqlite", "postgres"], choices=["sqlite", "postgres"])
     parser.add_argument(
+        "--workers",
+        type=int,
+        nargs="+",
+        default=[1],
+        help="wallet processes on the port (FELT_WALLET_WORKERS)",
+    )
+    parser.add_argument(
         "--storage-only", action="store_true", help="measure the storage layer in-process (no gRPC) instead"
     )
     args = parser.parse_args(argv)
@@ -312,7 +348,13 @@ def main(argv: list[str] | None = None) -> int:
         run_one = (
             (lambda n, u: bench_direct(n, u, args.clients, args.seconds))
             if args.storage_only
-            else (lambda n, u: asyncio.run(bench_store(n, u, args.clients, args.seconds)))
+            else (
+                lambda n, u: [
+                    row
+                    for workers in args.workers
+                    for row in asyncio.run(bench_store(n, u, args.clients, args.seconds, workers))
+                ]
+            )
         )
         if store == "sqlite":
             rows += run_one("sqlite", "")

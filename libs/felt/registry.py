@@ -10,12 +10,17 @@ from typing import Any
 from servicekit.config import SERVICES, ServerConfig
 from servicekit.server import ServiceSpec
 
+# `serve(config, announce) -> exit code`: a service that runs itself its own way (the wallet's worker
+# processes); `announce(address, metrics_port)` once it serves.
+ServeFn = Callable[[ServerConfig, Callable[[str, int | None], None]], int]
+
 
 @dataclass(frozen=True)
 class ServiceEntry:
     name: str
     load_config: Callable[..., ServerConfig]
     service_spec: Callable[[ServerConfig], ServiceSpec]
+    serve: ServeFn | None = None  # None: one process, `serve_forever(service_spec(config), config)`
 
 
 def available() -> list[ServiceEntry]:
@@ -36,4 +41,4 @@ def find(name: str) -> ServiceEntry | None:
         if exc.name and exc.name.startswith(f"services.{name}"):
             return None
         raise
-    return ServiceEntry(name, config.load_config, server.service_spec)
+    return ServiceEntry(name, config.load_config, server.service_spec, getattr(server, "serve", None))

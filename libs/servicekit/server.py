@@ -36,6 +36,21 @@ class ServiceSpec:
     options: Sequence[tuple[str, object]] = field(default_factory=tuple)
 
 
+def _server_options(overrides: Sequence[tuple[str, object]]) -> dict[str, object]:
+    """The platform's gRPC server options; a service's own options replace those of the same name.
+
+    SO_REUSEPORT is off by default, so a second server started on a port in use fails to bind
+    instead of silently sharing it; a service that runs several worker processes behind one port on
+    purpose (the wallet) turns it on with `("grpc.so_reuseport", 1)`."""
+    options: dict[str, object] = {
+        "grpc.max_receive_message_length": 64 * 1024 * 1024,
+        "grpc.max_send_message_length": 64 * 1024 * 1024,
+        "grpc.so_reuseport": 0,
+    }
+    options.update(overrides)
+    return options
+
+
 class Service:
     """A built, not yet started, gRPC server for one service, with its metrics endpoint."""
 
@@ -47,12 +62,7 @@ class Service:
         self.server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=config.max_workers, thread_name_prefix=spec.name),
             interceptors=[RpcInterceptor(spec.name, self.keys, spec.allow_anonymous)],
-            options=[
-                ("grpc.max_receive_message_length", 64 * 1024 * 1024),
-                ("grpc.max_send_message_length", 64 * 1024 * 1024),
-                ("grpc.so_reuseport", 0),
-                *spec.options,
-            ],
+            options=list(_server_options(spec.options).items()),
         )
         spec.register(self.server)
         self.health = health.HealthServicer(experimental_non_blocking=True)

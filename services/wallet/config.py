@@ -5,7 +5,9 @@ and its own:
   in SQLite at `<FELT_DATA_DIR>/wallet.sqlite3`; `sqlite:///path` names another SQLite file.
 - FELT_WALLET_MAX_WORKERS (default 16): gRPC worker threads, i.e. concurrent RPCs.
 - FELT_WALLET_HOLD_SWEEP_SECONDS (default 1.0): how often expired holds are swept (chips freed).
-- FELT_WALLET_PG_POOL_SIZE (default 16): PostgreSQL connections in the pool.
+- FELT_WALLET_PG_POOL_SIZE (default 16): PostgreSQL connections in the pool (per worker process).
+- FELT_WALLET_WORKERS (default 1): worker processes serving the one gRPC port (SO_REUSEPORT); more
+  than one makes `felt serve wallet` a supervisor of that many workers (see services/wallet/workers.py).
 
 Tests may also pass `clock=` (a callable returning epoch milliseconds) as an override.
 """
@@ -16,6 +18,8 @@ from typing import Any
 
 from servicekit.config import ServerConfig, load_server_config, positive_float, positive_int, setting
 
+WORKER_INDEX_ENV = "FELT_WALLET_WORKER_INDEX"
+
 
 def load_config(**overrides: Any) -> ServerConfig:
     own: dict[str, Any] = {
@@ -25,5 +29,8 @@ def load_config(**overrides: Any) -> ServerConfig:
         # Measured with 64 clients: 16 threads give the same throughput as 64 and a shorter p99 tail
         # (fewer threads fighting for the GIL); SQLite group commit batches whatever is queued.
         "max_workers": setting("FELT_WALLET_MAX_WORKERS", 16, parse=positive_int),
+        "workers": setting("FELT_WALLET_WORKERS", 1, parse=positive_int),
+        # Set by the supervisor in each worker's environment, never by hand.
+        "worker_index": setting(WORKER_INDEX_ENV, None, parse=int),
     }
     return load_server_config("wallet", **{**own, **{k: v for k, v in overrides.items() if v is not None}})

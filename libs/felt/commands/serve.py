@@ -7,7 +7,7 @@ import os
 import sys
 
 from servicekit.config import SERVICES, ConfigError
-from servicekit.server import Service, serve_forever
+from servicekit.server import serve_forever
 
 from felt import registry
 
@@ -29,22 +29,23 @@ def run(args: argparse.Namespace) -> int:
     if entry is None:
         print(f"felt: the {args.service} service is not implemented in this checkout", file=sys.stderr)
         return 2
-    try:
-        config = entry.load_config(host=args.host, port=args.port, metrics_port=args.metrics_port)
-        spec = entry.service_spec(config)
-    except ConfigError as exc:
-        print(f"felt: {exc}", file=sys.stderr)
-        return 2
 
-    def announce(service: Service) -> None:
+    def announce(address: str, metrics_port: int | None) -> None:
         print(
-            f"{args.service} listening on {service.address}  metrics http://{config.host}:{service.metrics_port}/metrics",
+            f"{args.service} listening on {address}  metrics http://{config.host}:{metrics_port}/metrics",
             file=sys.stderr,
             flush=True,
         )
 
     try:
-        serve_forever(spec, config, announce)
+        config = entry.load_config(host=args.host, port=args.port, metrics_port=args.metrics_port)
+        if entry.serve is not None:
+            return entry.serve(config, announce)
+        serve_forever(
+            entry.service_spec(config),
+            config,
+            lambda service: announce(service.address, service.metrics_port),
+        )
     except ConfigError as exc:
         print(f"felt: {exc}", file=sys.stderr)
         return 2
