@@ -1,6 +1,7 @@
 """The casino's money in the wallet: player accounts, the house, each table's progressive pool, holds and
-the settlement of a round. Every call carries a request id derived from (table, round, seat, bet) so that a
-retry (after a timeout, or after a crash of this service) never moves a chip twice."""
+the settlement of a round (one atomic TransferBatch). Every call carries a request id derived from (table,
+round, seat, bet) so that a retry (after a timeout, or after a crash of this service) never moves a chip
+twice."""
 
 from __future__ import annotations
 
@@ -123,10 +124,6 @@ class Wallet:
             if errors.details_of(error).reason not in ("HOLD_NOT_FOUND",):
                 raise
 
-    def capture(self, hold_id: str, amount: int) -> None:
-        request = wpb.CaptureRequest(request_id=f"{hold_id}-c", hold_id=hold_id, amount=amount)
-        self._call(lambda: self._stub.Capture(request))
-
     # Settlement ----------------------------------------------------------------------------------------
 
     def settle(
@@ -137,63 +134,85 @@ class Wallet:
         holds: Sequence[HeldBet],
         players: Mapping[int, str],
     ) -> None:
-        """Stakes lost are captured from their holds (the rest of each hold released), then one batch pays
-        the winnings from the house (and the progressive pool) and feeds the pool. Idempotent."""
-        by_bet: dict[tuple[int, str], list[HeldBet]] = {}
-        for held in holds:
-            by_bet.setdefault((held.seat, held.bet), []).append(held)
-        for result in settlement.results:
-            lost = result.lost
-            for held in by_bet.pop((result.seat, str(result.bet)), []):
-                take = min(lost, held.amount)
-                lost -= take
-                if take > 0:
-                    self.capture(held.hold_id, take)
-                else:
-                    self.release(held.hold_id)
-        for leftover in by_bet.values():  # holds of bets the engine dropped (no Ante at the deal)
-            for held in leftover:
-                self.release(held.hold_id)
-        batch_id = f"cas-{table_id}-r{round_number}-settle"
-        transfers = []
-        house = self.house()
-        if settlement.pool_contribution:
+        """The whole round in ONE atomic wallet batch: each bet's holds captured for the stake lost (the
+        rest released), the house's payouts, the progressive pool's contribution and wins. Its request id is
+        the round's, so a re-drive (a timeout, or this service restarted) replays it: nothing moves twice."""
+        request = settlement_batch(
+            table_id, round_number, settlement, holds, players, self.house(), self.player, self.pool
+        )
+        if request.transfers or request.resolutions:
+            self._call(lambda: self._stub.TransferBatch(request))
+
+
+def settlement_batch(
+    table_id: str,
+    round_number: int,
+    settlement: Settlement,
+    holds: Sequence[HeldBet],
+    players: Mapping[int, str],
+    house: str,
+    player_account: Callable[[str], str],
+    pool_account: Callable[[str], str],
+) -> wpb.TransferBatchRequest:
+    """The settlement of a round as one TransferBatch: the same round always gives the same request."""
+    batch_id = settlement_batch_id(table_id, round_number)
+    by_bet: dict[tuple[int, str], list[HeldBet]] = {}
+    for held in holds:
+        by_bet.setdefault((held.seat, held.bet), []).append(held)
+    resolutions = []
+    for result in settlement.results:
+        lost = result.lost
+        for held in by_bet.pop((result.seat, str(result.bet)), []):
+            take = min(lost, held.amount)
+            lost -= take
+            resolutions.append(_resolution(held.hold_id, take))
+    for leftover in by_bet.values():  # holds of bets the engine dropped (no Ante at the deal)
+        resolutions += [_resolution(held.hold_id, 0) for held in leftover]
+    transfers = []
+    if settlement.pool_contribution:
+        transfers.append(
+            _pay(
+                f"{batch_id}-pool",
+                house,
+                pool_account(table_id),
+                settlement.pool_contribution,
+                "progressive contribution",
+            )
+        )
+    for seat in sorted({r.seat for r in settlement.results}):
+        for from_pool in (False, True):
+            won = sum(r.won for r in settlement.results if r.seat == seat and r.from_pool == from_pool)
+            if won <= 0:
+                continue
             transfers.append(
-                wpb.TransferSpec(
-                    transfer_id=f"{batch_id}-pool",
-                    postings=[
-                        wpb.Posting(
-                            account_id=house, side=wpb.POSTING_SIDE_DEBIT, amount=settlement.pool_contribution
-                        ),
-                        wpb.Posting(
-                            account_id=self.pool(table_id),
-                            side=wpb.POSTING_SIDE_CREDIT,
-                            amount=settlement.pool_contribution,
-                        ),
-                    ],
-                    memo="progressive contribution",
+                _pay(
+                    f"{batch_id}-s{seat}{'-pool' if from_pool else ''}",
+                    pool_account(table_id) if from_pool else house,
+                    player_account(players[seat]),
+                    won,
+                    f"casino {table_id} round {round_number} seat {seat}",
                 )
             )
-        for seat in sorted({r.seat for r in settlement.results}):
-            for from_pool in (False, True):
-                won = sum(r.won for r in settlement.results if r.seat == seat and r.from_pool == from_pool)
-                if won <= 0:
-                    continue
-                payer = self.pool(table_id) if from_pool else house
-                transfers.append(
-                    wpb.TransferSpec(
-                        transfer_id=f"{batch_id}-s{seat}{'-pool' if from_pool else ''}",
-                        postings=[
-                            wpb.Posting(account_id=payer, side=wpb.POSTING_SIDE_DEBIT, amount=won),
-                            wpb.Posting(
-                                account_id=self.player(players[seat]),
-                                side=wpb.POSTING_SIDE_CREDIT,
-                                amount=won,
-                            ),
-                        ],
-                        memo=f"casino {table_id} round {round_number} seat {seat}",
-                    )
-                )
-        if transfers:
-            request = wpb.TransferBatchRequest(request_id=batch_id, transfers=transfers)
-            self._call(lambda: self._stub.TransferBatch(request))
+    return wpb.TransferBatchRequest(request_id=batch_id, transfers=transfers, resolutions=resolutions)
+
+
+def settlement_batch_id(table_id: str, round_number: int) -> str:
+    return f"cas-{table_id}-r{round_number}-settle"
+
+
+def _resolution(hold_id: str, capture: int) -> wpb.HoldResolution:
+    # Derived from the hold: the same round always sends the same batch, so a re-drive is a replay.
+    return wpb.HoldResolution(
+        hold_id=hold_id, capture_amount=capture, transfer_id=f"{hold_id}-c" if capture else ""
+    )
+
+
+def _pay(transfer_id: str, payer: str, payee: str, amount: int, memo: str) -> wpb.TransferSpec:
+    return wpb.TransferSpec(
+        transfer_id=transfer_id,
+        postings=[
+            wpb.Posting(account_id=payer, side=wpb.POSTING_SIDE_DEBIT, amount=amount),
+            wpb.Posting(account_id=payee, side=wpb.POSTING_SIDE_CREDIT, amount=amount),
+        ],
+        memo=memo,
+    )
