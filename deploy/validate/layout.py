@@ -22,13 +22,16 @@ class Overlay:
     production: bool
 
 
+# felt-auth: the public key every service verifies tokens with; felt-auth-signing: its private key, for the
+# table service, which mints its own service token for the dealer and the wallet.
+AUTH_SECRETS = frozenset({"felt-auth", "felt-auth-signing"})
 OVERLAYS = (
-    Overlay("base", DEPLOY / "k8s" / "base", frozenset({"felt-auth", "felt-wallet-database"}), False),
-    Overlay("dev", DEPLOY / "k8s" / "overlays" / "dev", frozenset({"felt-auth"}), False),
+    Overlay("base", DEPLOY / "k8s" / "base", AUTH_SECRETS | {"felt-wallet-database"}, False),
+    Overlay("dev", DEPLOY / "k8s" / "overlays" / "dev", AUTH_SECRETS, False),
     Overlay(
         "production",
         DEPLOY / "k8s" / "overlays" / "production",
-        frozenset({"felt-auth", "felt-wallet-database"}),
+        AUTH_SECRETS | {"felt-wallet-database"},
         True,
     ),
 )

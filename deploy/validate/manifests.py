@@ -12,8 +12,16 @@ from typing import Any
 from servicekit.config import SERVICES, default_metrics_port, default_port
 
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
-# Implemented in the code today and deployed by deploy/k8s/base (table and tournament come later).
+# Implemented in the code today and deployed by deploy/k8s/base (the tournament comes later): stateless
+# Deployments with an HPA, and the table service, a StatefulSet of shards each with its own volume.
 DEPLOYED_SERVICES = ("evaluator", "dealer", "wallet")
+STATEFUL_SERVICES = ("table",)
+# Services that mint tokens of their own (the table's service token for the dealer and the wallet): only
+# they may hold the private key; every other service verifies with the public key.
+SIGNING_SERVICES = frozenset({"table"})
+# Table shards share no tables until per-table lease rows exist (ARCHITECTURE "Scaling out"): one shard.
+TABLE_SHARDS_BEFORE_LEASES = 1
+_ADDRESS_SETTING = re.compile(r"^FELT_([A-Z]+)_ADDRESS$")
 # Capacity figures the manifests are sized with (docs/operations.md "Scale"; deploy/sizing/ measures them).
 DEALER_BYTES_PER_SHOE = 12 * 1024  # a fully dealt, closed and revealed one-deck shoe: ~11.5 KB measured
 DEALER_BASELINE_BYTES = 96 * 2**20  # interpreter, gRPC, libraries
@@ -278,6 +286,14 @@ def check_felt_container(
             problems.append(f"{where}: production needs FELT_AUTH_PUBLIC_KEY_FILE (or _PRIVATE_KEY_FILE)")
         elif key.rsplit("/", 1)[0] not in _secret_mount_dirs(w, c):
             problems.append(f"{where}: the auth key {key} is not on a Secret volume")
+    if service in SIGNING_SERVICES and (env.get("FELT_ENV") == "production" or production):
+        if not env.get("FELT_AUTH_PRIVATE_KEY_FILE"):
+            problems.append(
+                f"{where}: {service} mints its own service token: it needs FELT_AUTH_PRIVATE_KEY_FILE"
+            )
+    elif service not in SIGNING_SERVICES and env.get("FELT_AUTH_PRIVATE_KEY_FILE"):
+        problems.append(f"{where}: only {sorted(SIGNING_SERVICES)} may hold the private signing key")
+    problems += _check_addresses(where, env, docs)
     if known_env is not None:
         names = set(env) | {e["name"] for e in c.get("env", [])}
         for name in sorted(n for n in names if n.startswith(("FELT_", "WALLET_")) and n not in known_env):
@@ -288,6 +304,57 @@ def check_felt_container(
         entries = [e for e in c.get("env", []) if e["name"] == "WALLET_DATABASE_URL"]
         if not entries or "secretKeyRef" not in entries[0].get("valueFrom", {}):
             problems.append(f"{where}: WALLET_DATABASE_URL must come from a Secret (it holds credentials)")
+    return problems
+
+
+def _check_addresses(where: str, env: dict[str, str], docs: list[Doc]) -> list[str]:
+    """FELT_<SERVICE>_ADDRESS names that service's Service in the render, on its documented gRPC port."""
+    problems = []
+    for name, value in sorted(env.items()):
+        match = _ADDRESS_SETTING.match(name)
+        if match is None or match.group(1).lower() not in SERVICES:
+            continue
+        target = match.group(1).lower()
+        host, _, port = value.rpartition(":")
+        if find(docs, "Service", host.split(".")[0]) is None or port != str(default_port(target)):
+            problems.append(f"{where}: {name}={value} must be the {target} Service on {default_port(target)}")
+    return problems
+
+
+def check_stateful(docs: list[Doc], loads: list[Workload]) -> list[str]:
+    """A StatefulSet of Felt shards: its state on a volume of its own, a headless governing Service, no
+    autoscaler (CPU does not move tables), volumes kept when pods go, and one shard until leases exist."""
+    problems = []
+    autoscaled = {
+        d["spec"]["scaleTargetRef"]["name"] for d in docs if d.get("kind") == "HorizontalPodAutoscaler"
+    }
+    for w in (w for w in loads if w.kind == "StatefulSet"):
+        felt = [c for c in w.pod.get("containers", []) if felt_service_of(c) is not None]
+        if not felt:
+            continue
+        spec = w.doc["spec"]
+        claims = {t["metadata"]["name"] for t in spec.get("volumeClaimTemplates", [])}
+        data_dir = environment(felt[0], docs).get("FELT_DATA_DIR", "").rstrip("/")
+        mounts = {m["mountPath"].rstrip("/"): m["name"] for m in felt[0].get("volumeMounts", [])}
+        if mounts.get(data_dir) not in claims:
+            problems.append(
+                f"{w}: FELT_DATA_DIR must be on a volumeClaimTemplate (the tables' logs outlive the pod)"
+            )
+        governing = find(docs, "Service", str(spec.get("serviceName", "")))
+        if governing is None or governing["spec"].get("clusterIP") != "None":
+            problems.append(f"{w}: serviceName must name a headless Service (clusterIP: None)")
+        elif not selects(governing["spec"].get("selector", {}), w.labels):
+            problems.append(f"{w}: its governing Service {governing['metadata']['name']} does not select it")
+        if w.name in autoscaled:
+            problems.append(f"{w}: no HorizontalPodAutoscaler: a shard owns its tables, CPU cannot move them")
+        retention = spec.get("persistentVolumeClaimRetentionPolicy", {})
+        if retention.get("whenScaled") != "Retain" or retention.get("whenDeleted") != "Retain":
+            problems.append(f"{w}: persistentVolumeClaimRetentionPolicy must Retain (chips of hands in play)")
+        if felt_service_of(felt[0]) == "table" and spec.get("replicas", 1) != TABLE_SHARDS_BEFORE_LEASES:
+            problems.append(
+                f"{w}: replicas must be {TABLE_SHARDS_BEFORE_LEASES}: shards share no tables until the "
+                "per-table lease rows exist"
+            )
     return problems
 
 
@@ -433,6 +500,10 @@ def check_rendered(
         for kind in ("Deployment", "Service", "HorizontalPodAutoscaler", "PodDisruptionBudget"):
             if find(docs, kind, service) is None:
                 problems.append(f"{service}: no {kind}")
+    for service in STATEFUL_SERVICES:
+        for kind in ("StatefulSet", "Service", "PodDisruptionBudget"):
+            if find(docs, kind, service) is None:
+                problems.append(f"{service}: no {kind}")
     for w in loads:
         problems += check_security(w) + check_resources(w) + check_volumes(w)
         problems += check_references(w, docs, external_secrets)
@@ -441,6 +512,7 @@ def check_rendered(
                 problems += check_felt_container(w, c, docs, production, known_env)
     problems += check_services(docs, loads)
     problems += check_disruption_and_scaling(docs, loads)
+    problems += check_stateful(docs, loads)
     problems += check_capacity(docs)
     dealer = find(docs, "Service", "dealer")
     if dealer is not None and dealer["spec"].get("sessionAffinity") != "ClientIP":

@@ -17,7 +17,8 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -27,6 +28,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from servicekit import auth
 
 from deploy.validate import kustomize, layout, manifests, schemas, suite
 
@@ -49,12 +51,21 @@ def get(docs: list[Doc], kind: str, name: str) -> Doc:
     return doc
 
 
+def workload(docs: list[Doc], name: str) -> Doc:
+    """The Deployment or StatefulSet that runs the service `name`."""
+    for kind in manifests.WORKLOAD_KINDS:
+        doc = manifests.find(docs, kind, name)
+        if doc is not None:
+            return doc
+    raise AssertionError(f"no workload {name}")
+
+
 def container(docs: list[Doc], name: str) -> Doc:
-    return dict(get(docs, "Deployment", name)["spec"]["template"]["spec"]["containers"][0])
+    return dict(workload(docs, name)["spec"]["template"]["spec"]["containers"][0])
 
 
 def pod(docs: list[Doc], name: str) -> Doc:
-    return dict(get(docs, "Deployment", name)["spec"]["template"]["spec"])
+    return dict(workload(docs, name)["spec"]["template"]["spec"])
 
 
 def test_kustomize_is_real_and_pinned() -> None:
@@ -73,6 +84,8 @@ def test_overlay_renders_and_passes_every_check(overlay: str) -> None:
     kinds = {(d["kind"], d["metadata"]["name"]) for d in docs}
     for service in manifests.DEPLOYED_SERVICES:
         assert {("Deployment", service), ("Service", service), ("PodDisruptionBudget", service)} <= kinds
+    for service in manifests.STATEFUL_SERVICES:
+        assert {("StatefulSet", service), ("Service", service), ("PodDisruptionBudget", service)} <= kinds
 
 
 @pytest.mark.parametrize("overlay", sorted(OVERLAYS))
@@ -277,6 +290,69 @@ MUTATIONS: dict[str, tuple[Callable[[list[Doc]], None], str]] = {
         lambda docs: docs.remove(get(docs, "PodDisruptionBudget", "evaluator")),
         "evaluator: no PodDisruptionBudget",
     ),
+    # the table service: a StatefulSet of shards, each with its own volume
+    "table shard without its pdb": (
+        lambda docs: docs.remove(get(docs, "PodDisruptionBudget", "table")),
+        "table: no PodDisruptionBudget",
+    ),
+    "table data on scratch space": (
+        _set(f"StatefulSet/table:{C0}.volumeMounts.0.name", "tmp"),
+        "FELT_DATA_DIR must be on a volumeClaimTemplate",
+    ),
+    "table shards without a headless service": (
+        _set("Service/table-shards:spec.clusterIP", None),
+        "serviceName must name a headless Service",
+    ),
+    "table shards governed by another service": (
+        _set("StatefulSet/table:spec.serviceName", "wallet"),
+        "serviceName must name a headless Service",
+    ),
+    "table volumes deleted with the pods": (
+        _set("StatefulSet/table:spec.persistentVolumeClaimRetentionPolicy.whenScaled", "Delete"),
+        "persistentVolumeClaimRetentionPolicy must Retain",
+    ),
+    "table shards before leases": (_set("StatefulSet/table:spec.replicas", 3), "replicas must be 1"),
+    "table autoscaled": (
+        lambda docs: docs.append(
+            {
+                "apiVersion": "autoscaling/v2",
+                "kind": "HorizontalPodAutoscaler",
+                "metadata": {"name": "table", "namespace": "felt"},
+                "spec": {
+                    "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "table"},
+                    "minReplicas": 1,
+                    "maxReplicas": 3,
+                },
+            }
+        ),
+        "no HorizontalPodAutoscaler: a shard owns its tables",
+    ),
+    "table without its signing key": (
+        _set(f"StatefulSet/table:{C0}.env.0.name", "FELT_AUTH_PUBLIC_KEY_FILE"),
+        "table mints its own service token: it needs FELT_AUTH_PRIVATE_KEY_FILE",
+    ),
+    "signing key outside the secret volume": (
+        _set(f"StatefulSet/table:{C0}.env.0.value", "/var/lib/felt/private.pem"),
+        "is not on a Secret volume",
+    ),
+    "private key given to a verifier": (
+        _set(f"Deployment/dealer:{C0}.env.0.name", "FELT_AUTH_PRIVATE_KEY_FILE"),
+        "may hold the private signing key",
+    ),
+    "table pointed at a wallet that is not there": (
+        _set(f"StatefulSet/table:{C0}.env.2.value", "wallets:50053"),
+        "FELT_WALLET_ADDRESS=wallets:50053 must be the wallet Service on 50053",
+    ),
+    "table pointed at the dealer's metrics port": (
+        _set(f"StatefulSet/table:{C0}.env.1.value", "dealer:9102"),
+        "FELT_DEALER_ADDRESS=dealer:9102 must be the dealer Service on 50052",
+    ),
+    "table scrape annotation missing": (
+        lambda docs: get(docs, "StatefulSet", "table")["spec"]["template"]["metadata"]["annotations"].pop(
+            "prometheus.io/scrape"
+        ),
+        "prometheus.io/port 9104",
+    ),
 }
 
 
@@ -335,18 +411,17 @@ def _free_port() -> int:
 
 
 def _process_spec(docs: list[Doc], name: str, tmp: Path) -> tuple[list[str], dict[str, str], Doc]:
-    """argv and environment of the Deployment's container with ports, volumes and secrets made local.
+    """argv and environment of the workload's container with ports, volumes and secrets made local.
 
     The probe/annotation/arg port agreement is checked above on the real numbers; here the numbers are
     swapped for free ones (other tests may hold the defaults) and the mounts for temporary directories."""
     c = container(docs, name)
     spec = pod(docs, name)
+    annotations = workload(docs, name)["spec"]["template"]["metadata"]["annotations"]
     grpc_port, metrics_port = _free_port(), _free_port()
     swap = {
         str(c["readinessProbe"]["grpc"]["port"]): str(grpc_port),
-        get(docs, "Deployment", name)["spec"]["template"]["metadata"]["annotations"][
-            "prometheus.io/port"
-        ]: str(metrics_port),
+        annotations["prometheus.io/port"]: str(metrics_port),
     }
     argv = [swap.get(a, a) for a in c["command"] + c["args"]]
     mounts = {m["mountPath"]: tmp / m["name"] for m in c["volumeMounts"]}
@@ -356,18 +431,27 @@ def _process_spec(docs: list[Doc], name: str, tmp: Path) -> tuple[list[str], dic
     for mount, local in mounts.items():
         env = {k: v.replace(mount, str(local)) if v.startswith(mount) else v for k, v in env.items()}
     env["TMPDIR"] = str(mounts["/tmp"])
-    scratch = {v["name"] for v in spec["volumes"] if "emptyDir" in v}
-    writable = [str(tmp / m["name"]) for m in c["volumeMounts"] if m["name"] in scratch]
-    # The `felt-auth` Secret, made the way docs/operations.md tells operators to make it.
-    _make_auth_keys(tmp / "felt-auth.pem", mounts["/etc/felt/auth"] / "public.pem")
+    # Scratch (emptyDir) and the StatefulSet's own volumes are the only writable places.
+    writable_volumes = {v["name"] for v in spec["volumes"] if "emptyDir" in v}
+    writable_volumes |= {
+        t["metadata"]["name"] for t in workload(docs, name)["spec"].get("volumeClaimTemplates", [])
+    }
+    writable = [str(tmp / m["name"]) for m in c["volumeMounts"] if m["name"] in writable_volumes]
+    # The `felt-auth` (public key) and `felt-auth-signing` (private key) Secrets, made the way
+    # docs/operations.md tells operators to make them, where the container's settings look for them.
+    _make_auth_keys(tmp / "felt-auth.pem", tmp / "felt-auth.pub.pem")
+    for setting, made in (
+        ("FELT_AUTH_PUBLIC_KEY_FILE", "felt-auth.pub.pem"),
+        ("FELT_AUTH_PRIVATE_KEY_FILE", "felt-auth.pem"),
+    ):
+        if setting in env:
+            shutil.copy(tmp / made, env[setting])
     base = {k: v for k, v in os.environ.items() if not k.startswith(("FELT_", "WALLET_"))}
     info = {
         "grpc_port": grpc_port,
         "metrics_port": metrics_port,
         "grace": spec["terminationGracePeriodSeconds"],
-        "path": get(docs, "Deployment", name)["spec"]["template"]["metadata"]["annotations"][
-            "prometheus.io/path"
-        ],
+        "path": annotations["prometheus.io/path"],
     }
     command = [str(Path(sys.executable).parent / argv[0]), *argv[1:]]
     return _read_only_root(command, writable), {**base, **env}, info
@@ -437,7 +521,34 @@ READ_ONLY_RPC = {
     "evaluator": "/poker.evaluator.v1.EvaluatorService/Evaluate",
     "dealer": "/poker.dealer.v1.DealerService/GetShoe",
     "wallet": "/poker.wallet.v1.WalletService/GetAccount",
+    "table": "/poker.table.v1.CasinoService/ListCasinoTables",
 }
+# The service's own series on /metrics (the table service serves the casino's and the poker tables').
+OWN_METRICS = {"table": ("poker_table_", "poker_casino_")}
+
+
+@contextmanager
+def _dependencies(name: str, tmp: Path, env: dict[str, str]) -> Iterator[None]:
+    """The table service is SERVING only once the dealer and the wallet answer: run them here (development
+    mode) with the key of the table's signing Secret, so they accept the token the table mints, and point
+    the table at them as the cluster's Service names would."""
+    if name != "table":
+        yield
+        return
+    from servicekit.testing import config_for_tests, running
+
+    from services.dealer.server import service_spec as dealer_spec
+    from services.wallet.server import service_spec as wallet_spec
+
+    deps = tmp / "dependencies"
+    (deps / auth.DEV_KEY_NAME).parent.mkdir(parents=True)
+    shutil.copy(tmp / "felt-auth.pem", deps / auth.DEV_KEY_NAME)
+    with (
+        running(dealer_spec, config_for_tests("dealer", deps)) as dealer,
+        running(wallet_spec, config_for_tests("wallet", deps)) as wallet,
+    ):
+        env["FELT_DEALER_ADDRESS"], env["FELT_WALLET_ADDRESS"] = dealer.address, wallet.address
+        yield
 
 
 def _allows_anonymous(name: str) -> bool:
@@ -490,7 +601,7 @@ def _postgres_database() -> str:
     return urlsplit(url)._replace(path="/felt_deploy_test").geturl()
 
 
-@pytest.mark.parametrize("name", ["evaluator", "dealer", "wallet"])
+@pytest.mark.parametrize("name", ["evaluator", "dealer", "wallet", "table"])
 def test_container_command_serves_probes_and_drains(name: str, tmp_path: Path) -> None:
     """The production container spec, run as a process: FELT_ENV=production with only the mounted
     public key (made with openssl as the docs say; tokens from `felt token` pass, none are refused), gRPC health SERVING on the probe port, /metrics on the scrape port with the
@@ -498,6 +609,13 @@ def test_container_command_serves_probes_and_drains(name: str, tmp_path: Path) -
     argv, env, info = _process_spec(production(), name, tmp_path)
     if name == "wallet":
         env["WALLET_DATABASE_URL"] = _postgres_database()
+    with _dependencies(name, tmp_path, env):
+        _serve_probe_and_drain(name, argv, env, info, tmp_path)
+
+
+def _serve_probe_and_drain(
+    name: str, argv: list[str], env: dict[str, str], info: Doc, tmp_path: Path
+) -> None:
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
     try:
         status = _wait_serving(info["grpc_port"], time.monotonic() + 30)
@@ -532,7 +650,7 @@ def test_container_command_serves_probes_and_drains(name: str, tmp_path: Path) -
         url = f"http://127.0.0.1:{info['metrics_port']}{info['path']}"
         body = urllib.request.urlopen(url, timeout=5).read().decode()
         assert "grpc_server_handled_total{" in body and "grpc_server_handling_seconds_bucket{" in body
-        assert f"poker_{name}_" in body
+        assert any(prefix in body for prefix in OWN_METRICS.get(name, (f"poker_{name}_",)))
         started = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=info["grace"]) == 0
