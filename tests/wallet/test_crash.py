@@ -1,7 +1,8 @@
 """Crash safety: a wallet process under concurrent transfers is killed with SIGKILL at random moments,
 restarted, and the ledger checked: every acknowledged transfer is present exactly once, no partial
 transfer (or batch) exists, and the invariants hold (pending holds included: some clients hold then
-capture). Several kills per test run, on both stores."""
+capture). Some batches settle like a casino round (issue 5): they capture one hold, release another and
+pay on, all or nothing. Several kills per test run, on both stores."""
 
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ KILLS = 4
 CLIENTS = 8
 PLAYERS = 6
 START_CHIPS = 1_000
+# The holds a settling batch resolves, by the batch's request id (made before the batch is sent).
+SETTLE_HOLDS: dict[str, list[pb.HoldRequest]] = {}
 
 
 class WalletProcess:
@@ -106,6 +109,8 @@ def _sent_request(rng: random.Random, accounts: list[str]) -> tuple[str, object,
     deltas if it posts."""
     a, b, c = rng.sample(accounts, 3)
     amount = rng.randint(1, 40)
+    if rng.random() < 0.15:
+        return _settle_request(a, b, c, amount)
     if rng.random() < 0.2:  # Hold of 2x then Capture of x: only the capture moves chips
         request = pb.CaptureRequest(
             request_id="c-" + uuid.uuid4().hex, hold_id="h-" + uuid.uuid4().hex, amount=amount
@@ -133,6 +138,39 @@ def _sent_request(rng: random.Random, accounts: list[str]) -> tuple[str, object,
     return "TransferBatch", request, [(a, -amount), (c, amount)]
 
 
+def _settle_request(a: str, b: str, c: str, amount: int) -> tuple[str, object, list[tuple[str, int]]]:
+    """A round: a's hold of 2x (x captured, the rest released), c's hold of x (released), b pays x on to c."""
+    won, lost = "h-" + uuid.uuid4().hex, "h-" + uuid.uuid4().hex
+    request = pb.TransferBatchRequest(
+        request_id="s-" + uuid.uuid4().hex,
+        resolutions=[
+            pb.HoldResolution(hold_id=won, capture_amount=amount, transfer_id="sc-" + uuid.uuid4().hex),
+            pb.HoldResolution(hold_id=lost),
+        ],
+        transfers=[
+            pb.TransferSpec(
+                transfer_id=f"l-{uuid.uuid4().hex}",
+                postings=[
+                    pb.Posting(account_id=b, side=pb.POSTING_SIDE_DEBIT, amount=amount),
+                    pb.Posting(account_id=c, side=pb.POSTING_SIDE_CREDIT, amount=amount),
+                ],
+            )
+        ],
+    )
+    SETTLE_HOLDS[request.request_id] = [
+        pb.HoldRequest(request_id=won, from_account_id=a, to_account_id=b, amount=2 * amount),
+        pb.HoldRequest(request_id=lost, from_account_id=c, to_account_id=b, amount=amount),
+    ]
+    return "TransferBatch", request, [(a, -amount), (c, amount)]
+
+
+def _setup(method: str, request: object, deltas: list[tuple[str, int]]) -> list[pb.HoldRequest]:
+    """The holds a request resolves, made before it (again, on a retry: a repeat is a replay)."""
+    if method == "Capture":  # a buy-in: reserve, then take part of it
+        return [_hold_for(request, deltas)]
+    return SETTLE_HOLDS.get(request.request_id, [])  # type: ignore[attr-defined]
+
+
 def _hold_for(capture: object, deltas: list[tuple[str, int]]) -> pb.HoldRequest:
     (source, taken), (target, _) = deltas
     return pb.HoldRequest(
@@ -146,7 +184,8 @@ def _hold_for(capture: object, deltas: list[tuple[str, int]]) -> pb.HoldRequest:
 def _ids(method: str, request: object) -> list[str]:
     if method in ("Transfer", "Capture"):
         return [request.request_id]  # type: ignore[attr-defined]
-    return [t.transfer_id for t in request.transfers]  # type: ignore[attr-defined]
+    captures = [r.transfer_id for r in request.resolutions if r.capture_amount]  # type: ignore[attr-defined]
+    return captures + [t.transfer_id for t in request.transfers]  # type: ignore[attr-defined]
 
 
 @pytest.mark.slow
@@ -190,8 +229,8 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(location: LedgerLocatio
                 while not stop.is_set():
                     method, request, deltas = _sent_request(local, accounts)
                     try:
-                        if method == "Capture":  # a buy-in: reserve, then take part of it
-                            _call(stub, "Hold", _hold_for(request, deltas))
+                        for hold in _setup(method, request, deltas):
+                            _call(stub, "Hold", hold)
                         _call(stub, method, request)
                         outcome = acked
                     except grpc.RpcError as error:
@@ -218,8 +257,10 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(location: LedgerLocatio
 
         channel, stub = _stub(wallet)
         assert acked, "no transfer was acknowledged before the kills"
+        settles = sum(1 for _, r, _ in acked if getattr(r, "resolutions", None))
         print(
-            f"crash test ({location.backend}): {len(acked)} acknowledged, {len(unknown)} cut off by SIGKILL"
+            f"crash test ({location.backend}): {len(acked)} acknowledged ({settles} settling batches),"
+            f" {len(unknown)} cut off by SIGKILL"
         )
         expected = {a: START_CHIPS for a in accounts}
         for method, request, deltas in acked + unknown:
@@ -238,6 +279,15 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(location: LedgerLocatio
             if all(present):
                 for account_id, delta in deltas:
                     expected[account_id] += delta
+            # A settling batch resolved its holds exactly when its transfers are there.
+            for r in getattr(request, "resolutions", []):
+                try:
+                    hold = _call(stub, "GetHold", pb.GetHoldRequest(hold_id=r.hold_id)).hold  # type: ignore[attr-defined]
+                except grpc.RpcError as error:  # cut off before its hold was made
+                    assert error.code() is grpc.StatusCode.NOT_FOUND and not any(present)
+                    continue
+                done = pb.HOLD_STATUS_CAPTURED if r.capture_amount else pb.HOLD_STATUS_RELEASED
+                assert hold.status == (done if all(present) else pb.HOLD_STATUS_PENDING), (r, present)
         balances = {
             a: _call(stub, "GetAccount", pb.GetAccountRequest(account_id=a)).account.balance  # type: ignore[attr-defined]
             for a in accounts
@@ -250,8 +300,8 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(location: LedgerLocatio
         # Retrying an unknown request after the restart settles it exactly once.
         for method, request, deltas in unknown:
             try:
-                if method == "Capture":  # the cut-off call may have been its hold
-                    _call(stub, "Hold", _hold_for(request, deltas))
+                for hold in _setup(method, request, deltas):  # the cut-off call may have been a hold
+                    _call(stub, "Hold", hold)
                 _call(stub, method, request)
             except grpc.RpcError as error:
                 assert error.code() is grpc.StatusCode.FAILED_PRECONDITION
