@@ -113,9 +113,9 @@ def test_legal_actions_list_each_command_with_min_and_max() -> None:
             pb.PresetAmount(preset=pb.PRESET_RAISE_3X, amount=300),
         ],
     )
-    first, presets = render.legal_lines(legal, 14_200, 30_000)
+    first, presets = render.legal_lines(legal, 44_200, 30_000)
     assert first == (
-        "Your turn (14 s left + 30 s time bank): f fold · c call 100 · r raise to 200..9900 · a all-in (9900)"
+        "Your turn (44 s left, 30 s of it time bank): f fold · c call 100 · r raise to 200..9900 · a all-in (9900)"
     )
     assert presets == "Presets: p 2x = 200 · p 3x = 300"
 

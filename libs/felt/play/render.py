@@ -119,9 +119,10 @@ def _seat_state(view: pb.TableView, info: pb.SeatInfo, player: pb.PlayerView | N
 
 def legal_lines(legal: pb.LegalActions, decision_ms_left: int = 0, time_bank_ms_left: int = 0) -> list[str]:
     """Your turn: each action with the line that sends it, amounts with their legal min and max."""
+    # decision_ms_left counts the time bank too (the proto: "before and including the time bank").
     clock = f"{_seconds(decision_ms_left)} left"
     if time_bank_ms_left:
-        clock += f" + {_seconds(time_bank_ms_left)} time bank"
+        clock += f", {_seconds(time_bank_ms_left)} of it time bank"
     options = []
     if legal.can_fold:
         options.append("f fold")

@@ -151,10 +151,13 @@ class Session:
 
     def _follow(self, watcher: _Watcher, view: pb.TableView) -> None:
         interrupted = False
-        if view.seat_to_act == self._seat and view.HasField("legal"):
-            self._take_turn()
+        turn_now = view.seat_to_act == self._seat and view.HasField("legal")
         while not self._done:
             try:
+                if turn_now:
+                    turn_now = False
+                    self._take_turn()
+                    continue
                 try:
                     item = watcher.events.get(timeout=POLL_SECONDS)
                 except queue.Empty:
@@ -173,6 +176,8 @@ class Session:
                     return
                 interrupted = True
                 self._leave()
+                if not self._done:
+                    self._check_or_fold()
 
     def _on_event(self, event: pb.TableEvent) -> None:
         kind = event.WhichOneof("event")
@@ -195,8 +200,11 @@ class Session:
             if event.player_sat_out.reason == "BUSTED" and not self._leaving:
                 self._write("You are out of chips; leaving the table (play again with a new buy-in).")
                 self._leave()
-        elif kind == "turn_to_act" and event.turn_to_act.seat == self._seat and not self._leaving:
-            self._take_turn()
+        elif kind == "turn_to_act" and event.turn_to_act.seat == self._seat:
+            if self._leaving:
+                self._check_or_fold()
+            else:
+                self._take_turn()
 
     def _view(self) -> pb.TableView | None:
         try:
@@ -236,6 +244,8 @@ class Session:
                 self._write(command.message)
             elif isinstance(command, commands.Leave):
                 self._leave()
+                if not self._done:
+                    self._check_or_fold()  # the hand goes on without waiting for this seat's clock
                 return
             else:
                 refused = self._act(view, command)
@@ -244,6 +254,14 @@ class Session:
                     return
                 view = self._view()
                 draw = refused in MOVED_ON
+
+    def _check_or_fold(self) -> None:
+        """Leaving at the hand's end: do not make the table wait for the clock."""
+        view = self._view()
+        if view is not None and self._my_turn(view):
+            kind = pb.ACTION_KIND_CHECK if view.legal.can_check else pb.ACTION_KIND_FOLD
+            if self._act(view, commands.Act(kind)) is None:
+                self._prompted_version = view.version
 
     def _act(self, view: pb.TableView, act: commands.Act) -> str | None:
         """Send the action for the version the player saw; None when applied, else the refusal's reason."""
