@@ -102,6 +102,8 @@ def run(args: argparse.Namespace) -> int:
         except grpc.RpcError as error:
             print(f"felt: {describe_error(error)}", file=sys.stderr)
             return 1
+        except KeyboardInterrupt:  # before sitting down: nothing to give back
+            return 130
         header = f"{player} at {table.table_id} ({render.GAME_NAMES.get(table.settings.game, '?')})"
         if table.invite_code:
             header += f"; friends join with --table {table.table_id} --invite {table.invite_code}"
