@@ -51,6 +51,7 @@ class _Watcher(threading.Thread):
         self._call: Any = None  # the streaming call, to cancel it
 
     def run(self) -> None:
+        lost = False
         while not self._stopped.is_set():
             request = pb.WatchTableRequest(table_id=self._table_id, from_seq=self._next_seq)
             try:
@@ -60,6 +61,9 @@ class _Watcher(threading.Thread):
                     stream = self._stub.WatchTable(request)
                     self._call = stream
                 for response in stream:
+                    if lost:
+                        lost = False
+                        self.events.put("Back at the table.")
                     self._next_seq = response.event.seq + 1
                     self.events.put(response.event)
             except grpc.RpcError as error:
@@ -68,7 +72,9 @@ class _Watcher(threading.Thread):
                 if error.code() != grpc.StatusCode.UNAVAILABLE:
                     self.events.put(f"The table stream failed: {describe_error(error)}")
                     return
-                self.events.put("Lost the table stream; reconnecting ...")
+                if not lost:
+                    lost = True
+                    self.events.put("Lost the connection to the table; reconnecting (your seat is kept) ...")
             self._stopped.wait(RECONNECT_SECONDS)
 
     def stop(self) -> None:
