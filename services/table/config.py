@@ -8,8 +8,13 @@
 |                             |                 | `thb-1:TEXAS_HOLDEM_BONUS:7`, `c:CASINO_HOLDEM:1:ANTE=5-50`|
 | FELT_TABLE_BETTING_SECONDS  | 20              | betting closes this long after a round's first bet        |
 | FELT_TABLE_DECISION_SECONDS | 20              | a decision not made in time is taken automatically        |
+| FELT_TABLE_POKER_TABLES     | poker/tables.py | public poker tables, `id:GAME:sb/bb:min-max:seats[:bots=N]`|
+| FELT_TABLE_POKER_BOT_PACING | 1               | 0: bots act at once (tests, benchmarks)                   |
+| FELT_TABLE_POKER_HAND_PAUSE_MS | 2000         | pause between two poker hands                             |
+| FELT_TABLE_POKER_RESUME     | 1               | 0: a poker hand interrupted by a restart is always voided |
 
-Tests may also pass `clock=` (a callable returning seconds; virtual time) and `tick_seconds=` overrides.
+Tests may also pass `clock=` (a callable returning seconds; virtual time) and `tick_seconds=` overrides;
+the poker tables take `poker_clock=` (a callable returning integer milliseconds).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Any
 from servicekit.config import ServerConfig, load_server_config, setting
 
 from services.table.casino.tables import TableSpec, default_tables, parse_tables
+from services.table.poker import tables as poker
 
 
 def _positive_float(raw: str) -> float:
@@ -28,6 +34,10 @@ def _positive_float(raw: str) -> float:
     return value
 
 
+def _flag(raw: str) -> bool:
+    return raw.strip().lower() not in ("0", "false", "no", "off")
+
+
 def load_config(**overrides: Any) -> ServerConfig:
     own: dict[str, Any] = {
         "dealer_address": setting("FELT_DEALER_ADDRESS", "127.0.0.1:50052"),
@@ -35,6 +45,10 @@ def load_config(**overrides: Any) -> ServerConfig:
         "casino_tables": setting("FELT_TABLE_CASINO_TABLES", default_tables(), parse=parse_tables),
         "betting_seconds": setting("FELT_TABLE_BETTING_SECONDS", 20.0, parse=_positive_float),
         "decision_seconds": setting("FELT_TABLE_DECISION_SECONDS", 20.0, parse=_positive_float),
+        "poker_tables": setting("FELT_TABLE_POKER_TABLES", poker.default_tables(), parse=poker.parse_tables),
+        "bot_pacing": setting("FELT_TABLE_POKER_BOT_PACING", True, parse=_flag),
+        "hand_pause_ms": setting("FELT_TABLE_POKER_HAND_PAUSE_MS", 2000, parse=int),
+        "resume_hands": setting("FELT_TABLE_POKER_RESUME", True, parse=_flag),
     }
     return load_server_config("table", **{**own, **overrides})
 
@@ -42,3 +56,12 @@ def load_config(**overrides: Any) -> ServerConfig:
 def casino_tables(config: ServerConfig) -> list[TableSpec]:
     tables = config.extra.get("casino_tables") or default_tables()
     return [t if isinstance(t, TableSpec) else parse_tables(str(t))[0] for t in tables]
+
+
+def poker_tables(config: ServerConfig) -> list[poker.PublicTable]:
+    tables = config.extra.get("poker_tables")
+    if tables is None:
+        return poker.default_tables()
+    if isinstance(tables, str):
+        return poker.parse_tables(tables)
+    return list(tables)

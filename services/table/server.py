@@ -1,5 +1,5 @@
-"""The table service on the platform: hosts poker.table.v1.CasinoService (TableService later). It calls the
-dealer and the wallet with a service token it mints itself (keys from the data directory)."""
+"""The table service on the platform: hosts poker.table.v1.CasinoService and poker.table.v1.TableService.
+It calls the dealer and the wallet with a service token it mints itself (keys from the data directory)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from poker.table.v1 import casino_service_pb2 as casino_pb
 from poker.table.v1 import casino_service_pb2_grpc as casino_pb_grpc
+from poker.table.v1 import table_service_pb2 as table_pb
+from poker.table.v1 import table_service_pb2_grpc as table_pb_grpc
 from servicekit import auth, client
 from servicekit.config import ServerConfig
 from servicekit.server import Service, ServiceSpec, build
@@ -18,9 +20,17 @@ from services.table.casino.money import Wallet
 from services.table.casino.servicer import CasinoServicer
 from services.table.casino.shoe import Shoes
 from services.table.casino.store import CasinoStore
-from services.table.config import casino_tables
+from services.table.common.wallet import WalletCalls
+from services.table.config import casino_tables, poker_tables
+from services.table.poker.cards import Dealer
+from services.table.poker.money import Escrow
+from services.table.poker.room import PokerRoom
+from services.table.poker.runtime import Options
+from services.table.poker.servicer import TableServicer
+from services.table.poker.store import TableStore
 
 CASINO = casino_pb.DESCRIPTOR.services_by_name["CasinoService"]
+TABLE = table_pb.DESCRIPTOR.services_by_name["TableService"]
 HEALTH_TIMEOUT_SECONDS = 0.5
 
 
@@ -52,20 +62,41 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
         float(config.extra.get("tick_seconds", 0.05)),
     )
 
+    poker_store = TableStore(config.data_dir / "tables.sqlite3")
+    room = PokerRoom(
+        poker_tables(config),
+        poker_store,
+        Escrow(WalletCalls(wallet_channel, prefix="poker")),
+        Dealer(dealer_channel),
+        config.extra.get("poker_clock") or (lambda: int(time.time() * 1000)),
+        Options(
+            bot_pacing=bool(config.extra.get("bot_pacing", True)),
+            hand_pause_ms=int(config.extra.get("hand_pause_ms", 2000)),
+            resume_hands=bool(config.extra.get("resume_hands", True)),
+        ),
+        float(config.extra.get("tick_seconds", 0.05)),
+    )
+
     def register(server: grpc.Server) -> None:
         casino_pb_grpc.add_CasinoServiceServicer_to_server(CasinoServicer(casino), server)
+        table_pb_grpc.add_TableServiceServicer_to_server(TableServicer(room), server)
         casino.start()
+        room.start()
 
     def on_stop() -> None:
         casino.stop()
+        room.stop()
         store.close()
+        poker_store.close()
         dealer_channel.close()
         wallet_channel.close()
 
     def ready() -> bool:
         return _serving(dealer_channel) and _serving(wallet_channel)
 
-    return ServiceSpec(name="table", services=[CASINO], register=register, ready=ready, on_stop=on_stop)
+    return ServiceSpec(
+        name="table", services=[CASINO, TABLE], register=register, ready=ready, on_stop=on_stop
+    )
 
 
 def build_server(config: ServerConfig) -> Service:

@@ -1,0 +1,1 @@
+"""Helpers shared by the table service's casino and poker halves."""

@@ -1,0 +1,117 @@
+"""The poker tables of one table-service process: loading and creating tables, recovery, the clock thread."""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+import uuid
+
+from poker.table.v1 import table_service_pb2 as pb
+from servicekit import errors
+from servicekit.logging import get_logger
+
+from services.table.poker.cards import Dealer
+from services.table.poker.money import Escrow
+from services.table.poker.runtime import ClockMs, Options, PokerTable
+from services.table.poker.store import TableStore
+from services.table.poker.tables import PublicTable
+
+RETRY_MS = 1_000
+
+
+class PokerRoom:
+    def __init__(
+        self,
+        public: list[PublicTable],
+        store: TableStore,
+        escrow: Escrow,
+        dealer: Dealer,
+        clock: ClockMs,
+        options: Options,
+        tick_seconds: float = 0.05,
+    ) -> None:
+        self.store = store
+        self._escrow = escrow
+        self._dealer = dealer
+        self._clock = clock
+        self._options = options
+        self._tick_seconds = tick_seconds
+        self.lock = threading.RLock()
+        self._retry_at: dict[str, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="poker-clock", daemon=True)
+        self._log = get_logger(service="table")
+        known = {row[0] for row in store.tables()}
+        for table in public:
+            if table.table_id not in known:
+                store.add_table(table.table_id, table.settings.SerializeToString(), "", "", [], clock())
+        self.tables: dict[str, PokerTable] = {}
+        for table_id, raw, host, code, invited in store.tables():
+            self.tables[table_id] = self._runtime(
+                table_id, pb.TableSettings.FromString(raw), host, code, invited
+            )
+
+    def _runtime(
+        self, table_id: str, settings: pb.TableSettings, host: str, code: str, invited: list[str]
+    ) -> PokerTable:
+        return PokerTable(
+            table_id,
+            settings,
+            host,
+            code,
+            invited,
+            self.store,
+            self._escrow,
+            self._dealer,
+            self._clock,
+            self._options,
+        )
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._tick_seconds):
+            self.tick()
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        for table_id, table in list(self.tables.items()):
+            if self._retry_at.get(table_id, 0.0) > now:
+                continue
+            try:
+                table.tick()
+            except Exception as exc:  # the wallet or the dealer is away: retry in a second
+                self._retry_at[table_id] = now + RETRY_MS / 1000
+                self._log.warning("poker_tick_failed", table_id=table_id, error=type(exc).__name__)
+
+    def create(self, settings: pb.TableSettings, host: str, invited: list[str]) -> PokerTable:
+        table_id = f"t-{uuid.uuid4().hex[:16]}"
+        code = secrets.token_urlsafe(9) if settings.private else ""
+        self.store.add_table(table_id, settings.SerializeToString(), host, code, invited, self._clock())
+        table = self._runtime(table_id, settings, host, code, invited)
+        table.recovered = True  # nothing to recover: a new table
+        with self.lock:
+            self.tables[table_id] = table
+        return table
+
+    def table(self, table_id: str) -> PokerTable:
+        table = self.tables.get(table_id)
+        if table is None:
+            raise errors.not_found("TABLE_NOT_FOUND", f"no table {table_id!r}", table_id=table_id)
+        if not table.recovered:
+            try:
+                table.recover()
+            except errors.DomainError:
+                raise
+            except Exception:
+                raise errors.unavailable(
+                    "TABLE_RECOVERING", "the table is recovering its last hand; retry", table_id=table_id
+                ) from None
+        return table

@@ -1,0 +1,486 @@
+"""One poker table at run time: the pure `TableState` under a lock, and the shell around each command.
+
+Each command: the core computes the transition (a refusal changes nothing) -> money the transition asks
+for moves in the wallet (a buy-in is logged as an intent first; if the wallet refuses, the old state
+stays) -> the log entry, the numbered events and, between hands, the snapshot are committed in one SQLite
+transaction -> the new state is swapped in and watchers are woken -> effects that follow (stacks paid back
+to the wallet, the hand's shoe closed). The clock thread calls `tick`: time-outs and reconnection windows
+(`apply_due`), bots' moves after their think time, bots sitting down or standing up, the next hand.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import zlib
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import prometheus_client
+from poker.table.v1 import table_service_pb2 as pb
+from pokerrules.bots import BotProfile, bot_move
+from pokerrules.cards import ordered_deck
+from pokerrules.multiplayer import Action, IllegalAction
+from pokerrules.multiplayer import events as me
+from pokerrules.multiplayer.ranking import ranker_for
+from pokerrules.table import TableError, TableState, Transition, next_wakeup
+from pokerrules.table import events as te
+from pokerrules.table.config import Mode
+from servicekit import errors
+from servicekit.logging import get_logger
+
+from services.table.poker import replay
+from services.table.poker.bots import bot_change
+from services.table.poker.cards import Dealer, HandShoe, cards_needed
+from services.table.poker.convert import event_protos, hand_version, table_info, turn_event
+from services.table.poker.money import Escrow
+from services.table.poker.snapshot import from_snapshot, to_snapshot
+from services.table.poker.store import Commit, HandRow, Payout, StoredEvent, TableStore
+from services.table.poker.tables import table_config
+
+HANDS = prometheus_client.Counter(
+    "poker_table_hands_total", "Poker hands finished, by how they ended.", ["end"]
+)
+for _end in ("played", "voided"):
+    HANDS.labels(_end)
+
+ClockMs = Callable[[], int]
+
+
+@dataclass(frozen=True)
+class Options:
+    bot_pacing: bool = True  # bots wait their think time (tests switch it off)
+    hand_pause_ms: int = 2_000  # between two hands, so people see the result
+    resume_hands: bool = True  # False: a hand interrupted by a restart is always voided
+
+
+@dataclass
+class BotPlan:
+    version: int
+    at_ms: int
+    player: str
+    action: Action
+
+
+class PokerTable:
+    def __init__(
+        self,
+        table_id: str,
+        settings: pb.TableSettings,
+        host: str,
+        invite_code: str,
+        invited: list[str],
+        store: TableStore,
+        escrow: Escrow,
+        dealer: Dealer,
+        clock: ClockMs,
+        options: Options,
+    ) -> None:
+        self.table_id = table_id
+        self.settings = settings
+        self.host = host
+        self.invite_code = invite_code
+        self.config = table_config(settings, host, frozenset(invited), invite_code or None)
+        self.state = TableState.create(self.config)
+        self._store = store
+        self._escrow = escrow
+        self._dealer = dealer
+        self._clock = clock
+        self.options = options
+        self.lock = threading.RLock()
+        self.changed = threading.Condition(self.lock)
+        self.seq = store.last_seq(table_id)
+        self.recovered = False
+        self._rank = ranker_for(self.config.game.variant)
+        self._shoe: HandShoe | None = None
+        self._hand_started_ms = 0
+        self._bot_plan: BotPlan | None = None
+        self._next_hand_at: int | None = None
+        self._seed = zlib.crc32(table_id.encode())
+        self._profile = BotProfile(pacing=options.bot_pacing)
+        self.watchers: Counter[str] = Counter()
+        self._log = get_logger(service="table")
+
+    # Queries -----------------------------------------------------------------------------------------
+
+    def now(self) -> int:
+        return int(self._clock())
+
+    def info(self) -> pb.TableInfo:
+        with self.lock:
+            return table_info(self.table_id, self.settings, self.host, self.state, self.seq)
+
+    def visible_to(self, player: str) -> bool:
+        """Public tables, and private ones the player hosts, is invited to or sits at."""
+        access = self.config.private
+        if access is None:
+            return True
+        return (
+            player == access.host
+            or player in access.invited
+            or player in self.state.invited
+            or (self.state.find_seat(player) is not None)
+        )
+
+    # The one commit path -----------------------------------------------------------------------------
+
+    def _commit(
+        self,
+        op: str,
+        body: dict[str, Any],
+        t: Transition,
+        *,
+        shoe: HandShoe | None = None,
+        money_done: int | None = None,
+    ) -> None:
+        old, new = self.state, t.state
+        if not t.events and money_done is None:
+            self.state = new
+            return
+        now = int(body.get("now", self.now()))
+        in_hand = old.hand_in_progress or new.hand_in_progress
+        hand_no = new.hand_number if in_hand else 0
+        protos = event_protos(t.events, new, (shoe.shoe_id, shoe.commitment) if shoe else None)
+        turn = turn_event(new, now) if hand_version(new) != hand_version(old) else None
+        if turn is not None:
+            protos.append((turn, None))
+        stored: list[StoredEvent] = []
+        for k, (event, private) in enumerate(protos, start=1):
+            event.seq = self.seq + k
+            event.table_id = self.table_id
+            event.hand_number = hand_no
+            event.time_ms = now
+            stored.append(StoredEvent(event.seq, hand_no, private, event.SerializeToString(), now))
+        base = self.seq + 1
+        payouts = [
+            Payout(f"pt-{self.table_id}-q{base}-s{ev.seat}-out", ev.player, ev.amount)
+            for ev in t.events
+            if isinstance(ev, te.ChipsReturned) and ev.amount > 0
+        ]
+        commit = Commit(events=stored, payouts=payouts, money_done=money_done)
+        if new.hand_in_progress:
+            commit.log = (op, body)
+        else:
+            commit.snapshot = to_snapshot(new)
+        finished = old.hand_in_progress and not new.hand_in_progress
+        if finished:
+            self._record_hand(old, t, commit)
+        self._store.commit(self.table_id, commit)
+        self.state = new
+        self.seq += len(stored)
+        self.changed.notify_all()
+        if finished:
+            self._close_shoe(old.hand_number)
+        self._pay_out()
+
+    def _record_hand(self, old: TableState, t: Transition, commit: Commit) -> None:
+        assert old.hand is not None
+        players = {n: old.seats[n].player for n in old.hand.seats}
+        voided = any(isinstance(ev, me.HandVoided) for ev in t.events)
+        nets = {n: 0 for n in players}
+        for ev in t.events:
+            if isinstance(ev, me.HandEnded):
+                nets.update(dict(ev.nets))
+        commit.hand = HandRow(self.table_id, old.hand_number, self._hand_started_ms, voided, players)
+        commit.nets = {players[n]: (n, nets[n]) for n in players}
+        HANDS.labels("voided" if voided else "played").inc()
+
+    def _close_shoe(self, hand: int) -> None:
+        shoe, self._shoe = self._shoe, None
+        if shoe is None:
+            return
+        try:
+            self._dealer.close(self.table_id, hand, shoe.shoe_id)
+        except Exception as exc:  # the shoe expires on its own; verification waits for that
+            self._log.warning("poker_shoe_close_failed", table_id=self.table_id, error=type(exc).__name__)
+
+    def _pay_out(self) -> None:
+        """Stacks owed back to wallets; a failure is retried by the clock thread (they stay in the log)."""
+        for payout in self._store.open_payouts(self.table_id):
+            try:
+                self._escrow.pay_out(self.table_id, payout.transfer_id, payout.player, payout.amount)
+            except Exception as exc:
+                self._log.warning("poker_payout_deferred", table_id=self.table_id, error=type(exc).__name__)
+                return
+            self._store.payout_done(payout.transfer_id)
+
+    def _run(self, op: str, body: dict[str, Any]) -> Transition:
+        """A command without money or cards: core, then commit."""
+        body = {**body, "now": body.get("now", self.now())}
+        try:
+            t = replay.run(self.state, op, body, None, self._rank)
+        except (TableError, IllegalAction) as refusal:
+            raise to_status_error(refusal) from None
+        self._commit(op, body, t)
+        return t
+
+    def _with_money(self, op: str, body: dict[str, Any], player: str, is_bot: bool = False) -> Transition:
+        """A command that buys chips in: core first, the wallet next, the commit last."""
+        body = {**body, "now": self.now()}
+        try:
+            t = replay.run(self.state, op, body, None, self._rank)
+        except (TableError, IllegalAction) as refusal:
+            raise to_status_error(refusal) from None
+        buy = next(ev for ev in t.events if isinstance(ev, te.BuyInRequested))
+        n, hold_id = self._store.begin_money(
+            self.table_id, player, buy.amount, lambda n: f"pt-{self.table_id}-m{n}-s{buy.seat}-{buy.kind}"
+        )
+        try:
+            if is_bot:
+                self._escrow.fund_bot(f"{hold_id}-fund", player, buy.amount)
+            self._escrow.buy_in(self.table_id, hold_id, player, buy.amount)
+        except BaseException:
+            try:
+                self._escrow.undo_buy_in(self.table_id, hold_id, player)
+                self._store.end_money(self.table_id, n)
+            except Exception:  # left open: undone at the next recovery
+                self._log.warning("poker_buy_in_undo_deferred", table_id=self.table_id)
+            raise
+        self._commit(op, body, t, money_done=n)
+        return t
+
+    # Player commands ---------------------------------------------------------------------------------
+
+    def join(self, player: str, seat: int, buy_in: int, code: str | None) -> int:
+        with self.lock:
+            if seat == 0:
+                if self.state.find_seat(player) is None and not self.state.may_sit(player, code):
+                    raise errors.permission_denied(
+                        "NOT_INVITED",
+                        "this private table admits invited players only",
+                        table_id=self.table_id,
+                    )
+                free = self.state.free_seats()
+                if not free:
+                    raise errors.failed_precondition(
+                        "TABLE_FULL", "every seat is taken", table_id=self.table_id
+                    )
+                seat = free[0]
+            body = {"player": player, "seat": seat, "buy_in": buy_in, "is_bot": False, "code": code}
+            self._with_money("sit", body, player)
+            return seat
+
+    def top_up(self, player: str, amount: int) -> int:
+        with self.lock:
+            self._with_money("top_up", {"player": player, "amount": amount}, player)
+            return self.state.stack_of(self.state.seat_of(player))
+
+    def leave(self, player: str) -> tuple[int, bool]:
+        with self.lock:
+            t = self._run("leave", {"player": player, "reason": "LEFT"})
+            # Folding may end the hand at once: then the stack is back already.
+            returned = sum(
+                ev.amount for ev in t.events if isinstance(ev, te.ChipsReturned) and ev.player == player
+            )
+            return returned, self.state.find_seat(player) is not None
+
+    def sit_out(self, player: str) -> None:
+        with self.lock:
+            self._run("sit_out", {"player": player})
+
+    def sit_in(self, player: str) -> None:
+        with self.lock:
+            self._run("sit_in", {"player": player})
+
+    def invite(self, by: str, players: list[str]) -> None:
+        with self.lock:
+            for player in players:
+                if player not in self.state.invited:
+                    self._run("invite", {"by": by, "player": player})
+
+    def act(self, player: str, expected_version: int, action: Action) -> me.PlayerActed | None:
+        """The player's own action, checked against the version they saw; returns the action applied."""
+        with self.lock:
+            if self.state.find_seat(player) is None:
+                raise errors.failed_precondition("NOT_SEATED", "you have no seat at this table")
+            if expected_version and expected_version != hand_version(self.state):
+                raise errors.aborted(
+                    "STALE_VERSION",
+                    "the hand has moved on since that view; fetch it again",
+                    expected=expected_version,
+                    current=hand_version(self.state),
+                )
+            body = {"player": player, **replay.action_body(action), "now": self.now()}
+            try:
+                t = self._run("act", body)
+            except errors.DomainError as error:
+                if error.reason == "TIME_EXPIRED":
+                    self._due(int(body["now"]))  # NK-7.2: the server acts for the player now
+                raise
+            seat = self.state.find_seat(player)
+            return next((ev for ev in t.events if isinstance(ev, me.PlayerActed) and ev.seat == seat), None)
+
+    def legal_for(self, player: str) -> tuple[int, Any]:
+        """(seat, the engine's legal actions) when it is the player's turn, else NOT_YOUR_TURN."""
+        with self.lock:
+            seat = self.state.find_seat(player)
+            if seat is None:
+                raise errors.failed_precondition("NOT_SEATED", "you have no seat at this table")
+            hand = self.state.hand
+            legal = hand.legal_actions() if hand is not None and not hand.finished else None
+            if legal is None or legal.seat != seat:
+                raise errors.failed_precondition("NOT_YOUR_TURN", "it is not your turn", seat=seat)
+            return seat, legal
+
+    # Connections (WatchTable streams) ------------------------------------------------------------------
+
+    def watch_opened(self, player: str) -> None:
+        with self.lock:
+            self.watchers[player] += 1
+            number = self.state.find_seat(player)
+            if number is not None and not self.state.seats[number].connected and self.recovered:
+                # The window may be over: the due leave then follows on the clock.
+                with contextlib.suppress(errors.DomainError):
+                    self._run("reconnect", {"player": player})
+
+    def watch_closed(self, player: str) -> None:
+        with self.lock:
+            self.watchers[player] -= 1
+            if self.watchers[player] > 0:
+                return
+            del self.watchers[player]
+            number = self.state.find_seat(player)
+            if number is not None and self.state.seats[number].connected and self.recovered:
+                with contextlib.suppress(errors.DomainError):
+                    self._run("disconnect", {"player": player})
+
+    # The clock ---------------------------------------------------------------------------------------
+
+    def tick(self) -> None:
+        with self.lock:
+            if not self.recovered:
+                self.recover()
+            now = self.now()
+            self._pay_out()
+            self._due(now)
+            if self.state.hand_in_progress:
+                self._bot_turn(now)
+                return
+            self._bots_between_hands()
+            if not self.state.can_start_hand():
+                self._next_hand_at = None
+                return
+            if self._next_hand_at is None:
+                self._next_hand_at = now + self.options.hand_pause_ms
+            if now >= self._next_hand_at:
+                self._next_hand_at = None
+                self._start_hand(now)
+
+    def _due(self, now: int) -> None:
+        wake = next_wakeup(self.state)
+        if wake is not None and wake <= now:
+            self._run("due", {"now": now})
+
+    def _bot_turn(self, now: int) -> None:
+        version = hand_version(self.state)
+        plan = self._bot_plan
+        if plan is None or plan.version != version:
+            move = bot_move(self.state, self._seed, self._profile)
+            if move is None:
+                self._bot_plan = None
+                return
+            wait = move.decision.think_ms if self.options.bot_pacing else 0
+            plan = self._bot_plan = BotPlan(version, now + wait, move.player, move.decision.action)
+        if now >= plan.at_ms:
+            self._bot_plan = None
+            self._run("act", {"player": plan.player, **replay.action_body(plan.action), "now": now})
+
+    def _bots_between_hands(self) -> None:
+        change = bot_change(
+            self.table_id, self.state, self.settings.bot_seats if self.settings.bots_allowed else 0
+        )
+        if change is None:
+            return
+        if change.sit:
+            body = {
+                "player": change.player,
+                "seat": change.seat,
+                "buy_in": self.config.max_buy_in,
+                "is_bot": True,
+                "code": None,
+            }
+            self._with_money("sit", body, change.player, is_bot=True)
+        else:
+            self._run("leave", {"player": change.player, "reason": "LEFT"})
+
+    def _start_hand(self, now: int) -> None:
+        players = len(self.state.active_seats())
+        count = cards_needed(players, self.config.game.variant.hole_cards, self.config.mode is Mode.NAIKO)
+        hand = self.state.hand_number + 1
+        shoe = self._dealer.shoe_for(self.table_id, hand, count)
+        body = {"now": now, "count": count, "shoe_id": shoe.shoe_id}
+        try:
+            t = replay.run(self.state, "start", body, shoe.cards, self._rank)
+        except (TableError, IllegalAction) as refusal:
+            raise to_status_error(refusal) from None
+        self._shoe = shoe
+        self._hand_started_ms = now
+        self._commit("start", body, t, shoe=shoe)
+
+    # Recovery ----------------------------------------------------------------------------------------
+
+    def recover(self) -> None:
+        """Undo buy-ins never committed, rebuild the table from its snapshot and hand log, resume the hand
+        with the same shoe (the dealer's request ids are derived from the hand) or void it."""
+        with self.lock:
+            if self.recovered:
+                return
+            for n, hold_id, player in self._store.open_money(self.table_id):
+                self._escrow.undo_buy_in(self.table_id, hold_id, player)
+                self._store.end_money(self.table_id, n)
+            self.seq = self._store.last_seq(self.table_id)
+            base = from_snapshot(self.config, self._store.snapshot(self.table_id))
+            log = self._store.hand_log(self.table_id)
+            self.state = base
+            if log:
+                try:
+                    if not self.options.resume_hands:
+                        raise RuntimeError("resuming hands is switched off")
+                    self.state = self._replay(base, log, real_cards=True)
+                    self._log.info(
+                        "poker_hand_resumed", table_id=self.table_id, hand_id=self.state.hand_number
+                    )
+                except Exception as exc:
+                    self._log.warning("poker_hand_voided", table_id=self.table_id, reason=type(exc).__name__)
+                    self.state = self._replay(base, log, real_cards=False)
+                    self._shoe = None
+                    self._run("void", {})
+            self._pay_out()
+            self.recovered = True
+
+    def _replay(
+        self, state: TableState, log: list[tuple[str, dict[str, Any]]], real_cards: bool
+    ) -> TableState:
+        """The table as it was: every logged command again with its logged inputs. Without the real cards
+        (voiding) any deck rebuilds the same chips: betting does not depend on the cards until the hand
+        ends, and an ended hand is never in the log."""
+        for op, body in log:
+            deck = None
+            if op == "start":
+                hand = state.hand_number + 1
+                if real_cards:
+                    shoe = self._dealer.shoe_for(self.table_id, hand, int(body["count"]))
+                    if shoe.shoe_id != body["shoe_id"]:
+                        raise RuntimeError("the dealer returned another shoe")
+                    self._shoe = shoe
+                    deck = list(shoe.cards)
+                else:
+                    deck = ordered_deck()
+                self._hand_started_ms = int(body["now"])
+            state = replay.run(state, op, body, deck, self._rank).state
+        return state
+
+
+def to_status_error(refusal: TableError | IllegalAction) -> errors.DomainError:
+    """The one mapping of the core's reasons to gRPC codes."""
+    reason, details = refusal.reason, refusal.details
+    message = str(refusal)
+    if reason == "NOT_INVITED":
+        return errors.permission_denied(reason, message, **details)
+    if reason == "NO_SUCH_SEAT":
+        return errors.invalid_argument("seat", reason, message, **details)
+    if reason == "INVALID_AMOUNT":
+        return errors.invalid_argument("amount", reason, message, **details)
+    return errors.failed_precondition(reason, message, **details)

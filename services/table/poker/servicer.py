@@ -1,0 +1,349 @@
+"""TableService: messages <-> the poker tables. The player is the token's subject; an operator sees every
+table and the full hand histories and may create public tables. Every mutating call is idempotent by its
+request_id: the first answer is stored and returned again."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TypeVar
+
+import grpc
+from google.protobuf.message import Message
+from poker.table.v1 import table_service_pb2 as pb
+from poker.table.v1 import table_service_pb2_grpc as pb_grpc
+from pokerrules.multiplayer import Action
+from pokerrules.multiplayer.presets import sizing
+from servicekit import errors
+from servicekit.auth import Caller, Role, current_caller, require_role
+
+from services.table.poker.convert import KIND_PB, PB_KIND, PRESET_PB, table_view
+from services.table.poker.history import phh_of
+from services.table.poker.room import PokerRoom
+from services.table.poker.runtime import PokerTable
+from services.table.poker.tables import check_settings
+
+M = TypeVar("M", bound=Message)
+WATCH_POLL_SECONDS = 0.5
+MAX_PAGE = 100
+MAX_INVITES = 100
+
+
+def _player() -> str:
+    return require_role(Role.PLAYER).subject
+
+
+def _viewer(caller: Caller) -> str | None:
+    return caller.subject if caller.role is Role.PLAYER else None
+
+
+def _table_id(value: str) -> str:
+    if not value:
+        raise errors.invalid_argument("table_id", "TABLE_ID_REQUIRED", "give the table id")
+    return value
+
+
+def _request_id(value: str) -> str:
+    if not value or len(value) > 128:
+        raise errors.invalid_argument(
+            "request_id", "REQUEST_ID_REQUIRED", "every change needs a request_id of 1-128 characters"
+        )
+    return value
+
+
+def _page(size: int, token: str) -> tuple[int, int]:
+    limit = min(size or 20, MAX_PAGE)
+    try:
+        after = int(token) if token else 0
+    except ValueError:
+        raise errors.invalid_argument("page_token", "BAD_PAGE_TOKEN", "pass a next_page_token back") from None
+    return limit, after
+
+
+class TableServicer(pb_grpc.TableServiceServicer):
+    def __init__(self, room: PokerRoom) -> None:
+        self._room = room
+
+    def _once(
+        self, rpc: str, request_id: str, table: PokerTable | None, kind: type[M], run: Callable[[], M]
+    ) -> M:
+        """Idempotency: the first answer to (rpc, caller, request_id) is stored and replayed."""
+        key = f"{rpc}|{current_caller().subject}|{_request_id(request_id)}"
+        saved = self._room.store.response(key)
+        if saved is not None:
+            return kind.FromString(saved)
+        lock = table.lock if table is not None else self._room.lock
+        with lock:
+            saved = self._room.store.response(key)
+            if saved is not None:
+                return kind.FromString(saved)
+            response = run()
+            self._room.store.save_response(key, response.SerializeToString())
+            return response
+
+    def _view(self, table: PokerTable, viewer: str | None) -> pb.TableView:
+        with table.lock:
+            return table_view(table.info(), table.state, viewer, table.now())
+
+    def _visible(self, table: PokerTable, caller: Caller) -> bool:
+        return caller.role is not Role.PLAYER or table.visible_to(caller.subject)
+
+    # Tables ------------------------------------------------------------------------------------------
+
+    def CreateTable(
+        self, request: pb.CreateTableRequest, context: grpc.ServicerContext
+    ) -> pb.CreateTableResponse:
+        caller = require_role(Role.PLAYER, Role.OPERATOR)
+        settings = check_settings(request.settings)
+        if not settings.private and caller.role is not Role.OPERATOR:
+            raise errors.permission_denied(
+                "PUBLIC_TABLE_OPERATOR_ONLY", "players create private tables; set settings.private"
+            )
+        if len(request.invited) > MAX_INVITES or any(not p for p in request.invited):
+            raise errors.invalid_argument("invited", "BAD_INVITE_LIST", "up to 100 non-empty player ids")
+        host = caller.subject if caller.role is Role.PLAYER else ""
+
+        def run() -> pb.CreateTableResponse:
+            table = self._room.create(settings, host, sorted(set(request.invited)))
+            return pb.CreateTableResponse(table=table.info(), invite_code=table.invite_code)
+
+        return self._once("CreateTable", request.request_id, None, pb.CreateTableResponse, run)
+
+    def ListTables(
+        self, request: pb.ListTablesRequest, context: grpc.ServicerContext
+    ) -> pb.ListTablesResponse:
+        caller = current_caller()
+        limit, after = _page(request.page_size, request.page_token)
+        found = []
+        for table in sorted(self._room.tables.values(), key=lambda t: t.table_id):
+            if not self._visible(table, caller):
+                continue
+            info = table.info()
+            settings = info.settings
+            if request.game and settings.game != request.game:
+                continue
+            if request.big_blind and settings.big_blind != request.big_blind:
+                continue
+            if info.seats_free < request.min_seats_free:
+                continue
+            found.append(info)
+        page = found[after : after + limit]
+        token = str(after + limit) if after + limit < len(found) else ""
+        return pb.ListTablesResponse(tables=page, next_page_token=token)
+
+    def GetTable(self, request: pb.GetTableRequest, context: grpc.ServicerContext) -> pb.GetTableResponse:
+        table = self._room.table(_table_id(request.table_id))
+        if not self._visible(table, current_caller()):
+            raise errors.not_found(
+                "TABLE_NOT_FOUND", f"no table {request.table_id!r}", table_id=request.table_id
+            )
+        return pb.GetTableResponse(table=table.info())
+
+    def InvitePlayers(
+        self, request: pb.InvitePlayersRequest, context: grpc.ServicerContext
+    ) -> pb.InvitePlayersResponse:
+        player = _player()
+        table = self._room.table(_table_id(request.table_id))
+        if (
+            not request.player_ids
+            or len(request.player_ids) > MAX_INVITES
+            or any(not p for p in request.player_ids)
+        ):
+            raise errors.invalid_argument("player_ids", "BAD_INVITE_LIST", "1 to 100 non-empty player ids")
+
+        def run() -> pb.InvitePlayersResponse:
+            table.invite(player, list(request.player_ids))
+            return pb.InvitePlayersResponse(table=table.info())
+
+        return self._once("InvitePlayers", request.request_id, table, pb.InvitePlayersResponse, run)
+
+    # Seats -------------------------------------------------------------------------------------------
+
+    def JoinTable(self, request: pb.JoinTableRequest, context: grpc.ServicerContext) -> pb.JoinTableResponse:
+        player = _player()
+        table = self._room.table(_table_id(request.table_id))
+        if request.buy_in <= 0:
+            raise errors.invalid_argument("buy_in", "BUY_IN_REQUIRED", "give the chips to bring to the table")
+        if request.seat > table.config.seats:
+            raise errors.invalid_argument("seat", "NO_SUCH_SEAT", f"seats are 1..{table.config.seats}")
+
+        def run() -> pb.JoinTableResponse:
+            seat = table.join(player, request.seat, request.buy_in, request.invite_code or None)
+            return pb.JoinTableResponse(seat=seat, view=self._view(table, player))
+
+        return self._once("JoinTable", request.request_id, table, pb.JoinTableResponse, run)
+
+    def LeaveTable(
+        self, request: pb.LeaveTableRequest, context: grpc.ServicerContext
+    ) -> pb.LeaveTableResponse:
+        player = _player()
+        table = self._room.table(_table_id(request.table_id))
+
+        def run() -> pb.LeaveTableResponse:
+            returned, later = table.leave(player)
+            return pb.LeaveTableResponse(returned=returned, leaving_after_hand=later)
+
+        return self._once("LeaveTable", request.request_id, table, pb.LeaveTableResponse, run)
+
+    def TopUp(self, request: pb.TopUpRequest, context: grpc.ServicerContext) -> pb.TopUpResponse:
+        player = _player()
+        table = self._room.table(_table_id(request.table_id))
+        if request.amount <= 0:
+            raise errors.invalid_argument("amount", "AMOUNT_NOT_POSITIVE", "give the chips to add")
+
+        def run() -> pb.TopUpResponse:
+            return pb.TopUpResponse(stack=table.top_up(player, request.amount))
+
+        return self._once("TopUp", request.request_id, table, pb.TopUpResponse, run)
+
+    def SitOut(self, request: pb.SitOutRequest, context: grpc.ServicerContext) -> pb.SitOutResponse:
+        player = _player()
+        table = self._room.table(_table_id(request.table_id))
+
+        def run() -> pb.SitOutResponse:
+            table.sit_out(player)
+            return pb.SitOutResponse()
+
+        return self._once("SitOut", request.request_id, table, pb.SitOutResponse, run)
+
+    def SitIn(self, request: pb.SitInRequest, context: grpc.ServicerContext) -> pb.SitInResponse:
+        player = _player()
+        table = self._room.table(_table_id(request.table_id))
+
+        def run() -> pb.SitInResponse:
+            table.sit_in(player)
+            return pb.SitInResponse()
+
+        return self._once("SitIn", request.request_id, table, pb.SitInResponse, run)
+
+    # Play --------------------------------------------------------------------------------------------
+
+    def Act(self, request: pb.ActRequest, context: grpc.ServicerContext) -> pb.ActResponse:
+        player = _player()
+        table = self._room.table(_table_id(request.table_id))
+        if request.preset and request.preset not in PRESET_PB.values():
+            raise errors.invalid_argument("preset", "UNKNOWN_PRESET", "no such preset")
+        if not request.preset:
+            if request.kind not in PB_KIND:
+                raise errors.invalid_argument("kind", "ACTION_REQUIRED", "give an action kind or a preset")
+            if request.amount < 0:
+                raise errors.invalid_argument("amount", "AMOUNT_NEGATIVE", "amounts are never negative")
+            if PB_KIND[request.kind].value in ("bet", "raise") and request.amount <= 0:
+                raise errors.invalid_argument("amount", "AMOUNT_REQUIRED", "a bet or raise gives its total")
+
+        def run() -> pb.ActResponse:
+            action = self._action(table, player, request)
+            acted = table.act(player, request.expected_version, action)
+            kind, amount = pb.ACTION_KIND_UNSPECIFIED, 0
+            if acted is not None:
+                kind = KIND_PB[acted.kind]
+                amount = acted.added if acted.kind.value == "call" else acted.round_bet
+                if acted.kind.value in ("fold", "check"):
+                    amount = 0
+            return pb.ActResponse(kind=kind, amount=amount, view=self._view(table, player))
+
+        return self._once("Act", request.request_id, table, pb.ActResponse, run)
+
+    @staticmethod
+    def _action(table: PokerTable, player: str, request: pb.ActRequest) -> Action:
+        if not request.preset:
+            return Action(PB_KIND[request.kind], request.amount)
+        _, legal = table.legal_for(player)
+        resolved = sizing(legal)
+        label = next(k for k, v in PRESET_PB.items() if v == request.preset)
+        amount = next((p.amount for p in resolved.presets if p.label == label), None) if resolved else None
+        if resolved is None or amount is None:
+            raise errors.failed_precondition(
+                "PRESET_UNAVAILABLE", "that preset does not apply now (see the view's legal presets)"
+            )
+        return Action(resolved.kind, amount)
+
+    def GetTableView(
+        self, request: pb.GetTableViewRequest, context: grpc.ServicerContext
+    ) -> pb.GetTableViewResponse:
+        caller = current_caller()
+        table = self._room.table(_table_id(request.table_id))
+        if not self._visible(table, caller):
+            raise errors.not_found(
+                "TABLE_NOT_FOUND", f"no table {request.table_id!r}", table_id=request.table_id
+            )
+        return pb.GetTableViewResponse(view=self._view(table, _viewer(caller)))
+
+    def WatchTable(
+        self, request: pb.WatchTableRequest, context: grpc.ServicerContext
+    ) -> Iterator[pb.WatchTableResponse]:
+        caller = current_caller()
+        viewer = _viewer(caller)
+        table = self._room.table(_table_id(request.table_id))
+        if not self._visible(table, caller):
+            raise errors.not_found(
+                "TABLE_NOT_FOUND", f"no table {request.table_id!r}", table_id=request.table_id
+            )
+        next_seq = max(1, request.from_seq)
+        if viewer is not None:
+            # A seated player is connected while one of their streams is open (NK-7.3, NK-7.4).
+            table.watch_opened(viewer)
+            context.add_callback(lambda: table.watch_closed(viewer))
+        while context.is_active():
+            with table.lock:
+                if table.seq < next_seq:
+                    table.changed.wait(WATCH_POLL_SECONDS)
+                last = table.seq
+            if last < next_seq:
+                continue
+            for row in self._room.store.events(table.table_id, next_seq, last):
+                if row.private_player is None or row.private_player == viewer:
+                    yield pb.WatchTableResponse(event=pb.TableEvent.FromString(row.body))
+            next_seq = last + 1
+
+    # Histories ---------------------------------------------------------------------------------------
+
+    def GetHandHistory(
+        self, request: pb.GetHandHistoryRequest, context: grpc.ServicerContext
+    ) -> pb.GetHandHistoryResponse:
+        caller = current_caller()
+        viewer = _viewer(caller)
+        table = self._room.table(_table_id(request.table_id))
+        row = self._room.store.hand(table.table_id, request.hand_number)
+        if row is None:
+            raise errors.not_found(
+                "HAND_NOT_FOUND", "no finished hand with that number", hand_number=request.hand_number
+            )
+        seat = None
+        net = 0
+        if viewer is not None:
+            seat = next((s for s, p in row.players.items() if p == viewer), None)
+            if seat is None:
+                raise errors.permission_denied("NOT_IN_HAND", "you did not play that hand")
+            net = self._room.store.net_of(table.table_id, row.hand, viewer) or 0
+        stored = self._room.store.events(table.table_id, 1, hand=row.hand)
+        summary = pb.HandSummary(
+            table_id=table.table_id,
+            hand_number=row.hand,
+            started_ms=row.started_ms,
+            game=table.settings.game,
+            net=net,
+            voided=row.voided,
+        )
+        return pb.GetHandHistoryResponse(summary=summary, phh=phh_of(row, table.config.game, stored, seat))
+
+    def ListHandHistories(
+        self, request: pb.ListHandHistoriesRequest, context: grpc.ServicerContext
+    ) -> pb.ListHandHistoriesResponse:
+        caller = current_caller()
+        viewer = _viewer(caller)
+        table = self._room.table(_table_id(request.table_id))
+        limit, before = _page(request.page_size, request.page_token)
+        rows = self._room.store.hands_of(table.table_id, viewer, before or (1 << 62), limit + 1)
+        hands = [
+            pb.HandSummary(
+                table_id=table.table_id,
+                hand_number=r.hand,
+                started_ms=r.started_ms,
+                game=table.settings.game,
+                net=(self._room.store.net_of(table.table_id, r.hand, viewer) or 0) if viewer else 0,
+                voided=r.voided,
+            )
+            for r in rows[:limit]
+        ]
+        token = str(rows[limit - 1].hand) if len(rows) > limit else ""
+        return pb.ListHandHistoriesResponse(hands=hands, next_page_token=token)

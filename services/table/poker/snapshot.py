@@ -1,0 +1,36 @@
+"""A table between hands as JSON (the store's snapshot), and back. The hand in progress is not in it: it is
+rebuilt from the hand log (the core is deterministic given the cards)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, replace
+from typing import Any
+
+from pokerrules.table import Seat, TableConfig, TableState
+
+
+def to_snapshot(state: TableState) -> dict[str, Any]:
+    assert not state.hand_in_progress
+    return {
+        "seats": {str(n): asdict(s) for n, s in state.seats.items()},
+        "button": state.button,
+        "hand_number": state.hand_number,
+        "invited": sorted(state.invited),
+        "chips_bought_in": state.chips_bought_in,
+        "chips_returned": state.chips_returned,
+    }
+
+
+def from_snapshot(config: TableConfig, body: dict[str, Any] | None) -> TableState:
+    state = TableState.create(config)
+    if body is None:
+        return state
+    return replace(
+        state,
+        seats={int(n): Seat(**s) for n, s in body["seats"].items()},
+        button=body["button"],
+        hand_number=int(body["hand_number"]),
+        invited=frozenset(body["invited"]),
+        chips_bought_in=int(body["chips_bought_in"]),
+        chips_returned=int(body["chips_returned"]),
+    )

@@ -1,0 +1,278 @@
+"""The poker tables' log in SQLite (`<data dir>/tables.sqlite3`, WAL, synchronous=FULL).
+
+- `tables`: each table's settings, host and invite code.
+- `snapshots` + `hand_log`: the table between hands, and the commands since (the hand in progress): a
+  restarted service loads the snapshot and replays the commands (the core is deterministic given the cards).
+- `events`: the numbered TableEvents (serialized protos; `private_player` set on hole cards), served by
+  WatchTable from any `from_seq`.
+- `hands` + `hand_players`: finished hands (who sat where, each player's net) for the histories.
+- `money_ops` / `payouts`: wallet calls asked (buy-ins) or owed (stacks leaving), so a crash in between is
+  cleaned up or completed on restart.
+- `requests`: the first answer to each mutating request id (idempotent retries).
+
+One `commit` per command writes all of its rows in one transaction, before the command is answered.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS tables (
+    table_id TEXT PRIMARY KEY, settings BLOB NOT NULL, host TEXT NOT NULL, invite_code TEXT NOT NULL,
+    invited TEXT NOT NULL, created_ms INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS snapshots (table_id TEXT PRIMARY KEY, body TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS hand_log (
+    table_id TEXT NOT NULL, n INTEGER NOT NULL, op TEXT NOT NULL, body TEXT NOT NULL,
+    PRIMARY KEY (table_id, n));
+CREATE TABLE IF NOT EXISTS events (
+    table_id TEXT NOT NULL, seq INTEGER NOT NULL, hand INTEGER NOT NULL, private_player TEXT,
+    body BLOB NOT NULL, time_ms INTEGER NOT NULL, PRIMARY KEY (table_id, seq));
+CREATE TABLE IF NOT EXISTS hands (
+    table_id TEXT NOT NULL, hand INTEGER NOT NULL, started_ms INTEGER NOT NULL, voided INTEGER NOT NULL,
+    players TEXT NOT NULL, PRIMARY KEY (table_id, hand));
+CREATE TABLE IF NOT EXISTS hand_players (
+    table_id TEXT NOT NULL, hand INTEGER NOT NULL, player TEXT NOT NULL, seat INTEGER NOT NULL,
+    net INTEGER NOT NULL, PRIMARY KEY (table_id, hand, player));
+CREATE INDEX IF NOT EXISTS hand_players_by_player ON hand_players (player, table_id, hand);
+CREATE TABLE IF NOT EXISTS money_ops (
+    table_id TEXT NOT NULL, n INTEGER NOT NULL, hold_id TEXT NOT NULL, player TEXT NOT NULL,
+    amount INTEGER NOT NULL, done INTEGER NOT NULL, PRIMARY KEY (table_id, n));
+CREATE TABLE IF NOT EXISTS payouts (
+    transfer_id TEXT PRIMARY KEY, table_id TEXT NOT NULL, player TEXT NOT NULL, amount INTEGER NOT NULL,
+    done INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS requests (key TEXT PRIMARY KEY, response BLOB NOT NULL);
+"""
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    seq: int
+    hand: int
+    private_player: str | None  # None: every viewer may see it
+    body: bytes  # a serialized TableEvent
+    time_ms: int
+
+
+@dataclass(frozen=True)
+class HandRow:
+    table_id: str
+    hand: int
+    started_ms: int
+    voided: bool
+    players: dict[int, str]  # seat -> player
+
+
+@dataclass(frozen=True)
+class Payout:
+    transfer_id: str
+    player: str
+    amount: int
+
+
+@dataclass
+class Commit:
+    """Everything one command writes, in one transaction."""
+
+    log: tuple[str, dict[str, Any]] | None = None  # a command of the hand in progress
+    snapshot: dict[str, Any] | None = None  # the table between hands (clears the hand log)
+    events: list[StoredEvent] = field(default_factory=list)
+    hand: HandRow | None = None
+    nets: dict[str, tuple[int, int]] = field(default_factory=dict)  # player -> (seat, net) of `hand`
+    payouts: list[Payout] = field(default_factory=list)
+    money_done: int | None = None  # a money_ops row now reflected in the table
+    request: tuple[str, bytes] | None = None
+
+
+class TableStore:
+    def __init__(self, path: Path) -> None:
+        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.executescript(SCHEMA)
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def _rows(self, query: str, args: tuple[Any, ...] | list[Any] = ()) -> list[Any]:
+        with self._lock:
+            return self._db.execute(query, args).fetchall()
+
+    # Tables ------------------------------------------------------------------------------------------
+
+    def add_table(
+        self, table_id: str, settings: bytes, host: str, code: str, invited: list[str], now_ms: int
+    ) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO tables VALUES (?, ?, ?, ?, ?, ?)",
+                (table_id, settings, host, code, json.dumps(sorted(invited)), now_ms),
+            )
+
+    def tables(self) -> list[tuple[str, bytes, str, str, list[str]]]:
+        rows = self._rows(
+            "SELECT table_id, settings, host, invite_code, invited FROM tables ORDER BY table_id"
+        )
+        return [(str(r[0]), bytes(r[1]), str(r[2]), str(r[3]), list(json.loads(r[4]))) for r in rows]
+
+    def snapshot(self, table_id: str) -> dict[str, Any] | None:
+        rows = self._rows("SELECT body FROM snapshots WHERE table_id = ?", (table_id,))
+        return dict(json.loads(rows[0][0])) if rows else None
+
+    def hand_log(self, table_id: str) -> list[tuple[str, dict[str, Any]]]:
+        rows = self._rows("SELECT op, body FROM hand_log WHERE table_id = ? ORDER BY n", (table_id,))
+        return [(str(r[0]), dict(json.loads(r[1]))) for r in rows]
+
+    # The one write path --------------------------------------------------------------------------------
+
+    def commit(self, table_id: str, c: Commit) -> None:
+        with self._lock:
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                if c.log is not None:
+                    row = db.execute(
+                        "SELECT COALESCE(MAX(n), 0) FROM hand_log WHERE table_id = ?", (table_id,)
+                    ).fetchone()
+                    db.execute(
+                        "INSERT INTO hand_log VALUES (?, ?, ?, ?)",
+                        (table_id, int(row[0]) + 1, c.log[0], json.dumps(c.log[1], sort_keys=True)),
+                    )
+                if c.snapshot is not None:
+                    db.execute(
+                        "INSERT OR REPLACE INTO snapshots VALUES (?, ?)", (table_id, json.dumps(c.snapshot))
+                    )
+                    db.execute("DELETE FROM hand_log WHERE table_id = ?", (table_id,))
+                db.executemany(
+                    "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)",
+                    [(table_id, e.seq, e.hand, e.private_player, e.body, e.time_ms) for e in c.events],
+                )
+                if c.hand is not None:
+                    h = c.hand
+                    db.execute(
+                        "INSERT OR REPLACE INTO hands VALUES (?, ?, ?, ?, ?)",
+                        (table_id, h.hand, h.started_ms, int(h.voided), json.dumps(h.players)),
+                    )
+                    db.executemany(
+                        "INSERT OR REPLACE INTO hand_players VALUES (?, ?, ?, ?, ?)",
+                        [(table_id, h.hand, p, seat, net) for p, (seat, net) in c.nets.items()],
+                    )
+                db.executemany(
+                    "INSERT OR IGNORE INTO payouts VALUES (?, ?, ?, ?, 0)",
+                    [(p.transfer_id, table_id, p.player, p.amount) for p in c.payouts],
+                )
+                if c.money_done is not None:
+                    db.execute(
+                        "UPDATE money_ops SET done = 1 WHERE table_id = ? AND n = ?", (table_id, c.money_done)
+                    )
+                if c.request is not None:
+                    db.execute("INSERT OR REPLACE INTO requests VALUES (?, ?)", c.request)
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+    # Money ---------------------------------------------------------------------------------------------
+
+    def begin_money(self, table_id: str, player: str, amount: int, hold_id_of: Any) -> tuple[int, str]:
+        """Log a buy-in about to be asked of the wallet; returns its number and hold id."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT COALESCE(MAX(n), 0) FROM money_ops WHERE table_id = ?", (table_id,)
+            ).fetchone()
+            n = int(row[0]) + 1
+            hold_id = str(hold_id_of(n))
+            self._db.execute(
+                "INSERT INTO money_ops VALUES (?, ?, ?, ?, ?, 0)", (table_id, n, hold_id, player, amount)
+            )
+        return n, hold_id
+
+    def end_money(self, table_id: str, n: int) -> None:
+        with self._lock:
+            self._db.execute("UPDATE money_ops SET done = 1 WHERE table_id = ? AND n = ?", (table_id, n))
+
+    def open_money(self, table_id: str) -> list[tuple[int, str, str]]:
+        rows = self._rows(
+            "SELECT n, hold_id, player FROM money_ops WHERE table_id = ? AND done = 0 ORDER BY n", (table_id,)
+        )
+        return [(int(r[0]), str(r[1]), str(r[2])) for r in rows]
+
+    def open_payouts(self, table_id: str) -> list[Payout]:
+        rows = self._rows(
+            "SELECT transfer_id, player, amount FROM payouts WHERE table_id = ? AND done = 0 ORDER BY rowid",
+            (table_id,),
+        )
+        return [Payout(str(r[0]), str(r[1]), int(r[2])) for r in rows]
+
+    def payout_done(self, transfer_id: str) -> None:
+        with self._lock:
+            self._db.execute("UPDATE payouts SET done = 1 WHERE transfer_id = ?", (transfer_id,))
+
+    # Events and histories --------------------------------------------------------------------------------
+
+    def last_seq(self, table_id: str) -> int:
+        rows = self._rows("SELECT MAX(seq) FROM events WHERE table_id = ?", (table_id,))
+        return int(rows[0][0] or 0)
+
+    def events(
+        self, table_id: str, from_seq: int, to_seq: int | None = None, hand: int | None = None
+    ) -> list[StoredEvent]:
+        query = "SELECT seq, hand, private_player, body, time_ms FROM events WHERE table_id = ? AND seq >= ?"
+        args: list[Any] = [table_id, from_seq]
+        if to_seq is not None:
+            query += " AND seq <= ?"
+            args.append(to_seq)
+        if hand is not None:
+            query += " AND hand = ?"
+            args.append(hand)
+        rows = self._rows(query + " ORDER BY seq", args)
+        return [StoredEvent(int(r[0]), int(r[1]), r[2], bytes(r[3]), int(r[4])) for r in rows]
+
+    def hand(self, table_id: str, hand: int) -> HandRow | None:
+        rows = self._rows(
+            "SELECT started_ms, voided, players FROM hands WHERE table_id = ? AND hand = ?", (table_id, hand)
+        )
+        if not rows:
+            return None
+        players = {int(k): str(v) for k, v in json.loads(rows[0][2]).items()}
+        return HandRow(table_id, hand, int(rows[0][0]), bool(rows[0][1]), players)
+
+    def net_of(self, table_id: str, hand: int, player: str) -> int | None:
+        rows = self._rows(
+            "SELECT net FROM hand_players WHERE table_id = ? AND hand = ? AND player = ?",
+            (table_id, hand, player),
+        )
+        return int(rows[0][0]) if rows else None
+
+    def hands_of(self, table_id: str, player: str | None, before: int, limit: int) -> list[HandRow]:
+        """Finished hands, newest first, below hand number `before`: the player's (None: all)."""
+        if player is None:
+            rows = self._rows(
+                "SELECT hand FROM hands WHERE table_id = ? AND hand < ? ORDER BY hand DESC LIMIT ?",
+                (table_id, before, limit),
+            )
+        else:
+            rows = self._rows(
+                "SELECT hand FROM hand_players WHERE table_id = ? AND player = ? AND hand < ?"
+                " ORDER BY hand DESC LIMIT ?",
+                (table_id, player, before, limit),
+            )
+        found = [self.hand(table_id, int(r[0])) for r in rows]
+        return [h for h in found if h is not None]
+
+    # Idempotent requests ---------------------------------------------------------------------------------
+
+    def response(self, key: str) -> bytes | None:
+        rows = self._rows("SELECT response FROM requests WHERE key = ?", (key,))
+        return bytes(rows[0][0]) if rows else None
+
+    def save_response(self, key: str, response: bytes) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO requests VALUES (?, ?)", (key, response))

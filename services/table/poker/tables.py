@@ -1,0 +1,134 @@
+"""Table settings: the proto's TableSettings checked field by field and turned into the core's TableConfig,
+and the public tables a service runs from configuration.
+
+`FELT_TABLE_POKER_TABLES` lists public tables, comma-separated, each `id:GAME:sb/bb:min-max:seats[:bots=N]`
+with GAME one of NLHE, PLO, NAIKO, e.g. `nlhe-1:NLHE:50/100:2000-10000:6:bots=5,plo-1:PLO:5/10:200-1000:6`.
+`bots=N` lets bots sit and fills up to N seats with them. Unset: one NLHE 50/100 six-seat table whose bots
+fill five seats, so a fresh `felt up` plays hands at once.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from poker.table.v1 import table_service_pb2 as pb
+from pokerrules.table import Mode, PrivateAccess, TableConfig, TimerConfig
+from servicekit import errors
+
+TABLE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")  # it becomes part of wallet and dealer ids
+DEFAULT_DECISION_SECONDS = 15
+DEFAULT_TIME_BANK_SECONDS = 30
+RECONNECT_WINDOW_MS = 60_000
+GAMES = {"NLHE": pb.GAME_NO_LIMIT_HOLDEM, "PLO": pb.GAME_POT_LIMIT_OMAHA, "NAIKO": pb.GAME_NAIKO}
+MODES = {
+    pb.GAME_NO_LIMIT_HOLDEM: Mode.HOLDEM,
+    pb.GAME_POT_LIMIT_OMAHA: Mode.OMAHA,
+    pb.GAME_NAIKO: Mode.NAIKO,
+}
+
+
+@dataclass(frozen=True)
+class PublicTable:
+    table_id: str
+    settings: pb.TableSettings
+
+
+def check_settings(settings: pb.TableSettings) -> pb.TableSettings:
+    """INVALID_ARGUMENT naming the first bad field; returns the settings with defaults filled in."""
+
+    def bad(name: str, reason: str, message: str) -> errors.DomainError:
+        return errors.invalid_argument(f"settings.{name}", reason, message)
+
+    if settings.game not in MODES:
+        raise bad("game", "GAME_REQUIRED", "choose GAME_NO_LIMIT_HOLDEM, GAME_POT_LIMIT_OMAHA or GAME_NAIKO")
+    if settings.small_blind <= 0:
+        raise bad("small_blind", "BLIND_NOT_POSITIVE", "the small blind must be a positive number of chips")
+    if settings.big_blind < settings.small_blind:
+        raise bad("big_blind", "BLINDS_OUT_OF_ORDER", "the big blind must be at least the small blind")
+    if settings.min_buy_in < settings.big_blind:
+        raise bad("min_buy_in", "BUY_IN_BELOW_BIG_BLIND", "the minimum buy-in must be at least the big blind")
+    if settings.max_buy_in < settings.min_buy_in:
+        raise bad("max_buy_in", "BUY_IN_RANGE_EMPTY", "the maximum buy-in must be at least the minimum")
+    if not 2 <= settings.seats <= 10:
+        raise bad("seats", "SEATS_OUT_OF_RANGE", "a table has 2 to 10 seats")
+    if settings.bot_seats and not settings.bots_allowed:
+        raise bad("bot_seats", "BOTS_NOT_ALLOWED", "bot seats need bots_allowed")
+    if settings.bot_seats >= settings.seats:
+        raise bad("bot_seats", "TOO_MANY_BOT_SEATS", "bots leave at least one seat for a person")
+    if len(settings.name) > 80:
+        raise bad("name", "NAME_TOO_LONG", "a table name has at most 80 characters")
+    if settings.decision_seconds > 600:
+        raise bad("decision_seconds", "DECISION_TIME_OUT_OF_RANGE", "at most 600 seconds per decision")
+    if settings.time_bank_seconds > 3600:
+        raise bad("time_bank_seconds", "TIME_BANK_OUT_OF_RANGE", "a time bank has at most 3600 seconds")
+    filled = pb.TableSettings()
+    filled.CopyFrom(settings)
+    filled.decision_seconds = settings.decision_seconds or DEFAULT_DECISION_SECONDS
+    filled.time_bank_seconds = settings.time_bank_seconds or DEFAULT_TIME_BANK_SECONDS
+    return filled
+
+
+def table_config(
+    settings: pb.TableSettings, host: str, invited: frozenset[str], code: str | None
+) -> TableConfig:
+    access = PrivateAccess(host, invited, code) if settings.private else None
+    return TableConfig(
+        MODES[settings.game],
+        settings.small_blind,
+        settings.big_blind,
+        settings.min_buy_in,
+        settings.max_buy_in,
+        seats=settings.seats,
+        bots_allowed=settings.bots_allowed,
+        private=access,
+        timers=TimerConfig(
+            decision_ms=settings.decision_seconds * 1000,
+            time_bank_ms=settings.time_bank_seconds * 1000,
+            reconnect_window_ms=RECONNECT_WINDOW_MS,
+        ),
+    )
+
+
+def default_tables() -> list[PublicTable]:
+    return parse_tables("nlhe-50-100:NLHE:50/100:2000-10000:6:bots=5")
+
+
+def parse_tables(raw: str) -> list[PublicTable]:
+    """`id:GAME:sb/bb:min-max:seats[:bots=N],...` -> public tables (ValueError on a malformed entry)."""
+    tables = []
+    for item in filter(None, (part.strip() for part in raw.split(","))):
+        parts = item.split(":")
+        if len(parts) not in (5, 6):
+            raise ValueError(f"{item!r}: id:GAME:sb/bb:min-max:seats[:bots=N]")
+        table_id, game, blinds, buy_in, seats = parts[:5]
+        if not TABLE_ID.match(table_id):
+            raise ValueError(f"table id {table_id!r}: 1-40 characters of [A-Za-z0-9_.-]")
+        if game.upper() not in GAMES:
+            raise ValueError(f"{item!r}: the game is one of {', '.join(GAMES)}")
+        small, big = (int(x) for x in blinds.split("/"))
+        low, high = (int(x) for x in buy_in.split("-"))
+        bots = 0
+        if len(parts) == 6:
+            key, _, value = parts[5].partition("=")
+            if key != "bots":
+                raise ValueError(f"{item!r}: the last part is bots=N")
+            bots = int(value)
+        settings = pb.TableSettings(
+            game=GAMES[game.upper()],
+            name=table_id,
+            small_blind=small,
+            big_blind=big,
+            min_buy_in=low,
+            max_buy_in=high,
+            seats=int(seats),
+            bots_allowed=bots > 0,
+            bot_seats=bots,
+        )
+        try:
+            tables.append(PublicTable(table_id, check_settings(settings)))
+        except errors.DomainError as error:
+            raise ValueError(f"{item!r}: {error.message}") from None
+    if len({t.table_id for t in tables}) != len(tables):
+        raise ValueError("table ids must be distinct")
+    return tables

@@ -1,0 +1,203 @@
+"""TableService with the REAL dealer and wallet, in-process over real sockets, sharing one data directory
+(the table's self-minted service token is accepted by both). Time is virtual (integer milliseconds): tests
+move the table's clock and the clock thread acts on its next tick. Bots act without pacing."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from poker.table.v1 import table_service_pb2 as pb
+from poker.table.v1 import table_service_pb2_grpc as pb_grpc
+from poker.wallet.v1 import wallet_service_pb2 as wpb
+from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
+from servicekit.auth import Role
+from servicekit.errors import details_of
+from servicekit.testing import RunningService, config_for_tests, running
+
+from services.dealer.server import service_spec as dealer_spec
+from services.table.poker.tables import parse_tables
+from services.table.server import service_spec as table_spec
+from services.wallet.server import service_spec as wallet_spec
+
+# Heads-up-ready tables without bots (scripted players), and one with bots.
+TABLES = "hu:NLHE:50/100:2000-10000:6,plo:PLO:50/100:2000-10000:6,botty:NLHE:50/100:2000-10000:6:bots=3"
+_ids = itertools.count(1)
+
+
+class MsClock:
+    def __init__(self) -> None:
+        self.now = 1_000_000
+        self._lock = threading.Lock()
+
+    def __call__(self) -> int:
+        with self._lock:
+            return self.now
+
+    def advance(self, ms: int) -> None:
+        with self._lock:
+            self.now += ms
+
+
+def rid(prefix: str = "r") -> str:
+    return f"{prefix}-{next(_ids)}"
+
+
+@dataclass
+class Stack:
+    data_dir: Path
+    dealer: RunningService
+    wallet: RunningService
+    table: RunningService
+    clock: MsClock
+    _stubs: dict[tuple[str, Role], pb_grpc.TableServiceStub] = field(default_factory=dict)
+
+    def tables(self, player: str, role: Role = Role.PLAYER) -> pb_grpc.TableServiceStub:
+        if (player, role) not in self._stubs:
+            self._stubs[player, role] = pb_grpc.TableServiceStub(self.table.channel(player, role))
+        return self._stubs[player, role]
+
+    @property
+    def ops(self) -> wpb_grpc.WalletServiceStub:
+        return wpb_grpc.WalletServiceStub(self.wallet.channel("ops", Role.OPERATOR))
+
+    def fund(self, player: str, chips: int) -> str:
+        account = self.ops.CreateAccount(
+            wpb.CreateAccountRequest(request_id=f"acct-{player}", kind=wpb.ACCOUNT_KIND_PLAYER, owner=player)
+        ).account.account_id
+        self.ops.Issue(
+            wpb.IssueRequest(
+                request_id=f"issue-{player}",
+                account_id=account,
+                amount=chips,
+                reason=wpb.ISSUE_REASON_PROMOTION,
+            )
+        )
+        return str(account)
+
+    def balance(self, player: str, kind: int = wpb.ACCOUNT_KIND_PLAYER) -> int:
+        found = self.ops.ListAccounts(wpb.ListAccountsRequest(kind=kind, owner=player))
+        return int(found.accounts[0].balance) if found.accounts else 0
+
+    def escrow(self, table_id: str) -> int:
+        return self.balance(f"table:{table_id}", wpb.ACCOUNT_KIND_TABLE_ESCROW)
+
+    def ledger_ok(self) -> bool:
+        return bool(self.ops.GetLedgerSummary(wpb.GetLedgerSummaryRequest()).invariants_hold)
+
+    def view(self, player: str, table_id: str) -> pb.TableView:
+        return self.tables(player).GetTableView(pb.GetTableViewRequest(table_id=table_id)).view
+
+    def join(self, player: str, table_id: str, buy_in: int = 5_000, seat: int = 0) -> pb.JoinTableResponse:
+        return self.tables(player).JoinTable(
+            pb.JoinTableRequest(request_id=rid("join"), table_id=table_id, seat=seat, buy_in=buy_in)
+        )
+
+    def act(self, player: str, table_id: str, kind: int, amount: int = 0) -> pb.ActResponse:
+        view = self.view(player, table_id)
+        return self.tables(player).Act(
+            pb.ActRequest(
+                request_id=rid("act"),
+                table_id=table_id,
+                expected_version=view.version,
+                kind=kind,
+                amount=amount,
+            )
+        )
+
+
+def wait_until(check: Callable[[], Any], timeout: float = 10.0) -> Any:
+    """Poll `check` until it returns something true (the clock thread acts on its next tick)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        time.sleep(0.02)
+
+
+def reason(error: grpc.RpcError) -> str:
+    return details_of(error).reason
+
+
+def table_config(data_dir: Path, dealer: RunningService, wallet: RunningService, **extra: Any) -> Any:
+    settings: dict[str, Any] = {
+        "dealer_address": dealer.address,
+        "wallet_address": wallet.address,
+        "poker_tables": parse_tables(TABLES),
+        "casino_tables": None,
+        "bot_pacing": False,
+        "hand_pause_ms": 0,
+        "tick_seconds": 0.01,
+        **extra,
+    }
+    return config_for_tests("table", data_dir, **settings)
+
+
+@pytest.fixture
+def deps(tmp_path: Path) -> Iterator[tuple[Path, RunningService, RunningService]]:
+    with (
+        running(dealer_spec, config_for_tests("dealer", tmp_path)) as dealer,
+        running(wallet_spec, config_for_tests("wallet", tmp_path)) as wallet,
+    ):
+        yield tmp_path, dealer, wallet
+
+
+@pytest.fixture
+def stack(deps: tuple[Path, RunningService, RunningService]) -> Iterator[Stack]:
+    data_dir, dealer, wallet = deps
+    clock = MsClock()
+    with running(table_spec, table_config(data_dir, dealer, wallet, poker_clock=clock)) as table:
+        yield Stack(data_dir, dealer, wallet, table, clock)
+
+
+class Watcher:
+    """One WatchTable stream read on a thread; `events` fills as they arrive; `close()` cancels it."""
+
+    def __init__(self, stub: pb_grpc.TableServiceStub, table_id: str, from_seq: int = 0) -> None:
+        self.events: list[pb.TableEvent] = []
+        self._call = stub.WatchTable(pb.WatchTableRequest(table_id=table_id, from_seq=from_seq), timeout=60)
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        try:
+            for response in self._call:
+                self.events.append(response.event)
+        except grpc.RpcError:
+            pass
+
+    def kinds(self) -> list[str]:
+        return [str(e.WhichOneof("event")) for e in list(self.events)]
+
+    def close(self) -> None:
+        self._call.cancel()
+        self._thread.join(5)
+
+
+def chips_on_table(view: pb.TableView) -> int:
+    """Stacks plus the pot of the hand in play: what the table's escrow must hold."""
+    return sum(s.stack for s in view.table.seats) + (view.pot if view.hand_in_play else 0)
+
+
+def heads_up(stack: Stack, table_id: str = "hu", a: str = "ana", b: str = "bob") -> pb.TableView:
+    """Two funded players seated 1 and 2; returns a view once the first hand is dealt."""
+    stack.fund(a, 20_000)
+    stack.fund(b, 20_000)
+    stack.join(a, table_id, seat=1)
+    stack.join(b, table_id, seat=2)
+    return wait_until(lambda: (v := stack.view(a, table_id)).hand_in_play and v)  # type: ignore[no-any-return]
+
+
+def to_act(stack: Stack, table_id: str, players: tuple[str, ...] = ("ana", "bob")) -> str:
+    view = stack.view(players[0], table_id)
+    return next(p for p in players if stack.view(p, table_id).your_seat == view.seat_to_act)

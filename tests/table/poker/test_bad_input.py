@@ -1,0 +1,151 @@
+"""Malformed input: INVALID_ARGUMENT with a google.rpc.BadRequest naming the field; nothing changes.
+Unknown tables: NOT_FOUND. Calls without a player token: UNAUTHENTICATED / PERMISSION_DENIED."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+import pytest
+from poker.table.v1 import table_service_pb2 as pb
+from servicekit.auth import Role
+from servicekit.errors import details_of
+
+from tests.table.poker.conftest import Stack, heads_up, reason, rid
+
+GOOD = pb.TableSettings(
+    game=pb.GAME_NO_LIMIT_HOLDEM,
+    small_blind=5,
+    big_blind=10,
+    min_buy_in=200,
+    max_buy_in=1_000,
+    seats=6,
+    private=True,
+)
+
+
+def _settings(**changes: Any) -> pb.TableSettings:
+    settings = pb.TableSettings()
+    settings.CopyFrom(GOOD)
+    for name, value in changes.items():
+        setattr(settings, name, value)
+    return settings
+
+
+CREATE_CASES: list[tuple[dict[str, Any], str, str]] = [
+    ({"game": pb.GAME_UNSPECIFIED}, "settings.game", "GAME_REQUIRED"),
+    ({"small_blind": 0}, "settings.small_blind", "BLIND_NOT_POSITIVE"),
+    ({"big_blind": 4}, "settings.big_blind", "BLINDS_OUT_OF_ORDER"),
+    ({"min_buy_in": 5}, "settings.min_buy_in", "BUY_IN_BELOW_BIG_BLIND"),
+    ({"max_buy_in": 100}, "settings.max_buy_in", "BUY_IN_RANGE_EMPTY"),
+    ({"seats": 1}, "settings.seats", "SEATS_OUT_OF_RANGE"),
+    ({"seats": 11}, "settings.seats", "SEATS_OUT_OF_RANGE"),
+    ({"bot_seats": 2}, "settings.bot_seats", "BOTS_NOT_ALLOWED"),
+    ({"bots_allowed": True, "bot_seats": 6}, "settings.bot_seats", "TOO_MANY_BOT_SEATS"),
+    ({"decision_seconds": 601}, "settings.decision_seconds", "DECISION_TIME_OUT_OF_RANGE"),
+]
+
+
+def test_create_table_settings_per_field(stack: Stack) -> None:
+    before = [t.table_id for t in stack.tables("ana").ListTables(pb.ListTablesRequest()).tables]
+    for changes, field, why in CREATE_CASES:  # one server for all cases: each case is one call
+        with pytest.raises(grpc.RpcError) as bad:
+            stack.tables("ana").CreateTable(
+                pb.CreateTableRequest(request_id=rid(), settings=_settings(**changes))
+            )
+        details = details_of(bad.value)
+        assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert (details.reason, [v.field for v in details.violations]) == (why, [field]), changes
+    assert [t.table_id for t in stack.tables("ana").ListTables(pb.ListTablesRequest()).tables] == before
+
+
+def _bad(call: Callable[[], Any], field: str, why: str) -> None:
+    with pytest.raises(grpc.RpcError) as bad:
+        call()
+    details = details_of(bad.value)
+    assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT, details
+    assert (details.reason, [v.field for v in details.violations]) == (why, [field])
+
+
+def test_join_fields(stack: Stack) -> None:
+    stack.fund("ana", 20_000)
+    t = stack.tables("ana")
+    _bad(
+        lambda: t.JoinTable(pb.JoinTableRequest(table_id="hu", buy_in=5_000)),
+        "request_id",
+        "REQUEST_ID_REQUIRED",
+    )
+    _bad(
+        lambda: t.JoinTable(pb.JoinTableRequest(request_id=rid(), buy_in=5_000)),
+        "table_id",
+        "TABLE_ID_REQUIRED",
+    )
+    _bad(
+        lambda: t.JoinTable(pb.JoinTableRequest(request_id=rid(), table_id="hu")), "buy_in", "BUY_IN_REQUIRED"
+    )
+    _bad(
+        lambda: t.JoinTable(pb.JoinTableRequest(request_id=rid(), table_id="hu", buy_in=5_000, seat=7)),
+        "seat",
+        "NO_SUCH_SEAT",
+    )
+    with pytest.raises(grpc.RpcError) as low:
+        t.JoinTable(pb.JoinTableRequest(request_id=rid(), table_id="hu", buy_in=100))
+    assert reason(low.value) == "BUY_IN_BELOW_MIN"
+    assert stack.balance("ana") == 20_000
+    assert not stack.view("ana", "hu").table.seats
+
+
+def test_act_fields(stack: Stack) -> None:
+    heads_up(stack)
+    t = stack.tables("ana")
+    before = stack.view("ana", "hu")
+    _bad(lambda: t.Act(pb.ActRequest(request_id=rid(), table_id="hu")), "kind", "ACTION_REQUIRED")
+    _bad(
+        lambda: t.Act(pb.ActRequest(request_id=rid(), table_id="hu", kind=pb.ACTION_KIND_RAISE)),
+        "amount",
+        "AMOUNT_REQUIRED",
+    )
+    _bad(
+        lambda: t.Act(pb.ActRequest(request_id=rid(), table_id="hu", kind=pb.ACTION_KIND_CALL, amount=-1)),
+        "amount",
+        "AMOUNT_NEGATIVE",
+    )
+    _bad(lambda: t.Act(pb.ActRequest(request_id=rid(), table_id="hu", preset=99)), "preset", "UNKNOWN_PRESET")
+    _bad(
+        lambda: t.Act(pb.ActRequest(table_id="hu", kind=pb.ACTION_KIND_FOLD)),
+        "request_id",
+        "REQUEST_ID_REQUIRED",
+    )
+    assert stack.view("ana", "hu") == before
+
+
+def test_top_up_and_pages(stack: Stack) -> None:
+    t = stack.tables("ana")
+    _bad(
+        lambda: t.TopUp(pb.TopUpRequest(request_id=rid(), table_id="hu", amount=0)),
+        "amount",
+        "AMOUNT_NOT_POSITIVE",
+    )
+    _bad(lambda: t.ListTables(pb.ListTablesRequest(page_token="x")), "page_token", "BAD_PAGE_TOKEN")
+
+
+def test_unknown_table_is_not_found(stack: Stack) -> None:
+    with pytest.raises(grpc.RpcError) as missing:
+        stack.tables("ana").GetTableView(pb.GetTableViewRequest(table_id="nope"))
+    assert missing.value.code() == grpc.StatusCode.NOT_FOUND
+    assert reason(missing.value) == "TABLE_NOT_FOUND"
+
+
+def test_a_token_is_needed_and_only_players_sit(stack: Stack) -> None:
+    anonymous = stack.table.channel(None)
+    from poker.table.v1 import table_service_pb2_grpc as pb_grpc
+
+    with pytest.raises(grpc.RpcError) as none:
+        pb_grpc.TableServiceStub(anonymous).ListTables(pb.ListTablesRequest())
+    assert none.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    with pytest.raises(grpc.RpcError) as operator:
+        stack.tables("ops", Role.OPERATOR).JoinTable(
+            pb.JoinTableRequest(request_id=rid(), table_id="hu", buy_in=5_000)
+        )
+    assert operator.value.code() == grpc.StatusCode.PERMISSION_DENIED
