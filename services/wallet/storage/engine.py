@@ -219,24 +219,22 @@ class Engine:
         return transfer
 
     def _batch(self, db: Connection, cmd: c.TransferBatch, now_ms: int) -> BatchResult:
-        for transfer_id in cmd.member_ids():
-            params = canonical({"batch_id": cmd.request_id})
-            if self._claim(db, transfer_id, "BatchMember", params, transfer_id, now_ms) is not None:
-                raise already_exists(
-                    "TRANSFER_ID_IN_USE",
-                    f"transfer id {transfer_id!r} is already used by another request",
-                    transfer_id=transfer_id,
-                )
+        self._claim_members(db, cmd, now_ms)
         # A hold's accounts never change: read them unlocked, lock accounts then holds (the lock order).
-        seen = [self._hold_or_missing(db, r.hold_id) for r in cmd.resolutions]
+        hold_ids = [r.hold_id for r in cmd.resolutions]
+        seen = self._holds(db, hold_ids, lock=False)
+        for hold_id in hold_ids:
+            if hold_id not in seen:
+                raise not_found("HOLD_NOT_FOUND", f"hold {hold_id} does not exist", hold_id=hold_id)
         accounts = self._lock_accounts(
             db,
-            [a for h in seen for a in (h.debit_account_id, h.credit_account_id)]
+            [a for h in seen.values() for a in (h.debit_account_id, h.credit_account_id)]
             + [p.account_id for t in cmd.transfers for p in t.postings],
         )
-        holds = self._lock_pending_holds(db, [r.hold_id for r in cmd.resolutions], now_ms)
+        holds = self._lock_pending_holds(db, hold_ids, now_ms)
         state = accounts
         out = []
+        resolved: list[Hold] = []
         # Holds resolve first, so the chips a release frees may be spent by the transfers after it.
         for i, r in enumerate(cmd.resolutions):
             hold = holds[r.hold_id]
@@ -252,11 +250,7 @@ class Engine:
                 source.id: dataclasses.replace(source, debits_pending=source.debits_pending - hold.amount),
             }
             if r.capture_amount == 0:
-                self.x(
-                    db,
-                    "UPDATE holds SET status = 'RELEASED', resolved_at_ms = ? WHERE id = ?",
-                    (now_ms, hold.id),
-                )
+                resolved.append(dataclasses.replace(hold, status=HoldStatus.RELEASED, resolved_at_ms=now_ms))
                 continue
             postings = c.simple_postings(hold.debit_account_id, hold.credit_account_id, r.capture_amount)
             transfer, state = self._post(
@@ -270,11 +264,14 @@ class Engine:
                 batch_id=cmd.request_id,
                 hold_id=hold.id,
             )
-            self.x(
-                db,
-                "UPDATE holds SET status = 'CAPTURED', captured_amount = ?, capture_transfer_id = ?,"
-                " resolved_at_ms = ? WHERE id = ?",
-                (r.capture_amount, transfer.id, now_ms, hold.id),
+            resolved.append(
+                dataclasses.replace(
+                    hold,
+                    status=HoldStatus.CAPTURED,
+                    captured_amount=r.capture_amount,
+                    capture_transfer_id=transfer.id,
+                    resolved_at_ms=now_ms,
+                )
             )
             out.append(transfer)
         # Transfers apply in order, each seeing the previous ones; any refusal voids the batch.
@@ -290,27 +287,77 @@ class Engine:
                 batch_id=cmd.request_id,
             )
             out.append(transfer)
+        self._write_resolved(db, resolved)
         self._write_accounts(db, accounts, state)
-        resolved = tuple(self._must_hold(db, r.hold_id) for r in cmd.resolutions)
-        return BatchResult(tuple(out), resolved)
+        return BatchResult(tuple(out), tuple(resolved))
 
-    def _hold_or_missing(self, db: Connection, hold_id: str) -> Hold:
-        hold = self.get_hold(db, hold_id)
-        if hold is None:
-            raise not_found("HOLD_NOT_FOUND", f"hold {hold_id} does not exist", hold_id=hold_id)
-        return hold
+    def _claim_members(self, db: Connection, cmd: c.TransferBatch, now_ms: int) -> None:
+        """Claims the ids of the transfers the batch will post (they share the request-id namespace), in
+        two statements whatever the batch's size: round trips are the cost on PostgreSQL."""
+        ids = cmd.member_ids()
+        if not ids:
+            return
+        marks = ", ".join("?" * len(ids))
+        taken = {r[0] for r in self.q(db, f"SELECT id FROM requests WHERE id IN ({marks})", ids)}
+        if not taken:
+            params = canonical({"batch_id": cmd.request_id})
+            inserted = self.x(
+                db,
+                "INSERT INTO requests (id, op, params, result_ref, created_at_ms) VALUES "
+                + ", ".join(["(?, ?, ?, ?, ?)"] * len(ids))
+                + " ON CONFLICT (id) DO NOTHING",
+                [v for i in ids for v in (i, "BatchMember", params, i, now_ms)],
+            )
+            if inserted == len(ids):
+                return
+            # A concurrent transaction claimed one of them and committed meanwhile (PostgreSQL).
+            taken = {
+                r[0]
+                for r in self.q(
+                    db,
+                    f"SELECT id FROM requests WHERE id IN ({marks}) AND (op <> 'BatchMember' OR params <> ?)",
+                    (*ids, params),
+                )
+            }
+        transfer_id = next((i for i in ids if i in taken), ids[0])
+        raise already_exists(
+            "TRANSFER_ID_IN_USE",
+            f"transfer id {transfer_id!r} is already used by another request",
+            transfer_id=transfer_id,
+        )
+
+    def _write_resolved(self, db: Connection, resolved: list[Hold]) -> None:
+        if not resolved:
+            return
+        self.x(
+            db,
+            "WITH v (id, s, a, t, r) AS (VALUES " + ", ".join(["(?, ?, ?, ?, ?)"] * len(resolved)) + ")"
+            " UPDATE holds SET status = v.s, captured_amount = v.a, capture_transfer_id = v.t,"
+            " resolved_at_ms = v.r FROM v WHERE holds.id = v.id",
+            [
+                x
+                for h in resolved
+                for x in (h.id, h.status.value, h.captured_amount, h.capture_transfer_id, h.resolved_at_ms)
+            ],
+        )
+
+    def _holds(self, db: Connection, hold_ids: list[str], *, lock: bool) -> dict[str, Hold]:
+        if not hold_ids:
+            return {}
+        wanted = sorted(hold_ids)
+        marks = ", ".join("?" * len(wanted))
+        lock_clause = self._for_update if lock else ""
+        rows = self.q(
+            db, f"SELECT {_HOLD_COLS} FROM holds WHERE id IN ({marks}) ORDER BY id{lock_clause}", wanted
+        )
+        return {h.id: h for h in map(_hold, rows)}
 
     def _lock_pending_holds(self, db: Connection, hold_ids: list[str], now_ms: int) -> dict[str, Hold]:
         """Locks the holds (in id order) and refuses unless every one is still pending: a hold resolved
         by another request, or expired, fails the whole batch."""
         if not hold_ids:
             return {}
-        wanted = sorted(hold_ids)
-        marks = ", ".join("?" * len(wanted))
-        rows = self.q(
-            db, f"SELECT {_HOLD_COLS} FROM holds WHERE id IN ({marks}) ORDER BY id{self._for_update}", wanted
-        )
-        holds = {h.id: h for h in map(_hold, rows)}
+        holds = self._holds(db, hold_ids, lock=True)
         for hold_id in hold_ids:
             status = holds[hold_id].effective_status(now_ms)
             if status is not HoldStatus.PENDING:
