@@ -101,6 +101,7 @@ class PokerTable:
         self._seed = zlib.crc32(table_id.encode())
         self._profile = BotProfile(pacing=options.bot_pacing)
         self.watchers: Counter[str] = Counter()
+        self._payouts_due = True  # look in the store once: a crash may have left some owed
         self._log = get_logger(service="table")
 
     # Queries -----------------------------------------------------------------------------------------
@@ -173,7 +174,9 @@ class PokerTable:
         self.changed.notify_all()
         if finished:
             self._close_shoe(old.hand_number)
-        self._pay_out()
+        if payouts:
+            self._payouts_due = True
+            self._pay_out()
 
     def _record_hand(self, old: TableState, t: Transition, commit: Commit) -> None:
         assert old.hand is not None
@@ -198,6 +201,8 @@ class PokerTable:
 
     def _pay_out(self) -> None:
         """Stacks owed back to wallets; a failure is retried by the clock thread (they stay in the log)."""
+        if not self._payouts_due:
+            return
         for payout in self._store.open_payouts(self.table_id):
             try:
                 self._escrow.pay_out(self.table_id, payout.transfer_id, payout.player, payout.amount)
@@ -205,6 +210,7 @@ class PokerTable:
                 self._log.warning("poker_payout_deferred", table_id=self.table_id, error=type(exc).__name__)
                 return
             self._store.payout_done(payout.transfer_id)
+        self._payouts_due = False
 
     def _run(self, op: str, body: dict[str, Any]) -> Transition:
         """A command without money or cards: core, then commit."""

@@ -125,3 +125,30 @@ def test_sit_out_and_in_take_effect_from_the_next_hand(stack: Stack) -> None:
     with pytest.raises(grpc.RpcError) as again:
         stack.tables("ana").SitIn(pb.SitInRequest(request_id=rid(), table_id="hu"))
     assert reason(again.value) == "NOT_SITTING_OUT"
+
+
+def test_busted_player_watches_and_rebuys_nk_6_1(stack: Stack) -> None:
+    heads_up(stack)
+    busted = None
+    for _ in range(10):  # all-in until someone busts (a split pot busts nobody)
+        number = stack.view("ana", "hu").hand_number
+        first = to_act(stack, "hu")
+        stack.act(first, "hu", pb.ACTION_KIND_ALL_IN)
+        stack.act("bob" if first == "ana" else "ana", "hu", pb.ACTION_KIND_CALL)
+        wait_until(
+            lambda n=number: (
+                stack.view("ana", "hu").hand_number > n or not stack.view("ana", "hu").hand_in_play
+            )
+        )
+        seats = stack.view("ana", "hu").table.seats
+        busted = next((s for s in seats if s.stack == 0), None)
+        if busted is not None:
+            break
+    assert busted is not None and busted.sitting_out
+    player = busted.player_id
+    view = stack.view(player, "hu")
+    assert view.your_seat == busted.seat and not view.hand_in_play  # still seated, watching
+    stack.tables(player).TopUp(pb.TopUpRequest(request_id=rid(), table_id="hu", amount=3_000))
+    wait_until(lambda: stack.view(player, "hu").hand_in_play)
+    assert stack.balance("ana") + stack.balance("bob") + stack.escrow("hu") == 40_000
+    assert stack.escrow("hu") == 13_000
