@@ -137,3 +137,47 @@ def test_a_re_driven_settlement_is_a_replay(quiet_stack: Stack) -> None:
         account = stack.account("p1")
         assert (account.balance, account.pending) == (100 - 10 + 5, 0)
     assert stack.house_balance() == 10 - 5 and stack.ledger_ok()
+
+
+def test_a_hold_the_table_already_released_does_not_block_the_round(quiet_stack: Stack) -> None:
+    """A crash between the wallet's Release (Clear Bets, a lowered bet) and the table's `unhold` log entry
+    leaves a released hold in the round's book. The wallet refuses the whole batch (HOLD_NOT_PENDING); the
+    table then settles around that hold: captures of the holds still its own and every payment in one batch,
+    the rest released. A re-drive of that recovery is again a replay."""
+    from pokerrules.casino import BetKind, BetResult, Outcome
+    from servicekit.auth import Role
+
+    from services.table.casino.money import Wallet
+
+    stack = quiet_stack
+    stack.fund("p1", 100)
+    wallet = Wallet(stack.wallet.channel("table", Role.SERVICE))
+    holds = [
+        HeldBet(1, "ANTE", "x-ante-old", 10),  # lowered to 6: released, but its `unhold` was lost
+        HeldBet(1, "ANTE", "x-ante-new", 6),
+        HeldBet(1, "PAIR_PLUS", "x-pp", 5),  # cleared: released, `unhold` lost, the bet still in the book
+        HeldBet(1, "SIX_CARD_BONUS", "x-six", 5),
+    ]
+    for held in holds:
+        wallet.hold(held.hold_id, "p1", held.amount, "test")
+    wallet.release("x-ante-old")
+    wallet.release("x-pp")
+    results = (
+        BetResult(1, "p1", BetKind.ANTE, 6, Outcome.LOSE, returned=0, won=0, lost=6),
+        BetResult(1, "p1", BetKind.PAIR_PLUS, 5, Outcome.WIN, returned=5, won=5, lost=0),
+        BetResult(1, "p1", BetKind.SIX_CARD_BONUS, 5, Outcome.PUSH, returned=5, won=0, lost=0),
+    )
+    for _ in range(3):
+        wallet.settle("t", 8, Settlement(results), holds, {1: "p1"})
+        account = stack.account("p1")
+        assert (account.balance, account.pending) == (100 - 6 + 5, 0)
+    assert stack.house_balance() == 6 - 5 and stack.ledger_ok()
+    statuses = {
+        h.hold_id: stack.operator.GetHold(wpb.GetHoldRequest(hold_id=h.hold_id)).hold.status for h in holds
+    }
+    assert statuses == {
+        "x-ante-old": wpb.HOLD_STATUS_RELEASED,
+        "x-ante-new": wpb.HOLD_STATUS_CAPTURED,
+        "x-pp": wpb.HOLD_STATUS_RELEASED,
+        "x-six": wpb.HOLD_STATUS_RELEASED,
+    }

@@ -124,6 +124,11 @@ class Wallet:
             if errors.details_of(error).reason not in ("HOLD_NOT_FOUND",):
                 raise
 
+    def _hold_status(self, hold_id: str) -> wpb.Hold:
+        request = wpb.GetHoldRequest(hold_id=hold_id)
+        hold: wpb.Hold = self._call(lambda: self._stub.GetHold(request)).hold
+        return hold
+
     # Settlement ----------------------------------------------------------------------------------------
 
     def settle(
@@ -136,12 +141,52 @@ class Wallet:
     ) -> None:
         """The whole round in ONE atomic wallet batch: each bet's holds captured for the stake lost (the
         rest released), the house's payouts, the progressive pool's contribution and wins. Its request id is
-        the round's, so a re-drive (a timeout, or this service restarted) replays it: nothing moves twice."""
+        the round's, so a re-drive (a timeout, or this service restarted) replays it: nothing moves twice.
+        Only a hold this table had already released makes the wallet refuse it; see below."""
+        accounts = (self.house(), self.player, self.pool)
+        request = settlement_batch(table_id, round_number, settlement, holds, players, *accounts)
+        if not (request.transfers or request.resolutions):
+            return
+        try:
+            self._call(lambda: self._stub.TransferBatch(request))
+        except grpc.RpcError as error:
+            if errors.details_of(error).reason not in ("HOLD_NOT_PENDING", "REQUEST_ID_REUSED"):
+                raise
+            self._settle_around_released(table_id, round_number, settlement, holds, players)
+
+    def _settle_around_released(
+        self,
+        table_id: str,
+        round_number: int,
+        settlement: Settlement,
+        holds: Sequence[HeldBet],
+        players: Mapping[int, str],
+    ) -> None:
+        """Recovery when a hold of the round was already released by this table (a Clear Bets or a lowered
+        bet whose `unhold` log entry a crash lost): that hold no longer backs its bet, its chips are back.
+        The batch then carries the captures of the holds still ours and every payment, and the holds left
+        to give back are released one by one. Both parts are the same on every re-drive (a hold whose
+        capture is 0 never changes another's capture), so this too is a replay the second time."""
+        live: list[HeldBet] = []
+        for held in holds:
+            got = self._hold_status(held.hold_id)
+            mine = got.status == wpb.HOLD_STATUS_CAPTURED and got.capture_transfer_id == _capture_id(
+                held.hold_id
+            )
+            if got.status == wpb.HOLD_STATUS_PENDING or mine:
+                live.append(held)
         request = settlement_batch(
-            table_id, round_number, settlement, holds, players, self.house(), self.player, self.pool
+            table_id, round_number, settlement, live, players, self.house(), self.player, self.pool
         )
+        captures = [r for r in request.resolutions if r.capture_amount > 0]
+        del request.resolutions[:]
+        request.resolutions.extend(captures)
         if request.transfers or request.resolutions:
             self._call(lambda: self._stub.TransferBatch(request))
+        captured = {r.hold_id for r in captures}
+        for held in live:
+            if held.hold_id not in captured:
+                self.release(held.hold_id)
 
 
 def settlement_batch(
@@ -203,8 +248,12 @@ def settlement_batch_id(table_id: str, round_number: int) -> str:
 def _resolution(hold_id: str, capture: int) -> wpb.HoldResolution:
     # Derived from the hold: the same round always sends the same batch, so a re-drive is a replay.
     return wpb.HoldResolution(
-        hold_id=hold_id, capture_amount=capture, transfer_id=f"{hold_id}-c" if capture else ""
+        hold_id=hold_id, capture_amount=capture, transfer_id=_capture_id(hold_id) if capture else ""
     )
+
+
+def _capture_id(hold_id: str) -> str:
+    return f"{hold_id}-c"
 
 
 def _pay(transfer_id: str, payer: str, payee: str, amount: int, memo: str) -> wpb.TransferSpec:
