@@ -2,10 +2,13 @@
 concurrent clients, on SQLite and on PostgreSQL.
 
     .venv/bin/python bench/wallet/run.py [--seconds 8] [--clients 1 8 64] [--stores sqlite postgres]
+        [--workers 1 2] [--clients-per-channel 8]
 
-The wallet runs as its own process (`python -m services.wallet`), exactly as deployed; the clients are
-asyncio gRPC calls in this process (one channel, N concurrent callers, each waiting for its answer
-before sending the next). Each transfer moves 1 chip between two random accounts out of 1,000, with a
+The wallet runs as its own process (`python -m services.wallet`), exactly as deployed, with
+FELT_WALLET_WORKERS=N for each N of --workers (N processes behind one port); the clients are asyncio
+gRPC calls in this process (N concurrent callers, each waiting for its answer before sending the
+next), client i on channel i // 8: each channel is its own connection, and the kernel gives each
+connection to one worker. Each transfer moves 1 chip between two random accounts out of 1,000, with a
 fresh request id; every answered transfer is committed (SQLite synchronous=FULL; PostgreSQL
 synchronous_commit=on). PostgreSQL: WALLET_BENCH_POSTGRES_URL or FELT_TEST_POSTGRES_URL, default
 postgresql://postgres@127.0.0.1:5432/postgres; a scratch database is created and dropped.
@@ -35,8 +38,9 @@ REPO = Path(__file__).resolve().parents[2]
 ACCOUNTS = 1_000
 # Client i calls through channel i // CLIENTS_PER_CHANNEL: each channel is one TCP connection, and the
 # kernel hands each connection to one wallet worker (SO_REUSEPORT), as it would with many callers.
-CHANNELS = 8
+# (--clients-per-channel changes it; the kernel's spread of a few connections is uneven).
 CLIENTS_PER_CHANNEL = 8
+CHANNELS = 8  # enough for the most clients measured (64)
 
 
 def open_channel(address: str, index: int) -> grpc.aio.Channel:
@@ -216,7 +220,8 @@ async def bench_store(
                 stubs = [pb_grpc.WalletServiceStub(channel) for channel in channels]
                 stub = stubs[0]
                 accounts = await setup(stub, md)
-                await load(stubs, md, accounts, 8 * CHANNELS, 1.0)  # warm-up: every channel connects
+                # Warm-up: every channel connects.
+                await load(stubs, md, accounts, CLIENTS_PER_CHANNEL * CHANNELS, 1.0)
                 for clients in clients_list:
                     count, samples = await load(stubs, md, accounts, clients, seconds)
                     elapsed, lat = samples[-1], samples[:-1]
@@ -342,7 +347,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--storage-only", action="store_true", help="measure the storage layer in-process (no gRPC) instead"
     )
+    parser.add_argument("--clients-per-channel", type=int, default=8)
     args = parser.parse_args(argv)
+    global CLIENTS_PER_CHANNEL, CHANNELS
+    CLIENTS_PER_CHANNEL = args.clients_per_channel
+    CHANNELS = -(-max(64, *args.clients) // CLIENTS_PER_CHANNEL)
     rows = []
     for store in args.stores:
         run_one = (
