@@ -103,6 +103,7 @@ class Latencies:
         self.lock = threading.Lock()
         self.sent: dict[tuple[str, int, int], list[float | None]] = defaultdict(list)
         self.samples: list[float] = []
+        self.act_ms: list[float] = []  # the Act call itself, request to response
         self.recording = False
 
     def before_act(self, key: tuple[str, int, int]) -> int:
@@ -189,6 +190,7 @@ class Player:
             index = self.latencies.before_act(key)
             self.calls += 1
             try:
+                t0 = time.perf_counter()
                 self.stub.Act(
                     pb.ActRequest(
                         request_id=f"{self.name}-{self.calls}",
@@ -197,6 +199,8 @@ class Player:
                         **attempt,
                     )
                 )
+                if self.latencies.recording:
+                    self.latencies.act_ms.append((time.perf_counter() - t0) * 1000)
                 return
             except grpc.RpcError:
                 self.latencies.refused(key, index)
@@ -228,12 +232,43 @@ def _hands(ops: pb_grpc.TableServiceStub, ids: set[str]) -> int:
             return total
 
 
-def _measure_latency(latencies: Latencies, seconds: float) -> list[float]:
-    latencies.samples = []
+def _every_table_dealing(ops: pb_grpc.TableServiceStub, ids: set[str], timeout: float = 300.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        dealt = set()
+        token = ""
+        while True:
+            page = ops.ListTables(pb.ListTablesRequest(page_size=100, page_token=token))
+            dealt |= {t.table_id for t in page.tables if t.table_id in ids and t.hand_number >= 2}
+            token = page.next_page_token
+            if not token:
+                break
+        if dealt == ids:
+            return
+        time.sleep(0.5)
+    raise RuntimeError("the bot tables did not all start dealing")
+
+
+def _measure_latency(latencies: Latencies, seconds: float) -> tuple[list[float], list[float]]:
+    """(Act to the others' PlayerActed, the Act call alone), in ms."""
+    latencies.samples, latencies.act_ms = [], []
     latencies.recording = True
     time.sleep(seconds)
     latencies.recording = False
-    return list(latencies.samples)
+    return list(latencies.samples), list(latencies.act_ms)
+
+
+def _py_spy(prefix: str | None, what: str, pid: int, seconds: float) -> subprocess.Popen[bytes] | None:
+    if not prefix:
+        return None
+    command = ["py-spy", "record", "--pid", str(pid), "--duration", str(int(seconds)), "--format", "raw"]
+    command += ["--idle", "--threads", "--rate", "200", "--output", f"{prefix}.{what}.txt"]
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _wait(spy: subprocess.Popen[bytes] | None) -> None:
+    if spy is not None:
+        spy.wait(60)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -244,6 +279,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="windows for hands/s (median reported)")
     parser.add_argument("--latency-tables", type=int, default=3)
     parser.add_argument("--latency-players", type=int, default=3, help="scripted players per latency table")
+    parser.add_argument(
+        "--py-spy",
+        metavar="PREFIX",
+        help="also profile the table service with py-spy (on PATH) during the bot tables: PREFIX.bots.txt "
+        "(collapsed stacks, every thread, idle included) and during the idle latency window: PREFIX.act.txt",
+    )
     args = parser.parse_args(argv)
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the start")
     with tempfile.TemporaryDirectory() as tmp:
@@ -289,7 +330,9 @@ def main(argv: list[str] | None = None) -> int:
             lat_ids = {p.table for p in players}
             time.sleep(1.0)  # the first hands start
             h0, t0 = _hands(ops, lat_ids), time.perf_counter()
-            idle = _measure_latency(latencies, args.seconds)
+            spy = _py_spy(args.py_spy, "act", table_proc.pid, args.seconds)
+            idle, idle_act = _measure_latency(latencies, args.seconds)
+            _wait(spy)
             idle_hands = (_hands(ops, lat_ids) - h0) / (time.perf_counter() - t0)
 
             bot_ids = set()
@@ -302,14 +345,16 @@ def main(argv: list[str] | None = None) -> int:
                         pb.CreateTableRequest(request_id=f"bots-{t}", settings=settings)
                     ).table.table_id
                 )
-            time.sleep(2.0)  # every table is dealing
+            _every_table_dealing(ops, bot_ids)  # the bots' buy-ins (wallet calls) are not measured
             load_start = os.getloadavg()[0]
             rates = []
+            spy = _py_spy(args.py_spy, "bots", table_proc.pid, args.seconds)
             for _ in range(args.runs):
                 h0, t0 = _hands(ops, bot_ids), time.perf_counter()
                 time.sleep(args.seconds)
                 rates.append((_hands(ops, bot_ids) - h0) / (time.perf_counter() - t0))
-            loaded = _measure_latency(latencies, args.seconds)
+            _wait(spy)
+            loaded, loaded_act = _measure_latency(latencies, args.seconds)
             load_end = os.getloadavg()[0]
             failures = [f for p in players for f in p.failures]
 
@@ -320,6 +365,12 @@ def main(argv: list[str] | None = None) -> int:
                   f"{args.latency_tables} tables × {args.latency_players} players) | {_pct(idle, 0.5):.2f} / {_pct(idle, 0.99):.2f} |")  # fmt: skip
             print(f"| Act → others' PlayerActed, under the bot tables: p50 / p99 ms ({len(loaded)} samples) | "
                   f"{_pct(loaded, 0.5):.2f} / {_pct(loaded, 0.99):.2f} |")  # fmt: skip
+            print(
+                f"| Act call alone (request to response), idle: p50 / p99 ms | {_pct(idle_act, 0.5):.2f} / {_pct(idle_act, 0.99):.2f} |"
+            )
+            print(
+                f"| Act call alone, under the bot tables: p50 / p99 ms | {_pct(loaded_act, 0.5):.2f} / {_pct(loaded_act, 0.99):.2f} |"
+            )
             print(f"\nload average during the bot tables: {load_start:.2f} → {load_end:.2f}")
             summary = wallet.GetLedgerSummary(wpb.GetLedgerSummaryRequest())
             print(f"ledger invariants hold: {summary.invariants_hold}; stream failures: {len(failures)}")

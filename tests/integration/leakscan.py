@@ -66,11 +66,11 @@ def parse_full_phh(text: str) -> Hand:
 
 @dataclass
 class Received:
-    """One message a viewer received: a stream event, a unary TableView (GetTableView, Act, Join), or an
-    error (its status message and ErrorInfo metadata as text)."""
+    """One message a viewer received: a stream event, a unary TableView (GetTableView, Act, Join), an
+    error (its status message and ErrorInfo metadata as text), or a PHH document (GetHandHistory)."""
 
     table_id: str
-    kind: str  # "event", "view" or "error"
+    kind: str  # "event", "view", "error" or "phh" (the player's own hand history)
     message: Message | str
 
 
@@ -110,7 +110,7 @@ class Scan:
     def __init__(self, hands: dict[tuple[str, int], Hand]) -> None:
         self.hands = hands
         self.leaks: list[Leak] = []
-        self.checked = {"events": 0, "views": 0, "errors": 0, "cards": 0}
+        self.checked = {"events": 0, "views": 0, "errors": 0, "histories": 0, "cards": 0}
         self.unchecked_hands: set[tuple[str, int]] = set()
 
     def run(self, viewers: Iterable[Viewer]) -> list[Leak]:
@@ -137,6 +137,8 @@ class Scan:
                 self._view(viewer.name, item.table_id, item.message, own_cards)
             elif item.kind == "error":
                 self._error(viewer.name, item.table_id, str(item.message), own_cards)
+            elif item.kind == "phh":
+                self._phh(viewer.name, item.table_id, str(item.message))
 
     def _hand(self, table: str, number: int) -> Hand | None:
         hand = self.hands.get((table, number))
@@ -235,6 +237,37 @@ class Scan:
             self.checked["cards"] += 1
             if card not in allowed:
                 self._leak(name, table, view.hand_number, f"view.{field_name} carries {card}")
+
+    def _phh(self, name: str, table: str, text: str) -> None:
+        """A player's own history: their hole cards, the others' as `??` unless shown (`sm`), the board."""
+        self.checked["histories"] += 1
+        doc = tomllib.loads(text)
+        number = int(doc.get("hand", 0))
+        hand = self._hand(table, number)
+        if hand is None:
+            return
+        seat_of = {f"p{i + 1}": int(seat) for i, seat in enumerate(doc["seats"])}
+        mine = {
+            int(seat) for seat, player in zip(doc["seats"], doc["players"], strict=False) if player == name
+        }
+        board = [c for a in doc["actions"] if a.startswith("d db ") for c in split_cards(a.split()[2])]
+        if tuple(board) != hand.board:
+            self._leak(name, table, number, f"history board {board} vs the hand's {hand.board}")
+        for action in doc["actions"]:
+            parts = action.split()
+            self.checked["cards"] += sum(len(p) // 2 for p in parts if CARD_RUN.fullmatch(p))
+            if parts[:2] == ["d", "dh"]:
+                seat, cards = seat_of[parts[2]], parts[3]
+                if seat in mine and split_cards(cards) != hand.hole.get(seat):
+                    self._leak(name, table, number, f"history: own cards {cards} are not seat {seat}'s")
+                elif seat not in mine and set(cards) != {"?"}:
+                    self._leak(name, table, number, f"history: seat {seat}'s cards {cards}")
+            elif len(parts) == 3 and parts[1] == "sm":
+                seat = seat_of[parts[0]]
+                if split_cards(parts[2]) != hand.shown.get(seat):
+                    self._leak(name, table, number, f"history: seat {seat} shows {parts[2]}, never shown")
+            elif parts[:2] != ["d", "db"] and any(CARD_RUN.fullmatch(p) for p in parts[1:]):
+                self._leak(name, table, number, f"history: cards in {action!r}")
 
     def _error(
         self,

@@ -117,3 +117,18 @@ def test_cards_in_a_log_line_are_caught(tmp_path: Path) -> None:
         "Traceback: state=Seat(cards=('Qh', 'Qd'))\n"
     )
     assert len(scan_log(log)) == 3
+
+
+def own_history(opponent: str = "????", shows: str = "QhQd") -> Received:
+    text = (
+        PHH.replace('"d dh p2 QhQd"', f'"d dh p2 {opponent}"').replace('"p2 sm QhQd"', f'"p2 sm {shows}"')
+        + "hand = 1\n"
+    )
+    return Received("t1", "phh", text)
+
+
+def test_a_players_own_history_shows_only_their_cards_and_the_showdown() -> None:
+    assert leaks([own_history()]) == []
+    assert leaks([own_history(opponent="QhQd")])  # the opponent's hole cards in the deal
+    assert leaks([own_history(shows="QhJd")])  # cards the opponent never showed
+    assert leaks([own_history()], "bob")  # bob's view gives ana's cards

@@ -413,6 +413,16 @@ class Player:
             self._record("view", reply.view)
             return
 
+    def read_own_histories(self, count: int) -> int:
+        """Their last hands as they may see them (ListHandHistories, GetHandHistory): scanned too."""
+        listed = self._unary(
+            self.stub.ListHandHistories, pb.ListHandHistoriesRequest(table_id=self.table_id, page_size=count)
+        )
+        for summary in listed.hands:
+            request = pb.GetHandHistoryRequest(table_id=self.table_id, hand_number=summary.hand_number)
+            self._record("phh", self._unary(self.stub.GetHandHistory, request).phh)
+        return len(listed.hands)
+
     def resume(self) -> None:
         """NK-7.5: back after the drop, from the first event not yet received."""
         self.resumed_from = self.events[-1].seq + 1
@@ -589,6 +599,8 @@ def run(services: Services) -> Run:
         observer.close()
 
     mark("everyone left")
+    histories = sum(player.read_own_histories(20) for player in players)
+    mark(f"{histories} histories read by the players")
     # The truth: every hand any viewer heard of, from the operator's full PHH view.
     hands: dict[tuple[str, int], Hand] = {}
     wanted = {
@@ -668,6 +680,30 @@ def _seqs(events: list[pb.TableEvent]) -> list[int]:
 
 
 @pytest.mark.slow
+def test_every_stream_has_every_public_event_once_and_only_its_own_private_ones(run: Run) -> None:
+    """Each player's stream (from seq 1 while seated and after) against the rail's at the same table: the
+    same public events, byte for byte, none missing or repeated; the rest is their own hole cards."""
+    for player in run.players:
+        rail = run.observers[next(n for n, t in run.tables.items() if t == player.table_id)]
+        public = {e.seq: e for e in rail.events}
+        seqs = _seqs(player.events)
+        assert seqs == sorted(set(seqs)), player.name
+        last = min(seqs[-1], max(public))
+        own = 0
+        for event in player.events:
+            if event.seq > last:
+                break
+            if event.seq in public:
+                assert event == public[event.seq], player.name
+            else:
+                assert event.WhichOneof("event") == "hole_cards_dealt", (player.name, event)
+                own += 1
+        mine = set(seqs)
+        assert not [s for s in public if s <= last and s not in mine], player.name
+        assert own > 10, player.name  # they were dealt in
+
+
+@pytest.mark.slow
 def test_reconnection_gets_exactly_the_missed_events_then_live_ones(run: Run) -> None:
     """NK-7.3 the clock ran on while she was away (she timed out); NK-7.4 her seat was kept; NK-7.5 she
     resumed from the server's state: from_seq gave the missed events first, then live ones, and her whole
@@ -719,6 +755,7 @@ def test_no_viewer_ever_received_a_card_it_must_not_know(run: Run) -> None:
     leaks = scan.run(viewers)
     assert not leaks, "\n".join(str(leak) for leak in leaks[:20])
     assert scan.checked["cards"] > 1000 and scan.checked["views"] > 100 and scan.checked["errors"] > 0
+    assert scan.checked["histories"] > 50
     assert len(scan.unchecked_hands) <= len(run.tables), scan.unchecked_hands  # at most a last hand each
     for observer in run.observers.values():
         assert not any(e.WhichOneof("event") == "hole_cards_dealt" for e in observer.events)
