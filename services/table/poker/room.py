@@ -18,6 +18,7 @@ from services.table.poker.store import TableStore
 from services.table.poker.tables import PublicTable
 
 RETRY_MS = 1_000
+CLOCK_THREADS = 4
 
 
 class PokerRoom:
@@ -40,7 +41,12 @@ class PokerRoom:
         self.lock = threading.RLock()
         self._retry_at: dict[str, float] = {}
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="poker-clock", daemon=True)
+        # Several clock threads, each ticking its share of the tables: most of a tick is waiting (SQLite's
+        # fsync, the wallet, the dealer), so one thread would make every table wait for the others.
+        self._threads = [
+            threading.Thread(target=self._run, args=(k,), name=f"poker-clock-{k}", daemon=True)
+            for k in range(CLOCK_THREADS)
+        ]
         self._log = get_logger(service="table")
         known = {row[0] for row in store.tables()}
         for table in public:
@@ -69,20 +75,25 @@ class PokerRoom:
         )
 
     def start(self) -> None:
-        self._thread.start()
+        for thread in self._threads:
+            thread.start()
 
     def stop(self) -> None:
         self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join()
+        for thread in self._threads:
+            if thread.is_alive():
+                thread.join()
 
-    def _run(self) -> None:
+    def _run(self, share: int) -> None:
         while not self._stop.wait(self._tick_seconds):
-            self.tick()
+            self.tick(share)
 
-    def tick(self) -> None:
+    def tick(self, share: int | None = None) -> None:
+        """Tick every table, or the tables of one clock thread's share."""
         now = time.monotonic()
-        for table_id, table in list(self.tables.items()):
+        for k, (table_id, table) in enumerate(sorted(self.tables.items())):
+            if share is not None and k % CLOCK_THREADS != share:
+                continue
             if self._retry_at.get(table_id, 0.0) > now:
                 continue
             try:

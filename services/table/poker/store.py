@@ -10,7 +10,10 @@
   cleaned up or completed on restart.
 - `requests`: the first answer to each mutating request id (idempotent retries).
 
-One `commit` per command writes all of its rows in one transaction, before the command is answered.
+One `commit` per command writes all of its rows atomically, before the command is answered. Writes are
+group-committed: commands of several tables that arrive while a transaction is being made durable go into
+the next one (each in its own savepoint), so many tables share one fsync. Reads use their own connection
+(WAL lets them run beside the writer).
 """
 
 from __future__ import annotations
@@ -18,9 +21,12 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tables (
@@ -89,32 +95,96 @@ class Commit:
     request: tuple[str, bytes] | None = None
 
 
+class _Write(Generic[T]):
+    """One caller's writes, waiting for the group commit that carries them."""
+
+    def __init__(self, work: Callable[[sqlite3.Connection], T]) -> None:
+        self.work = work
+        self.result: T | None = None
+        self.error: BaseException | None = None
+        self.done = False
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+    return db
+
+
 class TableStore:
     def __init__(self, path: Path) -> None:
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
+        self._db = _connect(path)
         self._db.executescript(SCHEMA)
-        self._lock = threading.Lock()
+        self._reader = _connect(path)
+        self._read_lock = threading.Lock()
+        self._writes = threading.Condition()
+        self._queue: list[_Write[Any]] = []
+        self._writing = False
 
     def close(self) -> None:
-        with self._lock:
+        with self._writes:
+            while self._writing:
+                self._writes.wait()
             self._db.close()
+        with self._read_lock:
+            self._reader.close()
 
     def _rows(self, query: str, args: tuple[Any, ...] | list[Any] = ()) -> list[Any]:
-        with self._lock:
-            return self._db.execute(query, args).fetchall()
+        with self._read_lock:
+            return self._reader.execute(query, args).fetchall()
+
+    def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `work` in the next group commit and return once it is durable (or raise its error)."""
+        mine: _Write[T] = _Write(work)
+        with self._writes:
+            self._queue.append(mine)
+            while not mine.done and self._writing:
+                self._writes.wait()
+            if not mine.done:  # nobody is writing: lead a group with everything queued
+                self._writing = True
+                batch, self._queue = self._queue, []
+        if not mine.done:
+            try:
+                self._commit_group(batch)
+            finally:
+                with self._writes:
+                    self._writing = False
+                    self._writes.notify_all()
+        if mine.error is not None:
+            raise mine.error
+        return mine.result  # type: ignore[return-value]
+
+    def _commit_group(self, batch: list[_Write[Any]]) -> None:
+        db = self._db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            for item in batch:
+                db.execute("SAVEPOINT one")
+                try:
+                    item.result = item.work(db)
+                    db.execute("RELEASE one")
+                except Exception as error:  # this write fails alone; the others go on
+                    db.execute("ROLLBACK TO one")
+                    db.execute("RELEASE one")
+                    item.error = error
+            db.execute("COMMIT")
+        except BaseException as error:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            for item in batch:
+                item.error = item.error or error
+        finally:
+            for item in batch:
+                item.done = True
 
     # Tables ------------------------------------------------------------------------------------------
 
     def add_table(
         self, table_id: str, settings: bytes, host: str, code: str, invited: list[str], now_ms: int
     ) -> None:
-        with self._lock:
-            self._db.execute(
-                "INSERT INTO tables VALUES (?, ?, ?, ?, ?, ?)",
-                (table_id, settings, host, code, json.dumps(sorted(invited)), now_ms),
-            )
+        row = (table_id, settings, host, code, json.dumps(sorted(invited)), now_ms)
+        self._write(lambda db: db.execute("INSERT INTO tables VALUES (?, ?, ?, ?, ?, ?)", row))
 
     def tables(self) -> list[tuple[str, bytes, str, str, list[str]]]:
         rows = self._rows(
@@ -133,70 +203,66 @@ class TableStore:
     # The one write path --------------------------------------------------------------------------------
 
     def commit(self, table_id: str, c: Commit) -> None:
-        with self._lock:
-            db = self._db
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                if c.log is not None:
-                    row = db.execute(
-                        "SELECT COALESCE(MAX(n), 0) FROM hand_log WHERE table_id = ?", (table_id,)
-                    ).fetchone()
-                    db.execute(
-                        "INSERT INTO hand_log VALUES (?, ?, ?, ?)",
-                        (table_id, int(row[0]) + 1, c.log[0], json.dumps(c.log[1], sort_keys=True)),
-                    )
-                if c.snapshot is not None:
-                    db.execute(
-                        "INSERT OR REPLACE INTO snapshots VALUES (?, ?)", (table_id, json.dumps(c.snapshot))
-                    )
-                    db.execute("DELETE FROM hand_log WHERE table_id = ?", (table_id,))
-                db.executemany(
-                    "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)",
-                    [(table_id, e.seq, e.hand, e.private_player, e.body, e.time_ms) for e in c.events],
-                )
-                if c.hand is not None:
-                    h = c.hand
-                    db.execute(
-                        "INSERT OR REPLACE INTO hands VALUES (?, ?, ?, ?, ?)",
-                        (table_id, h.hand, h.started_ms, int(h.voided), json.dumps(h.players)),
-                    )
-                    db.executemany(
-                        "INSERT OR REPLACE INTO hand_players VALUES (?, ?, ?, ?, ?)",
-                        [(table_id, h.hand, p, seat, net) for p, (seat, net) in c.nets.items()],
-                    )
-                db.executemany(
-                    "INSERT OR IGNORE INTO payouts VALUES (?, ?, ?, ?, 0)",
-                    [(p.transfer_id, table_id, p.player, p.amount) for p in c.payouts],
-                )
-                if c.money_done is not None:
-                    db.execute(
-                        "UPDATE money_ops SET done = 1 WHERE table_id = ? AND n = ?", (table_id, c.money_done)
-                    )
-                if c.request is not None:
-                    db.execute("INSERT OR REPLACE INTO requests VALUES (?, ?)", c.request)
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
+        self._write(lambda db: self._apply(db, table_id, c))
+
+    @staticmethod
+    def _apply(db: sqlite3.Connection, table_id: str, c: Commit) -> None:
+        if c.log is not None:
+            row = db.execute(
+                "SELECT COALESCE(MAX(n), 0) FROM hand_log WHERE table_id = ?", (table_id,)
+            ).fetchone()
+            db.execute(
+                "INSERT INTO hand_log VALUES (?, ?, ?, ?)",
+                (table_id, int(row[0]) + 1, c.log[0], json.dumps(c.log[1], sort_keys=True)),
+            )
+        if c.snapshot is not None:
+            db.execute("INSERT OR REPLACE INTO snapshots VALUES (?, ?)", (table_id, json.dumps(c.snapshot)))
+            db.execute("DELETE FROM hand_log WHERE table_id = ?", (table_id,))
+        db.executemany(
+            "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)",
+            [(table_id, e.seq, e.hand, e.private_player, e.body, e.time_ms) for e in c.events],
+        )
+        if c.hand is not None:
+            h = c.hand
+            db.execute(
+                "INSERT OR REPLACE INTO hands VALUES (?, ?, ?, ?, ?)",
+                (table_id, h.hand, h.started_ms, int(h.voided), json.dumps(h.players)),
+            )
+            db.executemany(
+                "INSERT OR REPLACE INTO hand_players VALUES (?, ?, ?, ?, ?)",
+                [(table_id, h.hand, p, seat, net) for p, (seat, net) in c.nets.items()],
+            )
+        db.executemany(
+            "INSERT OR IGNORE INTO payouts VALUES (?, ?, ?, ?, 0)",
+            [(p.transfer_id, table_id, p.player, p.amount) for p in c.payouts],
+        )
+        if c.money_done is not None:
+            db.execute("UPDATE money_ops SET done = 1 WHERE table_id = ? AND n = ?", (table_id, c.money_done))
+        if c.request is not None:
+            db.execute("INSERT OR REPLACE INTO requests VALUES (?, ?)", c.request)
 
     # Money ---------------------------------------------------------------------------------------------
 
     def begin_money(self, table_id: str, player: str, amount: int, hold_id_of: Any) -> tuple[int, str]:
         """Log a buy-in about to be asked of the wallet; returns its number and hold id."""
-        with self._lock:
-            row = self._db.execute(
+
+        def work(db: sqlite3.Connection) -> tuple[int, str]:
+            row = db.execute(
                 "SELECT COALESCE(MAX(n), 0) FROM money_ops WHERE table_id = ?", (table_id,)
             ).fetchone()
             n = int(row[0]) + 1
             hold_id = str(hold_id_of(n))
-            self._db.execute(
+            db.execute(
                 "INSERT INTO money_ops VALUES (?, ?, ?, ?, ?, 0)", (table_id, n, hold_id, player, amount)
             )
-        return n, hold_id
+            return n, hold_id
+
+        return self._write(work)
 
     def end_money(self, table_id: str, n: int) -> None:
-        with self._lock:
-            self._db.execute("UPDATE money_ops SET done = 1 WHERE table_id = ? AND n = ?", (table_id, n))
+        self._write(
+            lambda db: db.execute("UPDATE money_ops SET done = 1 WHERE table_id = ? AND n = ?", (table_id, n))
+        )
 
     def open_money(self, table_id: str) -> list[tuple[int, str, str]]:
         rows = self._rows(
@@ -212,8 +278,9 @@ class TableStore:
         return [Payout(str(r[0]), str(r[1]), int(r[2])) for r in rows]
 
     def payout_done(self, transfer_id: str) -> None:
-        with self._lock:
-            self._db.execute("UPDATE payouts SET done = 1 WHERE transfer_id = ?", (transfer_id,))
+        self._write(
+            lambda db: db.execute("UPDATE payouts SET done = 1 WHERE transfer_id = ?", (transfer_id,))
+        )
 
     # Events and histories --------------------------------------------------------------------------------
 
@@ -274,5 +341,4 @@ class TableStore:
         return bytes(rows[0][0]) if rows else None
 
     def save_response(self, key: str, response: bytes) -> None:
-        with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO requests VALUES (?, ?)", (key, response))
+        self._write(lambda db: db.execute("INSERT OR REPLACE INTO requests VALUES (?, ?)", (key, response)))
