@@ -524,8 +524,8 @@ def run(services: Services) -> Run:
             seats=6,
             bots_allowed=True,
             bot_seats=3,
-            decision_seconds=2,
-            time_bank_seconds=1,
+            decision_seconds=3,
+            time_bank_seconds=2,
             **nlhe,
         ),
         "plo-bots": _create(ops, "plo-bots", seats=6, bots_allowed=True, bot_seats=3, **clock, **plo),
@@ -744,6 +744,14 @@ def test_reconnection_gets_exactly_the_missed_events_then_live_ones(run: Run) ->
         and e.player_left.reason != "LEFT"
         for e in after
     )
+    # The table saw her go (before her time-out) and come back (after it).
+    connection = [
+        (e.seq, e.player_connection.connected)
+        for e in after
+        if e.WhichOneof("event") == "player_connection" and e.player_connection.seat == dora.dropped_seat
+    ]
+    assert connection and connection[0][1] is False and connection[0][0] < timed_out[0].seq, connection
+    assert any(connected and seq > timed_out[0].seq for seq, connected in connection), connection
 
 
 @pytest.mark.slow
