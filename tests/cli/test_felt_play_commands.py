@@ -98,6 +98,9 @@ def test_line_becomes_a_command(line: str, legal: pb.LegalActions | None, expect
         ("zz", FACING_BET, "unknown command 'zz' (? for help)"),
         ("c", None, "it is not your turn"),
         ("f", pb.LegalActions(can_check=True), "you cannot fold now"),
+        # NK-3.7: with more chips than the pot-size raise, all-in is not a Pot-Limit action.
+        ("a", POT_LIMIT, "all-in is above the pot limit: raise to at most 550 (r 550)"),
+        ("r 9900", POT_LIMIT, "raise to must be 200..550"),
         ("a", pb.LegalActions(can_check=True), "you cannot go all-in now"),
     ],
 )

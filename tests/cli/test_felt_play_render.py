@@ -83,6 +83,13 @@ def test_bots_button_stack_bet_and_whose_turn_with_time_left() -> None:
     assert "[bot]" not in line_of(lines, 1) and "to act" not in bot
 
 
+def test_bots_are_named_by_their_seat_and_marked() -> None:
+    names = render.seat_names(view())
+    assert names == {1: "ana (you)", 2: "Bot 2 [bot]", 4: "bob"}
+    assert render.display_name("house-bot", True) == "house-bot [bot]"
+    assert render.display_name("bot:ana", False) == "bot:ana"  # a person may pick any name: never marked
+
+
 def test_sitting_out_leaving_and_disconnected_are_marked() -> None:
     v = view()
     v.table.seats[2].sitting_out = True
@@ -125,16 +132,26 @@ def test_legal_actions_when_checking_and_betting_are_open() -> None:
         can_check=True,
         bet_kind=pb.ACTION_KIND_BET,
         min_to=100,
-        max_to=450,
+        max_to=9_900,
         all_in_to=9_900,
         presets=[pb.PresetAmount(preset=pb.PRESET_POT_100, amount=450)],
     )
     lines = render.legal_lines(legal, 5_000)
-    assert lines[0] == "Your turn (5 s left): x check · b bet 100..450 · a all-in (9900)"
+    assert lines[0] == "Your turn (5 s left): x check · b bet 100..9900 · a all-in (9900)"
     assert lines[1] == "Presets: p pot = 450"
 
 
-NAMES = {1: "ana (you)", 2: "bot:t1:2 [bot]", 4: "bob"}
+def test_pot_limit_offers_no_all_in_above_the_pot_size_raise() -> None:
+    """NK-3.7: 9,900 behind but the pot-size raise is 550: the line shows r up to 550 and no all-in."""
+    legal = pb.LegalActions(
+        can_fold=True, call_amount=100, bet_kind=pb.ACTION_KIND_RAISE, min_to=200, max_to=550, all_in_to=9_900
+    )
+    assert render.legal_lines(legal, 15_000) == [
+        "Your turn (15 s left): f fold · c call 100 · r raise to 200..550"
+    ]
+
+
+NAMES = {1: "ana (you)", 2: "Bot 2 [bot]", 4: "bob"}
 SEEN = render.Seen(1, NAMES)
 
 
@@ -147,7 +164,7 @@ def event(hand: int = 7, **kind: object) -> pb.TableEvent:
     [
         (
             event(player_seated=pb.PlayerSeated(seat=3, player_id="bot:t1:3", is_bot=True, stack=5000)),
-            "bot:t1:3 [bot] sits in seat 3 with 5000",
+            "Bot 3 [bot] sits in seat 3 with 5000",
         ),
         (
             event(chips_added=pb.ChipsAdded(seat=4, amount=500, kind="top_up", stack=10_500)),
@@ -171,7 +188,7 @@ def event(hand: int = 7, **kind: object) -> pb.TableEvent:
         (event(hole_cards_dealt=pb.HoleCardsDealt(seat=1, cards=["As", "Kd"])), "Your cards: As Kd"),
         (
             event(player_acted=pb.PlayerActed(seat=2, kind=pb.ACTION_KIND_RAISE, added=300, round_bet=300)),
-            "bot:t1:2 [bot] raises to 300",
+            "Bot 2 [bot] raises to 300",
         ),
         (
             event(
@@ -200,7 +217,7 @@ def event(hand: int = 7, **kind: object) -> pb.TableEvent:
         ),
         (
             event(uncalled_bet_returned=pb.UncalledBetReturned(seat=2, amount=600)),
-            "Uncalled 600 goes back to bot:t1:2 [bot]",
+            "Uncalled 600 goes back to Bot 2 [bot]",
         ),
         (event(board_dealt=pb.BoardDealt(street=pb.STREET_TURN, cards=["9s"])), "Turn: 9s"),
         (

@@ -103,7 +103,7 @@ def parse(line: str, legal: pb.LegalActions | None) -> Command:
         # Nothing to call: "c" checks, so "always c" is a valid way to play along.
         return Act(pb.ACTION_KIND_CHECK) if legal.can_check else Invalid("there is nothing to call")
     if verb == "allin":
-        return Act(pb.ACTION_KIND_ALL_IN) if legal.all_in_to else Invalid("you cannot go all-in now")
+        return _all_in(legal)
     if verb in ("bet", "raise"):
         return _sized(verb, words[1:], legal)
     return _preset(words[1:], legal)
@@ -120,11 +120,28 @@ def _sized(verb: str, rest: list[str], legal: pb.LegalActions) -> Command:
     amount = parse_amount(rest[0])
     if amount is None:
         return Invalid(f"{rest[0]!r} is not an amount of chips")
-    if amount == legal.all_in_to:
+    if amount == legal.all_in_to and all_in_allowed(legal):
         return Act(pb.ACTION_KIND_ALL_IN)
     if not legal.min_to <= amount <= legal.max_to:
         return Invalid(f"{name} must be {span} (the total of your bet this round); a: all-in")
     return Act(kind, amount)
+
+
+def all_in_allowed(legal: pb.LegalActions) -> bool:
+    """An all-in that bets or raises must fit the limit: in Pot-Limit the stack may exceed the pot-size
+    raise (NK-3.7), and then all-in is not an action the player has."""
+    return bool(legal.min_to) and 0 < legal.all_in_to <= legal.max_to
+
+
+def _all_in(legal: pb.LegalActions) -> Command:
+    if all_in_allowed(legal):
+        return Act(pb.ACTION_KIND_ALL_IN)
+    if legal.min_to:
+        return Invalid(f"all-in is above the pot limit: raise to at most {legal.max_to} (r {legal.max_to})")
+    if legal.call_amount > 0:
+        # No raise is open: all-in can only be a call of every chip left, which the server checks.
+        return Act(pb.ACTION_KIND_ALL_IN)
+    return Invalid("you cannot go all-in now")
 
 
 def _preset(rest: list[str], legal: pb.LegalActions) -> Command:

@@ -43,10 +43,19 @@ def cards(shown: list[str] | tuple[str, ...], count: int) -> str:
     return " ".join(shown) if shown else " ".join([HIDDEN] * count)
 
 
+def display_name(player_id: str, is_bot: bool) -> str:
+    """A bot's id is "bot:<table>:<seat>": shown as "Bot <seat> [bot]"; people by their player id."""
+    if is_bot:
+        return (
+            f"Bot {player_id.rsplit(':', 1)[-1]} [bot]"
+            if player_id.startswith("bot:")
+            else f"{player_id} [bot]"
+        )
+    return player_id
+
+
 def seat_label(seat: pb.SeatInfo, your_seat: int) -> str:
-    name = seat.player_id or "(empty)"
-    if seat.is_bot:
-        name += " [bot]"
+    name = display_name(seat.player_id, seat.is_bot) if seat.player_id else "(empty)"
     if seat.seat == your_seat and seat.player_id:
         name += " (you)"
     return name
@@ -134,7 +143,7 @@ def legal_lines(legal: pb.LegalActions, decision_ms_left: int = 0, time_bank_ms_
         verb = "b bet" if legal.bet_kind == pb.ACTION_KIND_BET else "r raise to"
         span = str(legal.min_to) if legal.min_to == legal.max_to else f"{legal.min_to}..{legal.max_to}"
         options.append(f"{verb} {span}")
-    if legal.all_in_to:
+    if legal.min_to and 0 < legal.all_in_to <= legal.max_to:  # Pot-Limit: not above the pot-size raise
         options.append(f"a all-in ({legal.all_in_to})")
     lines = [f"Your turn ({clock}): " + " · ".join(options)]
     if legal.presets:
@@ -163,7 +172,7 @@ class Seen:
 
 
 def _seated(e: pb.PlayerSeated, _hand: int, _s: Seen) -> str:
-    return f"{e.player_id}{' [bot]' if e.is_bot else ''} sits in seat {e.seat} with {e.stack}"
+    return f"{display_name(e.player_id, e.is_bot)} sits in seat {e.seat} with {e.stack}"
 
 
 def _chips_added(e: pb.ChipsAdded, _hand: int, s: Seen) -> str:

@@ -1,0 +1,131 @@
+"""`felt play` end to end: the real dealer, wallet and table service over sockets, a public NLHE table
+whose bots fill five seats (pacing off), and a player who always checks or calls, then leaves with `q`
+(or Ctrl-C) and finds their stack back in the wallet."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from felt.play import lobby
+from felt.play.session import Console, Session
+from poker.table.v1 import table_service_pb2 as pb
+from poker.table.v1 import table_service_pb2_grpc as pb_grpc
+from poker.wallet.v1 import wallet_service_pb2 as wpb
+from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
+from servicekit.auth import Role
+from servicekit.testing import RunningService, config_for_tests, running
+
+from services.dealer.server import service_spec as dealer_spec
+from services.table.server import service_spec as table_spec
+from services.wallet.server import service_spec as wallet_spec
+
+TABLE = "play-1"
+BUY_IN = 10_000  # 100 big blinds, the default
+LEFT = re.compile(r"You left the table: (\d+) chips are back in your wallet\.")
+
+
+@dataclass
+class Stack:
+    data_dir: Path
+    wallet: RunningService
+    table: RunningService
+
+    def player_account(self, player: str) -> wpb.Account:
+        stub = wpb_grpc.WalletServiceStub(self.wallet.channel("ops", Role.OPERATOR))
+        found = stub.ListAccounts(wpb.ListAccountsRequest(kind=wpb.ACCOUNT_KIND_PLAYER, owner=player))
+        assert len(found.accounts) == 1
+        return found.accounts[0]
+
+    def seats(self) -> dict[str, int]:
+        stub = pb_grpc.TableServiceStub(self.table.channel("ops", Role.OPERATOR))
+        info = stub.GetTable(pb.GetTableRequest(table_id=TABLE)).table
+        return {s.player_id: s.stack for s in info.seats if s.player_id}
+
+
+@pytest.fixture
+def stack(tmp_path: Path) -> Iterator[Stack]:
+    with (
+        running(dealer_spec, config_for_tests("dealer", tmp_path)) as dealer,
+        running(wallet_spec, config_for_tests("wallet", tmp_path)) as wallet,
+        running(
+            table_spec,
+            config_for_tests(
+                "table",
+                tmp_path,
+                dealer_address=dealer.address,
+                wallet_address=wallet.address,
+                poker_tables=f"{TABLE}:NLHE:50/100:2000-10000:6:bots=5",
+                bot_pacing=False,
+                hand_pause_ms=50,
+            ),
+        ) as table,
+    ):
+        yield Stack(tmp_path, wallet, table)
+
+
+def hands_finished(output: str) -> int:
+    return len(re.findall(r"^=== Hand #\d+ (?:over|voided)", output, re.MULTILINE))
+
+
+@pytest.mark.slow
+def test_felt_play_command_plays_hands_against_bots_and_leaves_with_the_stack(stack: Stack) -> None:
+    """The real command in its own process, stdin scripted: `c` (check or call) at each turn, then `q`."""
+    script = "c\n" * 12 + "q\n"
+    command = [sys.executable, "-m", "felt", "play", "--address", stack.table.address]
+    command += ["--wallet-address", stack.wallet.address, "--table", TABLE, "--player", "ana"]
+    command += ["--data-dir", str(stack.data_dir)]
+    result = subprocess.run(
+        command,
+        input=script,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={k: v for k, v in os.environ.items() if not k.startswith("FELT_")},
+    )
+    out = result.stdout
+    assert result.returncode == 0, out[-3000:] + result.stderr[-3000:]
+    assert f"Issued {BUY_IN} development chips to ana's wallet." in out
+    assert "You sit in seat" in out and "[bot]" in out
+    assert out.count("Your turn (") >= 12, out[-3000:]
+    assert re.search(r"^Your cards: (?:[2-9TJQKA][cdhs] ){1}[2-9TJQKA][cdhs]$", out, re.MULTILINE)
+    assert hands_finished(out) >= 2, out[-3000:]
+    assert "Refused" not in out
+    returned = LEFT.search(out)
+    assert returned is not None, out[-3000:]
+    # The stack is back in the wallet: the player's whole balance, nothing still held by the table.
+    account = stack.player_account("ana")
+    assert account.balance == int(returned.group(1)) and account.pending == 0
+    assert "ana" not in stack.seats()
+
+
+@pytest.mark.slow
+def test_ctrl_c_leaves_the_table_and_returns_the_stack(stack: Stack) -> None:
+    """Session driven in this process: a line that is not legal is refused locally with the legal range,
+    then calls until the third prompt, where Ctrl-C arrives; the seat is given up and the chips come back."""
+    lines: list[str] = []
+    prompts = iter(["r 1", "c", "c"])
+
+    def read(prompt: str) -> str:
+        try:
+            return next(prompts)
+        except StopIteration:
+            raise KeyboardInterrupt from None
+
+    wallet = wpb_grpc.WalletServiceStub(stack.wallet.channel("felt-play", Role.SERVICE))
+    assert lobby.ensure_chips(wallet, "ben", BUY_IN) == BUY_IN
+    stub = pb_grpc.TableServiceStub(stack.table.channel("ben", Role.PLAYER))
+    session = Session(stub, TABLE, Console(read, lines.append), BUY_IN)
+    assert session.run() == 0
+    out = "\n".join(lines)
+    assert "raise to must be" in out or "bet must be" in out
+    assert session.returned > 0 and LEFT.search(out) is not None, out[-3000:]
+    account = stack.player_account("ben")
+    assert account.balance == session.returned and account.pending == 0
+    assert "ben" not in stack.seats()
