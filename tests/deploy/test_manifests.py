@@ -521,7 +521,7 @@ READ_ONLY_RPC = {
     "evaluator": "/poker.evaluator.v1.EvaluatorService/Evaluate",
     "dealer": "/poker.dealer.v1.DealerService/GetShoe",
     "wallet": "/poker.wallet.v1.WalletService/GetAccount",
-    "table": "/poker.table.v1.CasinoService/ListCasinoTables",
+    "table": "/poker.table.v1.TableService/ListTables",
 }
 # The service's own series on /metrics (the table service serves the casino's and the poker tables').
 OWN_METRICS = {"table": ("poker_table_", "poker_casino_")}
