@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -48,6 +49,47 @@ def open_channel(address: str, index: int) -> grpc.aio.Channel:
     return grpc.aio.insecure_channel(
         address, options=[("grpc.use_local_subchannel_pool", 1), ("felt.bench_channel", index)]
     )
+
+
+def _cpu_seconds(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _process_tree(pid: int) -> list[int]:
+    pids = [pid]
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except FileNotFoundError:
+        return pids
+    for child in children:
+        pids += _process_tree(int(child))
+    return pids
+
+
+class CpuMeter:
+    """CPU seconds spent over one load phase by the wallet's processes, by this process (the clients)
+    and by the database's backends serving the bench database: per transfer, these do not depend on
+    what else the shared machine is running as much as transfers/s does."""
+
+    def __init__(self, wallet_pid: int, db_pids: Callable[[], list[int]]) -> None:
+        self._wallet_pid = wallet_pid
+        self._db_pids = db_pids
+        self._start: tuple[dict[int, float], float, dict[int, float]] = ({}, 0.0, {})
+
+    def start(self) -> None:
+        wallet = {p: _cpu_seconds(p) for p in _process_tree(self._wallet_pid)}
+        self._start = (wallet, time.process_time(), {p: _cpu_seconds(p) for p in self._db_pids()})
+
+    def stop(self) -> tuple[float, float, float]:
+        """(wallet, clients, database) CPU seconds since start()."""
+        wallet0, client0, db0 = self._start
+        wallet = sum(_cpu_seconds(p) - wallet0.get(p, 0.0) for p in _process_tree(self._wallet_pid))
+        db = sum(_cpu_seconds(p) - t for p, t in db0.items())
+        return wallet, time.process_time() - client0, db
 
 
 def start_wallet(data_dir: Path, database_url: str, workers: int) -> tuple[subprocess.Popen[bytes], str]:
@@ -205,13 +247,31 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+Row = tuple[str, int, float, float, float, tuple[float, float, float] | None]
+
+
+def _row(
+    name: str, clients: int, count: int, samples: list[float], cpu: tuple[float, float, float] | None
+) -> Row:
+    """count transfers, per-call latencies then the phase's elapsed time last; CPU per transfer in ms."""
+    elapsed, lat = samples[-1], samples[:-1]
+    per = None if cpu is None else tuple(seconds * 1e3 / max(count, 1) for seconds in cpu)
+    return (name, clients, count / elapsed, percentile(lat, 0.5) * 1e3, percentile(lat, 0.99) * 1e3, per)  # type: ignore[return-value]
+
+
 async def bench_store(
-    name: str, database_url: str, clients_list: list[int], seconds: float, workers: int
-) -> list[tuple[str, int, float, float, float]]:
-    rows = []
+    name: str,
+    database_url: str,
+    clients_list: list[int],
+    seconds: float,
+    workers: int,
+    db_pids: Callable[[], list[int]],
+) -> list[Row]:
+    rows: list[Row] = []
     name = f"{name}, {workers} worker{'s' if workers > 1 else ''}"
     with tempfile.TemporaryDirectory(prefix="wallet-bench-") as tmp:
         proc, address = start_wallet(Path(tmp), database_url, workers)
+        meter = CpuMeter(proc.pid, db_pids)
         try:
             token = auth.issue_token(auth.load_keys(Path(tmp)), "bench", Role.SERVICE)
             md = auth.bearer_metadata(token)
@@ -223,46 +283,22 @@ async def bench_store(
                 # Warm-up: every channel connects.
                 await load(stubs, md, accounts, CLIENTS_PER_CHANNEL * CHANNELS, 1.0)
                 for clients in clients_list:
+                    meter.start()
                     count, samples = await load(stubs, md, accounts, clients, seconds)
-                    elapsed, lat = samples[-1], samples[:-1]
-                    rows.append(
-                        (
-                            name,
-                            clients,
-                            count / elapsed,
-                            percentile(lat, 0.5) * 1e3,
-                            percentile(lat, 0.99) * 1e3,
-                        )
-                    )
+                    rows.append(_row(name, clients, count, samples, meter.stop()))
                     print(
-                        f"{name:20} {clients:3} clients: {rows[-1][2]:8.0f} transfers/s  p50 {rows[-1][3]:6.2f} ms  p99 {rows[-1][4]:6.2f} ms",
+                        f"{name:20} {clients:3} clients: {rows[-1][2]:8.0f} transfers/s  p50 {rows[-1][3]:6.2f} ms  p99 {rows[-1][4]:6.2f} ms  load {os.getloadavg()[0]:.1f}",
                         file=sys.stderr,
                         flush=True,
                     )
                 # Supplementary: callers that group their transfers (TransferBatch of 10, all-or-nothing).
+                meter.start()
                 count, samples = await batch_load(stubs, md, accounts, 64, seconds, 10)
-                elapsed, lat = samples[-1], samples[:-1]
-                rows.append(
-                    (
-                        f"{name} TransferBatch x10",
-                        64,
-                        count / elapsed,
-                        percentile(lat, 0.5) * 1e3,
-                        percentile(lat, 0.99) * 1e3,
-                    )
-                )
+                rows.append(_row(f"{name} TransferBatch x10", 64, count, samples, meter.stop()))
                 # The same clients on a read that touches almost nothing: the platform's own ceiling.
+                meter.start()
                 count, samples = await read_load(stubs, md, accounts[0], 64, seconds)
-                elapsed, lat = samples[-1], samples[:-1]
-                rows.append(
-                    (
-                        f"{name} GetAccount",
-                        64,
-                        count / elapsed,
-                        percentile(lat, 0.5) * 1e3,
-                        percentile(lat, 0.99) * 1e3,
-                    )
-                )
+                rows.append(_row(f"{name} GetAccount", 64, count, samples, meter.stop()))
                 summary = await stub.GetLedgerSummary(pb.GetLedgerSummaryRequest(), metadata=md)
                 assert summary.invariants_hold, summary.violations
             finally:
@@ -274,9 +310,7 @@ async def bench_store(
     return rows
 
 
-def bench_direct(
-    name: str, database_url: str, clients_list: list[int], seconds: float
-) -> list[tuple[str, int, float, float, float]]:
+def bench_direct(name: str, database_url: str, clients_list: list[int], seconds: float) -> list[Row]:
     """The storage layer alone, in this process, N threads calling `execute` (no gRPC, no auth, no
     logging): what the ledger itself sustains, durable commits included."""
     import threading
@@ -286,7 +320,7 @@ def bench_direct(
 
     from services.wallet.storage import open_store
 
-    rows = []
+    rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="wallet-bench-") as tmp:
         store = open_store(database_url, tmp)
         try:
@@ -322,6 +356,7 @@ def bench_direct(
                         len(latencies) / elapsed,
                         percentile(latencies, 0.5) * 1e3,
                         percentile(latencies, 0.99) * 1e3,
+                        None,
                     )
                 )
             assert store.summary().invariants_hold
@@ -352,21 +387,20 @@ def main(argv: list[str] | None = None) -> int:
     global CLIENTS_PER_CHANNEL, CHANNELS
     CLIENTS_PER_CHANNEL = args.clients_per_channel
     CHANNELS = -(-max(64, *args.clients) // CLIENTS_PER_CHANNEL)
-    rows = []
+    rows: list[Row] = []
+
+    def run_one(name: str, url: str, db_pids: Callable[[], list[int]]) -> list[Row]:
+        if args.storage_only:
+            return bench_direct(name, url, args.clients, args.seconds)
+        return [
+            row
+            for workers in args.workers
+            for row in asyncio.run(bench_store(name, url, args.clients, args.seconds, workers, db_pids))
+        ]
+
     for store in args.stores:
-        run_one = (
-            (lambda n, u: bench_direct(n, u, args.clients, args.seconds))
-            if args.storage_only
-            else (
-                lambda n, u: [
-                    row
-                    for workers in args.workers
-                    for row in asyncio.run(bench_store(n, u, args.clients, args.seconds, workers))
-                ]
-            )
-        )
         if store == "sqlite":
-            rows += run_one("sqlite", "")
+            rows += run_one("sqlite", "", list)
             continue
         import psycopg
 
@@ -378,14 +412,23 @@ def main(argv: list[str] | None = None) -> int:
             conn.execute(f'CREATE DATABASE "{dbname}"')
         try:
             url = admin.rsplit("/", 1)[0] + "/" + dbname
-            rows += run_one("postgres", url)
+
+            def backends(dbname: str = dbname, admin: str = admin) -> list[int]:
+                with psycopg.connect(admin, autocommit=True) as conn:
+                    found = conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s", (dbname,))
+                    return [int(r[0]) for r in found.fetchall()]
+
+            rows += run_one("postgres", url, backends)
         finally:
             with psycopg.connect(admin, autocommit=True) as conn:
                 conn.execute(f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)')
-    print("| store | clients | transfers/s | p50 ms | p99 ms |")
-    print("|---|---:|---:|---:|---:|")
-    for name, clients, tps, p50, p99 in rows:
-        print(f"| {name} | {clients} | {tps:,.0f} | {p50:.2f} | {p99:.2f} |")
+    # CPU ms per transfer (per call for GetAccount) over the phase: wallet processes, the benchmark's
+    # clients, database backends of the bench database (PostgreSQL only).
+    print("| store | clients | transfers/s | p50 ms | p99 ms | CPU ms/transfer: wallet + clients + db |")
+    print("|---|---:|---:|---:|---:|---|")
+    for name, clients, tps, p50, p99, cpu in rows:
+        used = "" if cpu is None else f"{cpu[0]:.2f} + {cpu[1]:.2f} + {cpu[2]:.2f} = {sum(cpu):.2f}"
+        print(f"| {name} | {clients} | {tps:,.0f} | {p50:.2f} | {p99:.2f} | {used} |")
     return 0
 
 
