@@ -316,3 +316,19 @@ def scan_log(path: Path) -> list[str]:
                 found.append(line)
                 break
     return found
+
+
+LABEL_VALUE = re.compile(r'="([^"]*)"')
+
+
+def scan_metrics(text: str) -> list[str]:
+    """Prometheus exposition lines whose label values carry card text."""
+    return [
+        line
+        for line in text.splitlines()
+        if not line.startswith("#")
+        and any(
+            CARD_RUN.fullmatch(value) or any(len(r) >= 4 for r in CARD_RUN_IN_TEXT.findall(value))
+            for value in LABEL_VALUE.findall(line)
+        )
+    ]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from poker.table.v1 import table_service_pb2 as pb
 
-from tests.integration.leakscan import Received, Scan, Viewer, parse_full_phh, scan_log
+from tests.integration.leakscan import Received, Scan, Viewer, parse_full_phh, scan_log, scan_metrics
 
 # Seats 2 (ana) and 5 (bob); the button is seat 5 (p2), ana is p1. Burns and the rest of the deck are
 # whatever the board does not show: e.g. 2c was never dealt.
@@ -132,3 +132,14 @@ def test_a_players_own_history_shows_only_their_cards_and_the_showdown() -> None
     assert leaks([own_history(opponent="QhQd")])  # the opponent's hole cards in the deal
     assert leaks([own_history(shows="QhJd")])  # cards the opponent never showed
     assert leaks([own_history()], "bob")  # bob's view gives ana's cards
+
+
+def test_cards_in_a_metric_label_are_caught() -> None:
+    text = (
+        "# HELP poker_hands_total Hands\n"
+        'poker_hands_total{game="NLHE",end="showdown"} 12.0\n'
+        'grpc_server_handled_total{grpc_method="Act",grpc_code="OK"} 3.0\n'
+        'poker_shown_total{cards="AsKs"} 1.0\n'
+        'poker_hole{card="Qh"} 1.0\n'
+    )
+    assert len(scan_metrics(text)) == 2

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
 from servicekit import auth, client
 from servicekit.errors import details_of
 
-from tests.integration.leakscan import Hand, Received, Scan, Viewer, parse_full_phh, scan_log
+from tests.integration.leakscan import Hand, Received, Scan, Viewer, parse_full_phh, scan_log, scan_metrics
 
 ROOT = Path(__file__).resolve().parents[2]
 # Hands over the three tables, and at least a fifth of them at each.
@@ -66,11 +67,13 @@ def _port() -> int:
         return int(s.getsockname()[1])
 
 
-def _start(name: str, data_dir: Path, env: dict[str, str], log: Path) -> tuple[subprocess.Popen[bytes], str]:
+def _start(
+    name: str, data_dir: Path, env: dict[str, str], log: Path, metrics_port: int = 0
+) -> tuple[subprocess.Popen[bytes], str]:
     port = _port()
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", f"services.{name}", "--port", str(port), "--metrics-port", str(_port()),
+            [sys.executable, "-m", f"services.{name}", "--port", str(port), "--metrics-port", str(metrics_port or _port()),
              "--data-dir", str(data_dir)],
             cwd=ROOT,
             env={**os.environ, "FELT_SHUTDOWN_GRACE_SECONDS": "2", **env},
@@ -100,6 +103,7 @@ class Services:
     table_address: str
     wallet_address: str
     table_log: Path
+    table_metrics: str  # the table service's /metrics URL
 
     def keys(self) -> Any:
         return auth.load_keys(self.data_dir)
@@ -151,6 +155,7 @@ def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Services]:
         )
         procs.append(wallet)
         table_log = data_dir / "table.log"
+        metrics_port = _port()
         table, table_address = _start(
             "table",
             data_dir,
@@ -164,9 +169,11 @@ def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Services]:
                 "FELT_LOG_LEVEL": "DEBUG",  # every line the service can write is scanned for cards
             },
             table_log,
+            metrics_port,
         )
         procs.append(table)
-        yield Services(data_dir, table_address, wallet_address, table_log)
+        metrics = f"http://127.0.0.1:{metrics_port}/metrics"
+        yield Services(data_dir, table_address, wallet_address, table_log, metrics)
     finally:
         for proc in reversed(procs):  # the table first: it closes its shoes with the dealer still up
             proc.terminate()
@@ -775,6 +782,15 @@ def test_the_table_service_log_carries_no_cards(run: Run) -> None:
     log = run.services.table_log
     assert len(log.read_text().splitlines()) > 1000  # a line per RPC at least: the scan saw the run
     lines = scan_log(log)
+    assert not lines, "\n".join(lines[:10])
+
+
+@pytest.mark.slow
+def test_the_table_service_metrics_carry_no_cards(run: Run) -> None:
+    with urllib.request.urlopen(run.services.table_metrics, timeout=10) as reply:
+        text = reply.read().decode()
+    assert 'grpc_method="Act"' in text  # the scan saw the service's metrics
+    lines = scan_metrics(text)
     assert not lines, "\n".join(lines[:10])
 
 
