@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -19,7 +20,9 @@ from poker.table.v1 import table_service_pb2 as pb
 from poker.table.v1 import table_service_pb2_grpc as pb_grpc
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
+from servicekit import auth, client
 from servicekit.auth import Role
+from servicekit.server import build
 from servicekit.testing import RunningService, config_for_tests, running
 
 from services.dealer.server import service_spec as dealer_spec
@@ -129,3 +132,61 @@ def test_ctrl_c_leaves_the_table_and_returns_the_stack(stack: Stack) -> None:
     account = stack.player_account("ben")
     assert account.balance == session.returned and account.pending == 0
     assert "ben" not in stack.seats()
+
+
+@pytest.mark.slow
+def test_session_rides_out_a_table_service_restart(tmp_path: Path) -> None:
+    """The table service restarts (same port, same data) while the player is seated: the session says the
+    stream is lost, resumes it after the last event seen (from_seq), and plays on; the seat was kept
+    (NK-7.4), and leaving still brings the stack back."""
+    with (
+        running(dealer_spec, config_for_tests("dealer", tmp_path)) as dealer,
+        running(wallet_spec, config_for_tests("wallet", tmp_path)) as wallet,
+    ):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        config = config_for_tests(
+            "table",
+            tmp_path,
+            port=port,
+            dealer_address=dealer.address,
+            wallet_address=wallet.address,
+            poker_tables=f"{TABLE}:NLHE:50/100:2000-10000:6:bots=5",
+            bot_pacing=False,
+            hand_pause_ms=50,
+        )
+        services = [build(table_spec(config), config).start()]
+        try:
+            lines: list[str] = []
+            answers = iter(["c", "c", "RESTART", "c", "c", "c"])
+
+            def read(prompt: str) -> str:
+                answer = next(answers, "q")
+                if answer == "RESTART":
+                    services[0].stop(grace=1.0)
+                    services[0] = build(table_spec(config), config).start()
+                    answer = "c"
+                return answer
+
+            stub = pb_grpc.TableServiceStub(client.channel(f"127.0.0.1:{port}", _token(tmp_path, "cy")))
+            wallet_stub = wpb_grpc.WalletServiceStub(wallet.channel("felt-play", Role.SERVICE))
+            lobby.ensure_chips(wallet_stub, "cy", BUY_IN)
+            session = Session(stub, TABLE, Console(read, lines.append), BUY_IN)
+            assert session.run() == 0
+        finally:
+            services[0].stop(grace=1.0)
+        out = "\n".join(lines)
+        assert "Lost the connection to the table" in out and "Back at the table." in out, out[-3000:]
+        after = out[out.index("Back at the table.") :]
+        assert "Your turn (" in after, out[-3000:]  # play went on after the restart
+        returned = LEFT.search(out)
+        assert returned is not None, out[-3000:]
+        ops = wpb_grpc.WalletServiceStub(wallet.channel("ops", Role.OPERATOR))
+        found = ops.ListAccounts(wpb.ListAccountsRequest(kind=wpb.ACCOUNT_KIND_PLAYER, owner="cy"))
+        assert found.accounts[0].balance == int(returned.group(1)) and found.accounts[0].pending == 0
+
+
+def _token(data_dir: Path, player: str) -> str:
+    """A player token signed with the data directory's key, as `felt play` mints it."""
+    return auth.issue_token(auth.load_keys(data_dir), player, Role.PLAYER)

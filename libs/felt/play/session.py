@@ -24,6 +24,8 @@ from felt.play import commands, render
 
 POLL_SECONDS = 0.25
 RECONNECT_SECONDS = 1.0
+# How a stream ends when the service goes away (a restart cancels it; a dead one is unavailable).
+BROKEN_STREAM = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED})
 # Refusals after which the view has moved on: fetch it again before asking anything.
 MOVED_ON = frozenset({"STALE_VERSION", "NOT_YOUR_TURN", "TIME_EXPIRED"})
 
@@ -67,9 +69,9 @@ class _Watcher(threading.Thread):
                     self._next_seq = response.event.seq + 1
                     self.events.put(response.event)
             except grpc.RpcError as error:
-                if self._stopped.is_set() or error.code() == grpc.StatusCode.CANCELLED:
+                if self._stopped.is_set():
                     return
-                if error.code() != grpc.StatusCode.UNAVAILABLE:
+                if error.code() not in BROKEN_STREAM:
                     self.events.put(f"The table stream failed: {describe_error(error)}")
                     return
                 if not lost:
