@@ -18,6 +18,7 @@ one temporary data directory), bot pacing off. Two measurements:
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import socket
@@ -28,6 +29,7 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -65,14 +67,16 @@ def _port() -> int:
         return int(s.getsockname()[1])
 
 
-def _start(name: str, data_dir: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
+def _start(
+    name: str, data_dir: Path, env: dict[str, str], log: Path | None = None
+) -> tuple[subprocess.Popen[bytes], str]:
     port = _port()
     proc = subprocess.Popen(
         [sys.executable, "-m", f"services.{name}", "--port", str(port), "--metrics-port", str(_port()),
          "--data-dir", str(data_dir)],
         cwd=ROOT,
         env={**os.environ, **SERVER_ENV, **env},
-        stdout=subprocess.DEVNULL,
+        stdout=log.open("wb") if log else subprocess.DEVNULL,
         stderr=(data_dir / f"{name}.err").open("wb"),
     )  # fmt: skip
     address = f"127.0.0.1:{port}"
@@ -226,10 +230,23 @@ def _hands(ops: pb_grpc.TableServiceStub, ids: set[str]) -> int:
     total, token = 0, ""
     while True:
         page = ops.ListTables(pb.ListTablesRequest(page_size=100, page_token=token))
-        total += sum(t.hand_number for t in page.tables if t.table_id in ids)
-        token = page.next_page_token
+        total += sum(int(t.hand_number) for t in page.tables if t.table_id in ids)
+        token = str(page.next_page_token)
         if not token:
             return total
+
+
+def _server_act_ms(log: Path, start: float, end: float) -> list[float]:
+    """The interceptor's duration_ms of each Act the table service logged between `start` and `end`."""
+    found = []
+    for line in log.read_text(errors="replace").splitlines():
+        if '"rpc": "Act"' not in line:
+            continue
+        record = json.loads(line)
+        at = datetime.fromisoformat(record["timestamp"].replace("Z", "+00:00")).timestamp()
+        if start <= at <= end:
+            found.append(float(record["duration_ms"]))
+    return found
 
 
 def _every_table_dealing(ops: pb_grpc.TableServiceStub, ids: set[str], timeout: float = 300.0) -> None:
@@ -280,6 +297,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency-tables", type=int, default=3)
     parser.add_argument("--latency-players", type=int, default=3, help="scripted players per latency table")
     parser.add_argument(
+        "--server-times",
+        action="store_true",
+        help="log the table service at INFO and report its own Act handling time (duration_ms) per window",
+    )
+    parser.add_argument(
         "--py-spy",
         metavar="PREFIX",
         help="also profile the table service with py-spy (on PATH) during the bot tables: PREFIX.bots.txt "
@@ -295,9 +317,11 @@ def main(argv: list[str] | None = None) -> int:
             procs.append(dealer)
             wallet_proc, wallet_addr = _start("wallet", data_dir, {})
             procs.append(wallet_proc)
-            table_proc, table_addr = _start(
-                "table", data_dir, {"FELT_DEALER_ADDRESS": dealer_addr, "FELT_WALLET_ADDRESS": wallet_addr}
-            )
+            table_env = {"FELT_DEALER_ADDRESS": dealer_addr, "FELT_WALLET_ADDRESS": wallet_addr}
+            table_log = data_dir / "table.log" if args.server_times else None
+            if table_log:
+                table_env["FELT_LOG_LEVEL"] = "INFO"  # one line per RPC, with its duration_ms
+            table_proc, table_addr = _start("table", data_dir, table_env, table_log)
             procs.append(table_proc)
             keys = auth.load_keys(data_dir)
             wallet = wpb_grpc.WalletServiceStub(
@@ -331,7 +355,9 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(1.0)  # the first hands start
             h0, t0 = _hands(ops, lat_ids), time.perf_counter()
             spy = _py_spy(args.py_spy, "act", table_proc.pid, args.seconds)
+            idle_window = time.time()
             idle, idle_act = _measure_latency(latencies, args.seconds)
+            idle_window_end = time.time()
             _wait(spy)
             idle_hands = (_hands(ops, lat_ids) - h0) / (time.perf_counter() - t0)
 
@@ -354,7 +380,9 @@ def main(argv: list[str] | None = None) -> int:
                 time.sleep(args.seconds)
                 rates.append((_hands(ops, bot_ids) - h0) / (time.perf_counter() - t0))
             _wait(spy)
+            loaded_window = time.time()
             loaded, loaded_act = _measure_latency(latencies, args.seconds)
+            loaded_window_end = time.time()
             load_end = os.getloadavg()[0]
             failures = [f for p in players for f in p.failures]
 
@@ -371,6 +399,14 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"| Act call alone, under the bot tables: p50 / p99 ms | {_pct(loaded_act, 0.5):.2f} / {_pct(loaded_act, 0.99):.2f} |"
             )
+            if table_log:
+                for label, start, end in (
+                    ("idle", idle_window, idle_window_end),
+                    ("under the bot tables", loaded_window, loaded_window_end),
+                ):
+                    inside = _server_act_ms(table_log, start, end)
+                    print(f"| Act inside the table service ({label}, its log's duration_ms): p50 / p99 ms | "
+                          f"{_pct(inside, 0.5):.2f} / {_pct(inside, 0.99):.2f} |")  # fmt: skip
             print(f"\nload average during the bot tables: {load_start:.2f} → {load_end:.2f}")
             summary = wallet.GetLedgerSummary(wpb.GetLedgerSummaryRequest())
             print(f"ledger invariants hold: {summary.invariants_hold}; stream failures: {len(failures)}")
