@@ -34,6 +34,8 @@ class ServiceSpec:
     ready: Callable[[], bool] = lambda: True  # dependencies answer (SERVING only once true)
     on_stop: Callable[[], None] = lambda: None  # release resources after the drain
     options: Sequence[tuple[str, object]] = field(default_factory=tuple)
+    # More addresses the same server listens on (a worker's private unix socket, "unix:/path").
+    extra_addresses: Sequence[str] = field(default_factory=tuple)
 
 
 def _server_options(overrides: Sequence[tuple[str, object]]) -> dict[str, object]:
@@ -41,7 +43,7 @@ def _server_options(overrides: Sequence[tuple[str, object]]) -> dict[str, object
 
     SO_REUSEPORT is off by default, so a second server started on a port in use fails to bind
     instead of silently sharing it; a service that runs several worker processes behind one port on
-    purpose (the wallet) turns it on with `("grpc.so_reuseport", 1)`."""
+    purpose (wallet, dealer: servicekit/workers.py) turns it on with `("grpc.so_reuseport", 1)`."""
     options: dict[str, object] = {
         "grpc.max_receive_message_length": 64 * 1024 * 1024,
         "grpc.max_send_message_length": 64 * 1024 * 1024,
@@ -75,6 +77,9 @@ class Service:
         self.port = self.server.add_insecure_port(f"{config.host}:{config.port}")
         if self.port == 0:
             raise RuntimeError(f"{spec.name}: cannot listen on {config.host}:{config.port}")
+        for address in spec.extra_addresses:
+            if self.server.add_insecure_port(address) == 0:
+                raise RuntimeError(f"{spec.name}: cannot listen on {address}")
         self.metrics_port: int | None = None
         self._metrics_server: WSGIServer | None = None
         self._stopped = threading.Event()

@@ -5,6 +5,7 @@
 | FELT_DEALER_SHOE_IDLE_SECONDS         | 900     | an open shoe untouched this long expires (no more deals)|
 | FELT_DEALER_SHOE_RETENTION_SECONDS    | 3600    | a closed/expired shoe stays revealable this long        |
 | FELT_DEALER_MAX_SHOES                 | 100000  | shoes held in memory at once (RESOURCE_EXHAUSTED above) |
+| FELT_DEALER_WORKERS                   | 1       | dealer processes behind the one port (routing.py)       |
 
 Tests may also pass `seed_source=` and `clock=` overrides (objects, not environment variables) to drive
 the dealer with a deterministic seed source, a broken entropy source or a fake clock.
@@ -16,6 +17,7 @@ from typing import Any
 
 from dealing import BookSettings
 from servicekit.config import ServerConfig, load_server_config, positive_float, positive_int, setting
+from servicekit.workers import worker_settings
 
 
 def load_config(**overrides: Any) -> ServerConfig:
@@ -23,6 +25,7 @@ def load_config(**overrides: Any) -> ServerConfig:
         "shoe_idle_seconds": setting("FELT_DEALER_SHOE_IDLE_SECONDS", 900.0, parse=positive_float),
         "shoe_retention_seconds": setting("FELT_DEALER_SHOE_RETENTION_SECONDS", 3600.0, parse=positive_float),
         "max_shoes": setting("FELT_DEALER_MAX_SHOES", 100_000, parse=positive_int),
+        **worker_settings("dealer"),
     }
     return load_server_config("dealer", **{**own, **overrides})
 

@@ -1,4 +1,7 @@
-"""The dealer service on the platform: every call needs a token; shoes live in this process's memory."""
+"""The dealer service on the platform: every call needs a token; shoes live in this process's memory.
+
+`felt serve dealer` runs one process, or with FELT_DEALER_WORKERS=N > 1 a supervisor of N worker
+processes on one port (servicekit/workers.py), each holding its own shoes (routing.py)."""
 
 from __future__ import annotations
 
@@ -8,10 +11,12 @@ import grpc
 from dealing import EntropyUnavailable, SeedSource, ShoeBook, SystemSeedSource
 from poker.dealer.v1 import dealer_service_pb2 as pb
 from poker.dealer.v1 import dealer_service_pb2_grpc as pb_grpc
+from servicekit import workers
 from servicekit.config import ServerConfig
 from servicekit.server import Service, ServiceSpec, build
 
 from services.dealer.config import book_settings
+from services.dealer.routing import Router, prepare_socket_dir, socket_path
 from services.dealer.servicer import DealerServicer
 
 SERVICE = pb.DESCRIPTOR.services_by_name["DealerService"]
@@ -28,18 +33,41 @@ def entropy_works(seeds: SeedSource) -> bool:
 
 def service_spec(config: ServerConfig) -> ServiceSpec:
     seeds: SeedSource = config.extra.get("seed_source") or SystemSeedSource()
+    index = workers.worker_index(config)
+    router, private = Router.single(), []
+    if index is not None:
+        # A worker also listens on its private unix socket, where its siblings forward calls.
+        prepare_socket_dir(config.data_dir)
+        own_socket = socket_path(config.data_dir, index)
+        own_socket.unlink(missing_ok=True)  # left by this worker's previous life
+        router = Router(config.data_dir, index, workers.worker_count(config))
+        private = [f"unix:{own_socket}"]
     book = ShoeBook(
         seeds=seeds,
         settings=book_settings(config),
         clock=config.extra.get("clock") or time.monotonic,
+        new_id=router.new_shoe_id,
     )
 
     def register(server: grpc.Server) -> None:
-        pb_grpc.add_DealerServiceServicer_to_server(DealerServicer(book), server)
+        pb_grpc.add_DealerServiceServicer_to_server(DealerServicer(book, router), server)
 
     return ServiceSpec(
-        name="dealer", services=[SERVICE], register=register, ready=lambda: entropy_works(seeds)
+        name="dealer",
+        services=[SERVICE],
+        register=register,
+        ready=lambda: entropy_works(seeds),
+        on_stop=router.close,
+        options=workers.port_options(config),
+        extra_addresses=private,
     )
+
+
+def serve(config: ServerConfig, announce: workers.Announce) -> int:
+    """`felt serve dealer`: one process, a supervisor of FELT_DEALER_WORKERS, or one of its workers."""
+    if workers.worker_index(config) is None and workers.worker_count(config) > 1:
+        prepare_socket_dir(config.data_dir)
+    return workers.serve(service_spec, config, announce)
 
 
 def build_server(config: ServerConfig) -> Service:

@@ -8,13 +8,16 @@ Who may call what (every call needs a valid token; the platform rejects calls wi
 - Reveal (only once the shoe is closed or expired): the creator or an operator, or anyone when the
   shoe was created with REVEAL_POLICY_PUBLIC.
 The creator is identified by role and subject, so a player named like a service is not that service.
+
+With several dealer processes (FELT_DEALER_WORKERS), a call about a shoe another process holds is
+forwarded to it first (services/dealer/routing.py); that process applies the rules above.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import grpc
 import prometheus_client
@@ -35,10 +38,13 @@ from dealing import (
     verifier,
 )
 from dealing.cards import CARD_TEXTS, MAX_DECKS, MIN_DECKS
+from google.protobuf.message import Message
 from poker.dealer.v1 import dealer_service_pb2 as pb
 from poker.dealer.v1 import dealer_service_pb2_grpc as pb_grpc
 from servicekit import errors
 from servicekit.auth import Caller, Role, current_caller, require_role
+
+from services.dealer.routing import Router, came_from_worker
 
 SHOES_CREATED = prometheus_client.Counter(
     "poker_dealer_shoes_created_total", "Shoes shuffled by the dealer.", ["decks"]
@@ -50,7 +56,15 @@ ENTROPY_FAILURES = prometheus_client.Counter(
     "poker_dealer_entropy_failures_total", "Shoes refused because the entropy source failed."
 )
 SHOES_HELD = prometheus_client.Gauge(
-    "poker_dealer_shoes", "Shoes held in memory by state (compare with FELT_DEALER_MAX_SHOES).", ["state"]
+    "poker_dealer_shoes",
+    "Shoes held in memory by state (compare with FELT_DEALER_MAX_SHOES).",
+    ["state"],
+    multiprocess_mode="livesum",  # several worker processes: the shoes of the live ones, summed
+)
+FORWARDED = prometheus_client.Counter(
+    "poker_dealer_forwarded_calls_total",
+    "Calls passed on to the dealer worker process that holds the shoe (several workers only).",
+    ["rpc"],
 )
 VERIFICATIONS = prometheus_client.Counter(
     "poker_dealer_verifications_total", "Verify calls by outcome.", ["result"]
@@ -61,6 +75,9 @@ for _result in ("valid", "invalid"):
     VERIFICATIONS.labels(_result)
 for _state in ShoeState:
     SHOES_HELD.labels(_state.value.lower())
+_ROUTED = ("CreateShoe", "Deal", "Burn", "Peek", "CloseShoe", "Reveal", "GetShoe")
+for _rpc in _ROUTED:
+    FORWARDED.labels(_rpc)
 
 _STATES = {
     ShoeState.OPEN: pb.SHOE_STATE_OPEN,
@@ -71,6 +88,7 @@ _USES = {Consumption.DEALT: pb.CARD_USE_DEALT, Consumption.BURNED: pb.CARD_USE_B
 MAX_VERIFY_ENTRIES = 52 * MAX_DECKS
 
 R = TypeVar("R")
+M = TypeVar("M", bound=Message)
 
 
 def to_status_error(error: DealingError) -> errors.DomainError:
@@ -154,8 +172,23 @@ def _hex(value: str, field: str, size: int) -> bytes:
 
 
 class DealerServicer(pb_grpc.DealerServiceServicer):
-    def __init__(self, book: ShoeBook) -> None:
+    def __init__(self, book: ShoeBook, router: Router | None = None) -> None:
         self._book = book
+        self._router = router or Router.single()
+        self._here = self._router.index
+
+    def _elsewhere(self, target: int, context: grpc.ServicerContext) -> bool:
+        """True when another worker must serve this call (never for a call forwarded here already)."""
+        return target != self._here and not came_from_worker(context)
+
+    def _forward(
+        self, target: int, rpc: str, request: object, context: grpc.ServicerContext, reply: type[M]
+    ) -> M:
+        FORWARDED.labels(rpc).inc()
+        return cast(M, self._router.forward(target, rpc, request, context))
+
+    def _shoe_owner(self, shoe_id: str) -> int:
+        return self._router.owner_of_shoe(shoe_id)
 
     def _publish_tally(self) -> None:
         for state, count in self._book.tally().items():
@@ -165,10 +198,14 @@ class DealerServicer(pb_grpc.DealerServiceServicer):
     def CreateShoe(
         self, request: pb.CreateShoeRequest, context: grpc.ServicerContext
     ) -> pb.CreateShoeResponse:
+        owner = _owner_key(current_caller())
+        target = self._router.owner_of_request(owner, request.request_id)
+        if self._elsewhere(target, context):
+            return self._forward(target, "CreateShoe", request, context, pb.CreateShoeResponse)
         if request.reveal_policy not in pb.RevealPolicy.values():
             raise errors.invalid_argument("reveal_policy", "REVEAL_POLICY_UNKNOWN", "unknown reveal policy")
         shoe, created = self._book.create(
-            owner=_owner_key(current_caller()),
+            owner=owner,
             request_id=request.request_id,
             decks=request.decks,
             client_seed=request.client_seed,
@@ -190,6 +227,9 @@ class DealerServicer(pb_grpc.DealerServiceServicer):
 
     @_domain_errors
     def Deal(self, request: pb.DealRequest, context: grpc.ServicerContext) -> pb.DealResponse:
+        target = self._shoe_owner(request.shoe_id)
+        if self._elsewhere(target, context):
+            return self._forward(target, "Deal", request, context, pb.DealResponse)
         _require_owner(self._book.get(request.shoe_id), "deal from it")
         cards = self._book.deal(request.shoe_id, request.count, request.request_id)
         CARDS_DEALT.inc(len(cards))
@@ -201,6 +241,9 @@ class DealerServicer(pb_grpc.DealerServiceServicer):
 
     @_domain_errors
     def Burn(self, request: pb.BurnRequest, context: grpc.ServicerContext) -> pb.BurnResponse:
+        target = self._shoe_owner(request.shoe_id)
+        if self._elsewhere(target, context):
+            return self._forward(target, "Burn", request, context, pb.BurnResponse)
         _require_owner(self._book.get(request.shoe_id), "burn from it")
         positions = self._book.burn(request.shoe_id, request.count, request.request_id)
         CARDS_BURNED.inc(len(positions))
@@ -208,6 +251,9 @@ class DealerServicer(pb_grpc.DealerServiceServicer):
 
     @_domain_errors
     def Peek(self, request: pb.PeekRequest, context: grpc.ServicerContext) -> pb.PeekResponse:
+        target = self._shoe_owner(request.shoe_id)
+        if self._elsewhere(target, context):
+            return self._forward(target, "Peek", request, context, pb.PeekResponse)
         require_role(Role.SERVICE, Role.OPERATOR)
         _require_owner(self._book.get(request.shoe_id), "peek into it")
         peeked = self._book.peek(request.shoe_id, request.offset)
@@ -216,6 +262,9 @@ class DealerServicer(pb_grpc.DealerServiceServicer):
 
     @_domain_errors
     def CloseShoe(self, request: pb.CloseShoeRequest, context: grpc.ServicerContext) -> pb.CloseShoeResponse:
+        target = self._shoe_owner(request.shoe_id)
+        if self._elsewhere(target, context):
+            return self._forward(target, "CloseShoe", request, context, pb.CloseShoeResponse)
         _require_owner(self._book.get(request.shoe_id), "close it")
         if not request.request_id:
             raise errors.invalid_argument("request_id", "REQUEST_ID_INVALID", "request_id is required")
@@ -225,6 +274,9 @@ class DealerServicer(pb_grpc.DealerServiceServicer):
 
     @_domain_errors
     def Reveal(self, request: pb.RevealRequest, context: grpc.ServicerContext) -> pb.RevealResponse:
+        target = self._shoe_owner(request.shoe_id)
+        if self._elsewhere(target, context):
+            return self._forward(target, "Reveal", request, context, pb.RevealResponse)
         shoe = self._book.get(request.shoe_id)
         if not shoe.public_reveal:
             _require_owner(shoe, "reveal it (its reveal policy is REVEAL_POLICY_OWNER)")
@@ -290,4 +342,7 @@ class DealerServicer(pb_grpc.DealerServiceServicer):
 
     @_domain_errors
     def GetShoe(self, request: pb.GetShoeRequest, context: grpc.ServicerContext) -> pb.GetShoeResponse:
+        target = self._shoe_owner(request.shoe_id)
+        if self._elsewhere(target, context):
+            return self._forward(target, "GetShoe", request, context, pb.GetShoeResponse)
         return pb.GetShoeResponse(shoe=_public_view(self._book.get(request.shoe_id)))
