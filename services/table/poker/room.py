@@ -6,6 +6,7 @@ import secrets
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 from poker.table.v1 import table_service_pb2 as pb
 from servicekit import errors
@@ -48,6 +49,7 @@ class PokerRoom:
             for k in range(CLOCK_THREADS)
         ]
         self._log = get_logger(service="table")
+        self._closer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="poker-shoe-close")
         known = {row[0] for row in store.tables()}
         for table in public:
             if table.table_id not in known:
@@ -72,6 +74,7 @@ class PokerRoom:
             self._dealer,
             self._clock,
             self._options,
+            self._closer,
         )
 
     def start(self) -> None:
@@ -83,6 +86,7 @@ class PokerRoom:
         for thread in self._threads:
             if thread.is_alive():
                 thread.join()
+        self._closer.shutdown(wait=True)
 
     def _run(self, share: int) -> None:
         while not self._stop.wait(self._tick_seconds):

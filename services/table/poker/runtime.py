@@ -15,6 +15,7 @@ import threading
 import zlib
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +48,9 @@ for _end in ("played", "voided"):
     HANDS.labels(_end)
 
 ClockMs = Callable[[], int]
+# Builds a command's answer from the table it leaves (state, last event number, transition), so the answer
+# is stored for idempotent repeats in the command's own transaction: (request key, builder).
+Responder = tuple[str, Callable[[TableState, int, Transition], bytes]]
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,7 @@ class PokerTable:
         dealer: Dealer,
         clock: ClockMs,
         options: Options,
+        closer: Executor | None = None,
     ) -> None:
         self.table_id = table_id
         self.settings = settings
@@ -102,6 +107,8 @@ class PokerTable:
         self._profile = BotProfile(pacing=options.bot_pacing)
         self.watchers: Counter[str] = Counter()
         self._payouts_due = True  # look in the store once: a crash may have left some owed
+        self._respond: Responder | None = None
+        self._closer = closer
         self._log = get_logger(service="table")
 
     # Queries -----------------------------------------------------------------------------------------
@@ -168,6 +175,10 @@ class PokerTable:
         finished = old.hand_in_progress and not new.hand_in_progress
         if finished:
             self._record_hand(old, t, commit)
+        if self._respond is not None:
+            key, build = self._respond
+            self._respond = None  # the command's first commit carries its answer
+            commit.request = (key, build(new, self.seq + len(stored), t))
         self._store.commit(self.table_id, commit)
         self.state = new
         self.seq += len(stored)
@@ -191,13 +202,21 @@ class PokerTable:
         HANDS.labels("voided" if voided else "played").inc()
 
     def _close_shoe(self, hand: int) -> None:
+        """Close the finished hand's shoe (so its seed can be revealed), off the command's path."""
         shoe, self._shoe = self._shoe, None
         if shoe is None:
             return
-        try:
-            self._dealer.close(self.table_id, hand, shoe.shoe_id)
-        except Exception as exc:  # the shoe expires on its own; verification waits for that
-            self._log.warning("poker_shoe_close_failed", table_id=self.table_id, error=type(exc).__name__)
+
+        def close() -> None:
+            try:
+                self._dealer.close(self.table_id, hand, shoe.shoe_id)
+            except Exception as exc:  # the shoe expires on its own; verification waits for that
+                self._log.warning("poker_shoe_close_failed", table_id=self.table_id, error=type(exc).__name__)
+
+        if self._closer is None:
+            close()
+        else:
+            self._closer.submit(close)
 
     def _pay_out(self) -> None:
         """Stacks owed back to wallets; a failure is retried by the clock thread (they stay in the log)."""
@@ -296,8 +315,11 @@ class PokerTable:
                 if player not in self.state.invited:
                     self._run("invite", {"by": by, "player": player})
 
-    def act(self, player: str, expected_version: int, action: Action) -> me.PlayerActed | None:
-        """The player's own action, checked against the version they saw; returns the action applied."""
+    def act(
+        self, player: str, expected_version: int, action: Action, respond: Responder | None = None
+    ) -> me.PlayerActed | None:
+        """The player's own action, checked against the version they saw; returns the action applied.
+        `respond` stores the answer in the same transaction as the action."""
         with self.lock:
             if self.state.find_seat(player) is None:
                 raise errors.failed_precondition("NOT_SEATED", "you have no seat at this table")
@@ -309,13 +331,17 @@ class PokerTable:
                     current=hand_version(self.state),
                 )
             body = {"player": player, **replay.action_body(action), "now": self.now()}
+            seat = self.state.find_seat(player)
+            self._respond = respond
             try:
                 t = self._run("act", body)
             except errors.DomainError as error:
                 if error.reason == "TIME_EXPIRED":
+                    self._respond = None
                     self._due(int(body["now"]))  # NK-7.2: the server acts for the player now
                 raise
-            seat = self.state.find_seat(player)
+            finally:
+                self._respond = None
             return next((ev for ev in t.events if isinstance(ev, me.PlayerActed) and ev.seat == seat), None)
 
     def legal_for(self, player: str) -> tuple[int, Any]:

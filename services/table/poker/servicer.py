@@ -12,11 +12,13 @@ from google.protobuf.message import Message
 from poker.table.v1 import table_service_pb2 as pb
 from poker.table.v1 import table_service_pb2_grpc as pb_grpc
 from pokerrules.multiplayer import Action
+from pokerrules.multiplayer.events import PlayerActed
 from pokerrules.multiplayer.presets import sizing
+from pokerrules.table import TableState, Transition
 from servicekit import errors
 from servicekit.auth import Caller, Role, current_caller, require_role
 
-from services.table.poker.convert import KIND_PB, PB_KIND, PRESET_PB, table_view
+from services.table.poker.convert import KIND_PB, PB_KIND, PRESET_PB, table_info, table_view
 from services.table.poker.history import phh_of
 from services.table.poker.room import PokerRoom
 from services.table.poker.runtime import PokerTable
@@ -59,12 +61,20 @@ def _page(size: int, token: str) -> tuple[int, int]:
     return limit, after
 
 
+def _act_response(acted: PlayerActed | None, view: pb.TableView) -> pb.ActResponse:
+    """The action as applied: a call's chips, a bet's or raise's total."""
+    if acted is None:
+        return pb.ActResponse(view=view)
+    amount = {"call": acted.added, "bet": acted.round_bet, "raise": acted.round_bet}.get(acted.kind.value, 0)
+    return pb.ActResponse(kind=KIND_PB[acted.kind], amount=amount, view=view)
+
+
 class TableServicer(pb_grpc.TableServiceServicer):
     def __init__(self, room: PokerRoom) -> None:
         self._room = room
 
     def _once(
-        self, rpc: str, request_id: str, table: PokerTable | None, kind: type[M], run: Callable[[], M]
+        self, rpc: str, request_id: str, table: PokerTable | None, kind: type[M], run: Callable[[str], M]
     ) -> M:
         """Idempotency: the first answer to (rpc, caller, request_id) is stored and replayed."""
         key = f"{rpc}|{current_caller().subject}|{_request_id(request_id)}"
@@ -76,8 +86,9 @@ class TableServicer(pb_grpc.TableServiceServicer):
             saved = self._room.store.response(key)
             if saved is not None:
                 return kind.FromString(saved)
-            response = run()
-            self._room.store.save_response(key, response.SerializeToString())
+            response = run(key)
+            if self._room.store.response(key) is None:  # not stored with the command itself
+                self._room.store.save_response(key, response.SerializeToString())
             return response
 
     def _view(self, table: PokerTable, viewer: str | None) -> pb.TableView:
@@ -102,7 +113,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
             raise errors.invalid_argument("invited", "BAD_INVITE_LIST", "up to 100 non-empty player ids")
         host = caller.subject if caller.role is Role.PLAYER else ""
 
-        def run() -> pb.CreateTableResponse:
+        def run(key: str) -> pb.CreateTableResponse:
             table = self._room.create(settings, host, sorted(set(request.invited)))
             return pb.CreateTableResponse(table=table.info(), invite_code=table.invite_code)
 
@@ -150,7 +161,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
         ):
             raise errors.invalid_argument("player_ids", "BAD_INVITE_LIST", "1 to 100 non-empty player ids")
 
-        def run() -> pb.InvitePlayersResponse:
+        def run(key: str) -> pb.InvitePlayersResponse:
             table.invite(player, list(request.player_ids))
             return pb.InvitePlayersResponse(table=table.info())
 
@@ -166,7 +177,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
         if request.seat > table.config.seats:
             raise errors.invalid_argument("seat", "NO_SUCH_SEAT", f"seats are 1..{table.config.seats}")
 
-        def run() -> pb.JoinTableResponse:
+        def run(key: str) -> pb.JoinTableResponse:
             seat = table.join(player, request.seat, request.buy_in, request.invite_code or None)
             return pb.JoinTableResponse(seat=seat, view=self._view(table, player))
 
@@ -178,7 +189,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
         player = _player()
         table = self._room.table(_table_id(request.table_id))
 
-        def run() -> pb.LeaveTableResponse:
+        def run(key: str) -> pb.LeaveTableResponse:
             returned, later = table.leave(player)
             return pb.LeaveTableResponse(returned=returned, leaving_after_hand=later)
 
@@ -190,7 +201,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
         if request.amount <= 0:
             raise errors.invalid_argument("amount", "AMOUNT_NOT_POSITIVE", "give the chips to add")
 
-        def run() -> pb.TopUpResponse:
+        def run(key: str) -> pb.TopUpResponse:
             return pb.TopUpResponse(stack=table.top_up(player, request.amount))
 
         return self._once("TopUp", request.request_id, table, pb.TopUpResponse, run)
@@ -199,7 +210,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
         player = _player()
         table = self._room.table(_table_id(request.table_id))
 
-        def run() -> pb.SitOutResponse:
+        def run(key: str) -> pb.SitOutResponse:
             table.sit_out(player)
             return pb.SitOutResponse()
 
@@ -209,7 +220,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
         player = _player()
         table = self._room.table(_table_id(request.table_id))
 
-        def run() -> pb.SitInResponse:
+        def run(key: str) -> pb.SitInResponse:
             table.sit_in(player)
             return pb.SitInResponse()
 
@@ -230,16 +241,22 @@ class TableServicer(pb_grpc.TableServiceServicer):
             if PB_KIND[request.kind].value in ("bet", "raise") and request.amount <= 0:
                 raise errors.invalid_argument("amount", "AMOUNT_REQUIRED", "a bet or raise gives its total")
 
-        def run() -> pb.ActResponse:
+        def run(key: str) -> pb.ActResponse:
             action = self._action(table, player, request)
-            acted = table.act(player, request.expected_version, action)
-            kind, amount = pb.ACTION_KIND_UNSPECIFIED, 0
-            if acted is not None:
-                kind = KIND_PB[acted.kind]
-                amount = acted.added if acted.kind.value == "call" else acted.round_bet
-                if acted.kind.value in ("fold", "check"):
-                    amount = 0
-            return pb.ActResponse(kind=kind, amount=amount, view=self._view(table, player))
+            answered: list[pb.ActResponse] = []
+
+            def answer(state: TableState, last_seq: int, t: Transition) -> bytes:
+                seat = table.state.find_seat(player)  # the table before the action: a leaver may be gone now
+                acted = next((e for e in t.events if isinstance(e, PlayerActed) and e.seat == seat), None)
+                info = table_info(table.table_id, table.settings, table.host, state, last_seq)
+                response = _act_response(acted, table_view(info, state, player, table.now()))
+                answered.append(response)
+                return response.SerializeToString()
+
+            acted = table.act(player, request.expected_version, action, (key, answer))
+            if answered:
+                return answered[0]
+            return _act_response(acted, self._view(table, player))
 
         return self._once("Act", request.request_id, table, pb.ActResponse, run)
 
