@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import zlib
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass
@@ -48,6 +48,7 @@ for _end in ("played", "voided"):
     HANDS.labels(_end)
 
 ClockMs = Callable[[], int]
+RECENT_EVENTS = 512
 # Builds a command's answer from the table it leaves (state, last event number, transition), so the answer
 # is stored for idempotent repeats in the command's own transaction: (request key, builder).
 Responder = tuple[str, Callable[[TableState, int, Transition], bytes]]
@@ -95,7 +96,10 @@ class PokerTable:
         self._clock = clock
         self.options = options
         self.lock = threading.RLock()
-        self.changed = threading.Condition(self.lock)
+        # New events for WatchTable streams: their own lock, so a stream never waits for a command, and
+        # the latest events in memory, so a stream that keeps up never reads the database.
+        self.published = threading.Condition()
+        self._recent: deque[StoredEvent] = deque(maxlen=RECENT_EVENTS)
         self.seq = store.last_seq(table_id)
         self.recovered = False
         self._rank = ranker_for(self.config.game.variant)
@@ -112,6 +116,18 @@ class PokerTable:
         self._log = get_logger(service="table")
 
     # Queries -----------------------------------------------------------------------------------------
+
+    def wait_events(self, next_seq: int, timeout: float) -> list[StoredEvent]:
+        """Events from `next_seq` on, waiting up to `timeout` seconds for one (all viewers' events)."""
+        with self.published:
+            if self.seq < next_seq:
+                self.published.wait(timeout)
+            last = self.seq
+            if last < next_seq:
+                return []
+            if self._recent and self._recent[0].seq <= next_seq:
+                return [e for e in self._recent if e.seq >= next_seq]
+        return self._store.events(self.table_id, next_seq, last)
 
     def now(self) -> int:
         return int(self._clock())
@@ -181,8 +197,10 @@ class PokerTable:
             commit.request = (key, build(new, self.seq + len(stored), t))
         self._store.commit(self.table_id, commit)
         self.state = new
-        self.seq += len(stored)
-        self.changed.notify_all()
+        with self.published:
+            self.seq += len(stored)
+            self._recent.extend(stored)
+            self.published.notify_all()
         if finished:
             self._close_shoe(old.hand_number)
         if payouts:

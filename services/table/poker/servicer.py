@@ -301,16 +301,10 @@ class TableServicer(pb_grpc.TableServiceServicer):
             table.watch_opened(viewer)
             context.add_callback(lambda: table.watch_closed(viewer))
         while context.is_active():
-            with table.lock:
-                if table.seq < next_seq:
-                    table.changed.wait(WATCH_POLL_SECONDS)
-                last = table.seq
-            if last < next_seq:
-                continue
-            for row in self._room.store.events(table.table_id, next_seq, last):
+            for row in table.wait_events(next_seq, WATCH_POLL_SECONDS):
                 if row.private_player is None or row.private_player == viewer:
                     yield pb.WatchTableResponse(event=pb.TableEvent.FromString(row.body))
-            next_seq = last + 1
+                next_seq = row.seq + 1
 
     # Histories ---------------------------------------------------------------------------------------
 
