@@ -1,27 +1,33 @@
 """Dealer benchmark: single-deck shoes created and fully dealt per second, in-process and over gRPC.
 
-    .venv/bin/python bench/dealer/bench_dealer.py [--seconds 5] [--runs 3] [--threads 4] [--decks 1]
+    .venv/bin/python bench/dealer/bench_dealer.py [--seconds 5] [--runs 3] [--workers 1 2 3]
+        [--clients 8] [--channels 8] [--client-procs 1] [--decks 1] [--no-in-process]
 
 In-process: the dealer's ShoeBook with the real CSPRNG, doing what CreateShoe and Deal do (shuffle,
 per-card commitments, deal 52 cards with salts). Over gRPC: the dealer started as its own process
-(`python -m services.dealer`) on loopback, every call with a service token through the full platform
-interceptor (auth, logging, metrics); the client runs `--threads` threads, each doing CreateShoe then
-Deal(52) in a loop. Latencies are per call, measured at the caller. Prints one Markdown row per mode
-with the median over runs.
+(`python -m services.dealer`) on loopback with FELT_DEALER_WORKERS=N for each N of --workers (N
+processes behind one port, a supervisor above them), every call with a service token through the full
+platform interceptor (auth, logging, metrics). The clients are asyncio gRPC callers (--clients of them,
+each doing CreateShoe then Deal(52) in a loop, waiting for each answer) spread over --channels
+channels, each its own connection (the kernel gives each connection to one worker), in --client-procs
+processes. Latencies are per call, measured at the caller. With N > 1 a call that lands on a worker
+other than the shoe's is forwarded to it (services/dealer/routing.py); the share forwarded is printed.
+Prints one Markdown row per mode with the median over runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import grpc
@@ -40,7 +46,8 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-Run = tuple[float, list[float], list[float], float]  # shoes/s, create ms, deal ms, shoes per CPU-second
+# shoes/s, create ms, deal ms, shoes per dealer CPU-second, clients' CPU ms per shoe, share forwarded
+Run = tuple[float, list[float], list[float], float, float, float]
 
 
 def in_process(seconds: float, decks: int) -> Run:
@@ -61,88 +68,145 @@ def in_process(seconds: float, decks: int) -> Run:
         deal_ms.append((t2 - t1) * 1000)
         shoes += 1
     cpu = time.process_time() - cpu_started
-    return shoes / (time.perf_counter() - started), create_ms, deal_ms, shoes / cpu
+    return shoes / (time.perf_counter() - started), create_ms, deal_ms, shoes / cpu, 0.0, 0.0
 
 
 def _cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process, from /proc (Linux)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    """User + system CPU time of a process, from /proc (Linux); 0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+def _process_tree(pid: int) -> list[int]:
+    pids = [pid]
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except FileNotFoundError:
+        return pids
+    for child in children:
+        pids += _process_tree(int(child))
+    return pids
 
 
-def start_dealer(data_dir: Path) -> tuple[subprocess.Popen[bytes], int]:
-    port = _free_port()
-    env = {**os.environ, "FELT_DATA_DIR": str(data_dir), "FELT_DEALER_MAX_SHOES": str(10**8)}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "services.dealer", "--port", str(port), "--metrics-port", str(_free_port())],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,  # one JSON line per RPC: the log is part of the cost, not of the output
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 30
+def _tree_cpu(pid: int) -> dict[int, float]:
+    return {p: _cpu_seconds(p) for p in _process_tree(pid)}
+
+
+def start_dealer(data_dir: Path, workers: int) -> tuple[subprocess.Popen[bytes], str, str]:
+    """The dealer as its own process tree; returns it, its address and its metrics URL."""
+    err_path = data_dir / "dealer.err"
+    env = {
+        **os.environ,
+        "FELT_DATA_DIR": str(data_dir),
+        "FELT_DEALER_MAX_SHOES": str(10**8),
+        "FELT_DEALER_WORKERS": str(workers),
+    }
+    with open(err_path, "wb") as err:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "services.dealer", "--port", "0", "--metrics-port", "0"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,  # one JSON line per RPC: the log is part of the cost, not of the output
+            stderr=err,
+        )
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
-            try:
-                grpc.channel_ready_future(channel).result(timeout=0.5)
-                if (data_dir / auth.DEV_KEY_NAME).exists():
-                    return process, port
-            except grpc.FutureTimeoutError:
-                pass
+        for line in err_path.read_text(errors="replace").splitlines():
+            if "listening on " in line:
+                address = line.split("listening on ")[1].split()[0]
+                return process, address, line.split("metrics ")[1].strip()
+        if process.poll() is not None:
+            raise RuntimeError(err_path.read_text())
+        time.sleep(0.05)
     process.kill()
     raise RuntimeError("dealer did not start")
 
 
-def over_grpc(pid: int, port: int, token: str, seconds: float, threads: int, decks: int) -> Run:
+def _counter_sum(metrics_url: str, name: str, must_contain: str = "") -> float:
+    text = urllib.request.urlopen(metrics_url, timeout=10).read().decode()
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith(name + "{") and must_contain in line
+    )
+
+
+async def _clients(
+    address: str, token: str, seconds: float, clients: int, channels: int, decks: int
+) -> dict[str, object]:
+    """`clients` callers over `channels` connections for `seconds`; counts and latencies."""
     metadata = auth.bearer_metadata(token)
+    chans = [
+        # A local subchannel pool: otherwise channels to one address share one connection.
+        grpc.aio.insecure_channel(address, options=[("grpc.use_local_subchannel_pool", 1)])
+        for _ in range(channels)
+    ]
+    stubs = [pb_grpc.DealerServiceStub(ch) for ch in chans]
     create_ms: list[float] = []
     deal_ms: list[float] = []
-    counts = [0] * threads
     stop = time.perf_counter() + seconds
     size = 52 * decks
+    prefix = f"{os.getpid()}-{time.time_ns()}"
 
-    def worker(index: int) -> None:
-        channel = grpc.insecure_channel(f"127.0.0.1:{port}")
-        stub = pb_grpc.DealerServiceStub(channel)
-        mine_c: list[float] = []
-        mine_d: list[float] = []
+    async def caller(index: int) -> int:
+        stub = stubs[index % channels]
         n = 0
         while time.perf_counter() < stop:
             t0 = time.perf_counter()
-            shoe = stub.CreateShoe(
-                pb.CreateShoeRequest(decks=decks, request_id=f"{index}-{n}-{time.time_ns()}"),
+            shoe = await stub.CreateShoe(
+                pb.CreateShoeRequest(decks=decks, request_id=f"{prefix}-{index}-{n}"),
                 metadata=metadata,
                 timeout=10,
             )
             t1 = time.perf_counter()
-            stub.Deal(
+            await stub.Deal(
                 pb.DealRequest(shoe_id=shoe.shoe_id, count=size, request_id="all"),
                 metadata=metadata,
                 timeout=10,
             )
             t2 = time.perf_counter()
-            mine_c.append((t1 - t0) * 1000)
-            mine_d.append((t2 - t1) * 1000)
+            create_ms.append((t1 - t0) * 1000)
+            deal_ms.append((t2 - t1) * 1000)
             n += 1
-        counts[index] = n
-        create_ms.extend(mine_c)
-        deal_ms.extend(mine_d)
-        channel.close()
+        return n
 
-    started, server_cpu = time.perf_counter(), _cpu_seconds(pid)
-    pool = [threading.Thread(target=worker, args=(i,)) for i in range(threads)]
-    for thread in pool:
-        thread.start()
-    for thread in pool:
-        thread.join()
-    elapsed, server_cpu = time.perf_counter() - started, _cpu_seconds(pid) - server_cpu
-    return sum(counts) / elapsed, create_ms, deal_ms, sum(counts) / max(server_cpu, 1e-9)
+    cpu0 = time.process_time()
+    counts = await asyncio.gather(*(caller(i) for i in range(clients)))
+    cpu = time.process_time() - cpu0
+    for ch in chans:
+        await ch.close()
+    return {"shoes": sum(counts), "create_ms": create_ms, "deal_ms": deal_ms, "cpu": cpu}
+
+
+def over_grpc(
+    pid: int, address: str, metrics_url: str, token: str, args: argparse.Namespace, seconds: float
+) -> Run:
+    """One load phase: --client-procs processes of this script (`--client-child`), each running its
+    share of the callers and channels, all started together."""
+    procs = args.client_procs
+    command = [
+        sys.executable, __file__, "--client-child", address, token, str(seconds),
+        str(max(1, args.clients // procs)), str(max(1, args.channels // procs)), str(args.decks),
+    ]  # fmt: skip
+    forwarded0 = _counter_sum(metrics_url, "poker_dealer_forwarded_calls_total")
+    handled0 = _counter_sum(metrics_url, "grpc_server_handled_total", "DealerService")
+    started, server0 = time.perf_counter(), _tree_cpu(pid)
+    children = [subprocess.Popen(command, stdout=subprocess.PIPE) for _ in range(procs)]
+    results = [json.loads(child.communicate()[0]) for child in children]
+    elapsed = time.perf_counter() - started
+    server_cpu = sum(_cpu_seconds(p) - server0.get(p, 0.0) for p in _process_tree(pid))
+    forwarded = _counter_sum(metrics_url, "poker_dealer_forwarded_calls_total") - forwarded0
+    handled = _counter_sum(metrics_url, "grpc_server_handled_total", "DealerService") - handled0
+    shoes = sum(r["shoes"] for r in results)
+    create_ms = [x for r in results for x in r["create_ms"]]
+    deal_ms = [x for r in results for x in r["deal_ms"]]
+    client_cpu_ms = 1000 * sum(r["cpu"] for r in results) / max(shoes, 1)
+    # Calls the clients made = handled - forwarded (a forwarded call is handled twice).
+    share = forwarded / max(handled - forwarded, 1.0)
+    return shoes / elapsed, create_ms, deal_ms, shoes / max(server_cpu, 1e-9), client_cpu_ms, share
 
 
 def summarise(name: str, runs: list[Run]) -> str:
@@ -152,46 +216,70 @@ def summarise(name: str, runs: list[Run]) -> str:
     d50 = statistics.median(percentile(r[2], 0.50) for r in runs)
     d99 = statistics.median(percentile(r[2], 0.99) for r in runs)
     per_cpu = statistics.median(r[3] for r in runs)
+    client_cpu = statistics.median(r[4] for r in runs)
+    share = statistics.median(r[5] for r in runs)
     each = ", ".join(f"{r[0]:,.0f}" for r in runs)
     return (
-        f"| {name} | {rate:,.0f} | {per_cpu:,.0f} | {c50:.3f} | {c99:.3f} | {d50:.3f} | {d99:.3f} | {each} |"
+        f"| {name} | {rate:,.0f} | {per_cpu:,.0f} | {client_cpu:.2f} | {share:.0%} | {c50:.3f} | {c99:.3f} "
+        f"| {d50:.3f} | {d99:.3f} | {each} |"
     )
 
 
 def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "--client-child":
+        address, token, seconds, clients, channels, decks = sys.argv[2:8]
+        result = asyncio.run(
+            _clients(address, token, float(seconds), int(clients), int(channels), int(decks))
+        )
+        print(json.dumps(result))
+        return 0
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1], help="FELT_DEALER_WORKERS values")
+    parser.add_argument("--clients", type=int, default=8, help="concurrent callers")
+    parser.add_argument("--channels", type=int, default=8, help="connections the callers share")
+    parser.add_argument("--client-procs", type=int, default=1, help="processes the callers run in")
     parser.add_argument("--decks", type=int, default=1)
+    parser.add_argument("--no-in-process", action="store_true")
     args = parser.parse_args()
     header = (
-        "| mode | shoes/s (median) | shoes per dealer CPU-second | CreateShoe p50 ms | CreateShoe p99 ms "
-        "| Deal p50 ms | Deal p99 ms | runs (shoes/s) |\n|---|---|---|---|---|---|---|---|"
+        "| mode | shoes/s (median) | shoes per dealer CPU-second | client CPU ms per shoe | calls forwarded "
+        "| CreateShoe p50 ms | CreateShoe p99 ms | Deal p50 ms | Deal p99 ms | runs (shoes/s) |\n"
+        "|---|---|---|---|---|---|---|---|---|---|"
     )
-    load = os.getloadavg()[0]
+    load = os.getloadavg()
     print(
-        f"{args.decks}-deck shoes, {args.runs} runs of {args.seconds:g} s, {os.cpu_count()} CPUs, load {load:.1f}"
+        f"{args.decks}-deck shoes, {args.runs} runs of {args.seconds:g} s, {os.cpu_count()} CPUs, "
+        f"load {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} at {time.strftime('%H:%M', time.gmtime())} UTC"
     )
     print(header)
-    print(
-        summarise("in-process", [in_process(args.seconds, args.decks) for _ in range(args.runs)]), flush=True
-    )
-    with tempfile.TemporaryDirectory() as tmp:
-        process, port = start_dealer(Path(tmp))
-        try:
-            token = auth.issue_token(auth.load_keys(Path(tmp)), "bench-table", auth.Role.SERVICE)
-            over_grpc(process.pid, port, token, 1.0, args.threads, args.decks)  # warm-up
-            runs = [
-                over_grpc(process.pid, port, token, args.seconds, args.threads, args.decks)
-                for _ in range(args.runs)
-            ]
-            print(summarise(f"gRPC loopback, {args.threads} client threads", runs))
-        finally:
-            process.send_signal(signal.SIGTERM)
-            process.wait(timeout=30)
+    if not args.no_in_process:
+        print(
+            summarise("in-process", [in_process(args.seconds, args.decks) for _ in range(args.runs)]),
+            flush=True,
+        )
+    for workers in args.workers:
+        with tempfile.TemporaryDirectory(prefix="felt-bench-dealer-") as tmp:
+            process, address, metrics_url = start_dealer(Path(tmp), workers)
+            try:
+                token = auth.issue_token(auth.load_keys(Path(tmp)), "bench-table", auth.Role.SERVICE)
+                over_grpc(process.pid, address, metrics_url, token, args, 1.0)  # warm-up
+                runs = [
+                    over_grpc(process.pid, address, metrics_url, token, args, args.seconds)
+                    for _ in range(args.runs)
+                ]
+                name = (
+                    f"gRPC, {workers} worker{'s' if workers > 1 else ''}, {args.clients} clients / "
+                    f"{args.channels} channels / {args.client_procs} proc"
+                )
+                print(summarise(name, runs), flush=True)
+            finally:
+                process.send_signal(signal.SIGTERM)
+                process.wait(timeout=60)
+    print(f"load at the end {os.getloadavg()[0]:.1f}")
     return 0
 
 

@@ -6,12 +6,15 @@ order, salts) and are never written down or copied, so a call about a shoe must 
 that made it:
 
 - a shoe id names its worker: `w<index>-<uuid4>` (clients treat ids as opaque strings);
-- a new shoe is made on the worker chosen by a stable hash of (caller, request_id), so a CreateShoe
-  retried over another connection finds the first answer (idempotency across workers);
+- a new shoe is made by the worker the call lands on, which first claims (caller, request_id) in a
+  table the workers share (claims.py); a CreateShoe retried over another connection finds the claim
+  and is forwarded to the first worker, which replays its answer (idempotency across workers);
 - a call that lands elsewhere is forwarded over the owner's unix socket in
-  `<data dir>/dealer-sockets/` (a 0700 directory), with the caller's own bearer token: the owner
+  `<data dir>/dealer-workers/` (a 0700 directory), with the caller's own bearer token: the owner
   verifies it and applies its usual ownership rules, so no worker ever asserts an identity for another.
   A forwarded call is never forwarded again (marked, and only believed from a unix-socket peer).
+
+A table's calls (create, deal, close over one connection) stay on one worker: nothing is forwarded.
 
 A worker that dies loses its shoes: calls about them answer UNAVAILABLE while it is down and NOT_FOUND
 once it is back (a fresh process knows no shoe), never another shoe's cards.
@@ -22,7 +25,6 @@ from __future__ import annotations
 import os
 import stat
 import uuid
-import zlib
 from pathlib import Path
 
 import grpc
@@ -30,7 +32,9 @@ from poker.dealer.v1 import dealer_service_pb2_grpc as pb_grpc
 from servicekit import errors
 from servicekit.config import ConfigError
 
-SOCKET_DIR = "dealer-sockets"
+from services.dealer.claims import ClaimTable
+
+SOCKET_DIR = "dealer-workers"
 FORWARDED_BY = "felt-dealer-forwarded-by"  # metadata on a forwarded call: the forwarding worker's index
 _PASSED_ON = ("authorization", "x-request-id")  # the caller's metadata the owner needs
 _UNIX_PATH_MAX = 107  # sun_path is 108 bytes with its terminating NUL
@@ -43,12 +47,16 @@ _CHANNEL_OPTIONS = [
 ]
 
 
+def claims_path(data_dir: Path) -> Path:
+    return socket_dir(data_dir) / "claims"
+
+
 def socket_dir(data_dir: Path) -> Path:
     return Path(data_dir) / SOCKET_DIR
 
 
 def prepare_socket_dir(data_dir: Path) -> Path:
-    """The private socket directory: created 0700, and refused if someone else could reach into it."""
+    """The workers' private directory (sockets, claims): created 0700, refused if another user owns it."""
     path = socket_dir(data_dir)
     path.mkdir(mode=0o700, exist_ok=True)
     info = path.lstat()
@@ -77,9 +85,10 @@ def came_from_worker(context: grpc.ServicerContext) -> bool:
 class Router:
     """This worker's place among its siblings; `Router.single()` when the dealer is one process."""
 
-    def __init__(self, data_dir: Path, index: int, count: int) -> None:
+    def __init__(self, data_dir: Path, index: int, count: int, claims: ClaimTable | None = None) -> None:
         self.index = index
         self.count = count
+        self._claims = claims
         self._stubs: dict[int, pb_grpc.DealerServiceStub] = {}
         self._channels: list[grpc.Channel] = []
         for other in range(count):
@@ -107,11 +116,12 @@ class Router:
                 return int(head)
         return self.index
 
-    def owner_of_request(self, owner: str, request_id: str) -> int:
-        """The worker that creates the shoe of (caller, request_id): the same in every process."""
-        if self.count == 1:
+    def creator_of(self, caller: str, request_id: str) -> int:
+        """The worker that makes (or made) the shoe of (caller, request_id): this one unless a sibling
+        claimed the request first."""
+        if self._claims is None:
             return self.index
-        return zlib.crc32(f"{owner}\x00{request_id}".encode()) % self.count
+        return self._claims.claim(caller, request_id, self.index)
 
     def forward(self, target: int, rpc: str, request: object, context: grpc.ServicerContext) -> object:
         """Make the call on worker `target` with the caller's token; its answer or error is ours."""
@@ -136,6 +146,8 @@ class Router:
     def close(self) -> None:
         for channel in self._channels:
             channel.close()
+        if self._claims is not None:
+            self._claims.close()
 
 
 class _Status(grpc.Status):

@@ -15,8 +15,9 @@ from servicekit import workers
 from servicekit.config import ServerConfig
 from servicekit.server import Service, ServiceSpec, build
 
+from services.dealer.claims import ClaimTable, buckets_for
 from services.dealer.config import book_settings
-from services.dealer.routing import Router, prepare_socket_dir, socket_path
+from services.dealer.routing import Router, claims_path, prepare_socket_dir, socket_path
 from services.dealer.servicer import DealerServicer
 
 SERVICE = pb.DESCRIPTOR.services_by_name["DealerService"]
@@ -40,7 +41,14 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
         prepare_socket_dir(config.data_dir)
         own_socket = socket_path(config.data_dir, index)
         own_socket.unlink(missing_ok=True)  # left by this worker's previous life
-        router = Router(config.data_dir, index, workers.worker_count(config))
+        count = workers.worker_count(config)
+        book_limits = book_settings(config)
+        claims = ClaimTable(
+            claims_path(config.data_dir),
+            buckets_for(book_limits.max_shoes, count),
+            ttl_seconds=book_limits.idle_seconds + book_limits.retention_seconds,
+        )
+        router = Router(config.data_dir, index, count, claims)
         private = [f"unix:{own_socket}"]
     book = ShoeBook(
         seeds=seeds,
@@ -67,6 +75,7 @@ def serve(config: ServerConfig, announce: workers.Announce) -> int:
     """`felt serve dealer`: one process, a supervisor of FELT_DEALER_WORKERS, or one of its workers."""
     if workers.worker_index(config) is None and workers.worker_count(config) > 1:
         prepare_socket_dir(config.data_dir)
+        ClaimTable.reset(claims_path(config.data_dir))  # claims of an earlier run name dead processes
     return workers.serve(service_spec, config, announce)
 
 

@@ -199,9 +199,10 @@ class DealerServicer(pb_grpc.DealerServiceServicer):
         self, request: pb.CreateShoeRequest, context: grpc.ServicerContext
     ) -> pb.CreateShoeResponse:
         owner = _owner_key(current_caller())
-        target = self._router.owner_of_request(owner, request.request_id)
-        if self._elsewhere(target, context):
-            return self._forward(target, "CreateShoe", request, context, pb.CreateShoeResponse)
+        if not came_from_worker(context):
+            target = self._router.creator_of(owner, request.request_id)
+            if target != self._here:  # a retry of a request another worker took first
+                return self._forward(target, "CreateShoe", request, context, pb.CreateShoeResponse)
         if request.reveal_policy not in pb.RevealPolicy.values():
             raise errors.invalid_argument("reveal_policy", "REVEAL_POLICY_UNKNOWN", "unknown reveal policy")
         shoe, created = self._book.create(

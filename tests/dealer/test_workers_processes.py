@@ -126,20 +126,21 @@ def _retrying(call: Callable[[], object], seconds: float = 20.0) -> object:
             time.sleep(0.05)
 
 
+def _channel(address: str) -> grpc.Channel:
+    return grpc.insecure_channel(
+        address,
+        options=[
+            ("grpc.use_local_subchannel_pool", 1),  # one connection per channel
+            ("grpc.initial_reconnect_backoff_ms", 100),
+            ("grpc.max_reconnect_backoff_ms", 300),
+        ],
+    )
+
+
 @pytest.mark.slow
 def test_shoes_stay_with_their_worker_and_die_with_it(dealers: Dealers) -> None:
     md = auth.bearer_metadata(auth.issue_token(auth.load_keys(dealers.data_dir), "table", Role.SERVICE))
-    channels = [
-        grpc.insecure_channel(
-            dealers.address,
-            options=[
-                ("grpc.use_local_subchannel_pool", 1),  # one connection per channel
-                ("grpc.initial_reconnect_backoff_ms", 100),
-                ("grpc.max_reconnect_backoff_ms", 300),
-            ],
-        )
-        for _ in range(CHANNELS)
-    ]
+    channels = [_channel(dealers.address) for _ in range(CHANNELS)]
     stubs = [pb_grpc.DealerServiceStub(ch) for ch in channels]
     rng = random.Random(3)
     workers = dealers.ready_workers()
@@ -205,13 +206,18 @@ def test_shoes_stay_with_their_worker_and_die_with_it(dealers: Dealers) -> None:
             )
         )
         dealt[shoe.shoe_id] += reply.cards  # type: ignore[attr-defined]
+    # New connections reach both workers again, and each makes the shoes asked of it.
+    fresh_channels = [_channel(dealers.address) for _ in range(CHANNELS)]
     fresh = [
         _retrying(
-            lambda i=i: stubs[i].CreateShoe(pb.CreateShoeRequest(decks=1, request_id=f"new-{i}"), metadata=md)
+            lambda ch=ch, i=i: pb_grpc.DealerServiceStub(ch).CreateShoe(
+                pb.CreateShoeRequest(decks=1, request_id=f"new-{i}"), metadata=md
+            )
         )
-        for i in range(CHANNELS)
+        for i, ch in enumerate(fresh_channels)
     ]
     assert {s.shoe_id[:2] for s in fresh} == {"w0", "w1"}  # type: ignore[attr-defined]
+    channels += fresh_channels
 
     # Every surviving shoe revealed: its dealt cards are the owner's order, each position once.
     seeds: list[bytes] = []
@@ -239,6 +245,7 @@ def test_shoes_stay_with_their_worker_and_die_with_it(dealers: Dealers) -> None:
     secrets_ = [s for secret in seeds + salts for s in (secret, secret.hex().encode())]
     files = [p for p in dealers.data_dir.rglob("*") if p.is_file()]
     assert any(p.name.endswith(".db") for p in files)  # the metrics files are scanned too
+    assert any(p.name == "claims" for p in files)  # and the workers' claim table
     assert dealers.out in files and dealers.err in files  # and the logs of every process
     for path in files:
         content = path.read_bytes()

@@ -24,6 +24,7 @@ from servicekit.config import ConfigError, ServerConfig
 from servicekit.errors import details_of
 from servicekit.testing import RunningService, config_for_tests, running
 
+from services.dealer.claims import SLOTS_PER_BUCKET, ClaimTable, buckets_for
 from services.dealer.routing import FORWARDED_BY, Router, prepare_socket_dir, socket_path
 from services.dealer.server import service_spec
 from services.dealer.servicer import FORWARDED
@@ -64,7 +65,7 @@ def test_shoes_created_and_dealt_through_either_worker_give_each_card_once(
         (a if i % 2 else b).CreateShoe(pb.CreateShoeRequest(decks=1, request_id=f"r{i}")) for i in range(8)
     ]
     owners = {shoe.shoe_id.split("-")[0] for shoe in shoes}
-    assert owners == {"w0", "w1"}  # request ids spread over both workers
+    assert owners == {"w0", "w1"}  # each worker makes the shoes asked of it
     for shoe in shoes:
         dealt = []
         for turn in range(4):  # alternate channels: half of the deals are forwarded
@@ -80,15 +81,17 @@ def test_shoes_created_and_dealt_through_either_worker_give_each_card_once(
         order = shoe_order(bytes.fromhex(revealed.server_seed), "", 0, 1)
         assert [c.card for c in dealt] == [CARD_TEXTS[code] for code in order]  # the owner's cards
         assert revealed.commitment == shoe.commitment
-    assert forwarded("Deal") > before[0] and forwarded("CreateShoe") > before[1]
+    assert forwarded("Deal") > before[0] and forwarded("CreateShoe") == before[1]
 
 
 def test_create_shoe_replayed_through_the_other_worker_is_one_shoe(pair: list[RunningService]) -> None:
     a, b = stub(pair[0]), stub(pair[1])
+    before = forwarded("CreateShoe")
     for i in range(6):
         request = pb.CreateShoeRequest(decks=2, request_id=f"same-{i}", client_seed="c")
         first, second = a.CreateShoe(request), b.CreateShoe(request)
         assert first.shoe_id == second.shoe_id and first.commitment == second.commitment
+    assert forwarded("CreateShoe") == before + 6  # each replay went to the worker that made the shoe
     # Another caller with the same request id gets its own shoe (ids are per caller).
     other = stub(pair[1], "other-table").CreateShoe(
         pb.CreateShoeRequest(decks=2, request_id="same-0", client_seed="c")
@@ -156,19 +159,38 @@ def test_socket_directory_is_private_and_ids_route_stably(data_dir: Path, tmp_pa
     assert stat.S_IMODE(prepare_socket_dir(data_dir).stat().st_mode) == 0o700
     with pytest.raises(ConfigError):
         socket_path(tmp_path / ("x" * 120), 0)
-    router = Router(data_dir, 1, 3)
+    router = Router(data_dir, 1, 3)  # no claim table: every request is made here
     try:
         assert router.new_shoe_id().startswith("w1-")
+        assert router.creator_of("service:table", "r1") == 1
         assert router.owner_of_shoe("w2-abc") == 2
         for foreign in ("w7-abc", "wx-abc", "abc", "w-1", ""):  # not a worker's id: looked up here
             assert router.owner_of_shoe(foreign) == 1
-        targets = {router.owner_of_request("service:table", f"r{i}") for i in range(60)}
-        assert targets == {0, 1, 2}
-        # Stable across processes (no per-process hash seed): a fixed value, not hash().
-        assert Router(data_dir, 0, 3).owner_of_request("service:table", "r0") == router.owner_of_request(
-            "service:table", "r0"
-        )
     finally:
         router.close()
     single = Router.single()
     assert "-" in single.new_shoe_id() and not single.new_shoe_id().startswith("w")
+
+
+def test_claims_are_shared_through_the_file_lapse_and_give_way_when_full(tmp_path: Path) -> None:
+    now = [1000.0]
+    first = ClaimTable(tmp_path / "claims", 1, ttl_seconds=60, clock=lambda: now[0])
+    second = ClaimTable(tmp_path / "claims", 1, ttl_seconds=60, clock=lambda: now[0])  # another process
+    try:
+        assert first.claim("service:table", "r1", 0) == 0
+        assert second.claim("service:table", "r1", 1) == 0  # the retry elsewhere: worker 0 has it
+        assert second.claim("player:bob", "r1", 1) == 1  # request ids are per caller
+        now[0] += 62  # both workers forgot the request by now: a new claim
+        assert second.claim("service:table", "r1", 1) == 1
+        assert first.claim("service:table", "r1", 0) == 1
+        # One bucket of 16 slots: a 17th live claim takes the oldest slot.
+        for i in range(SLOTS_PER_BUCKET):
+            now[0] += 1
+            assert first.claim("service:table", f"fill-{i}", 0) == 0
+        assert second.claim("service:table", "fill-0", 1) == 0
+        assert second.claim("service:table", "one-more", 1) == 1
+        assert second.claim("service:table", "fill-15", 1) == 0  # the newest are kept
+    finally:
+        first.close()
+        second.close()
+    assert buckets_for(100_000, 2) == 32_768 and buckets_for(10**9, 3) == 1 << 17 and buckets_for(1, 1) == 1
