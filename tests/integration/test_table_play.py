@@ -774,6 +774,15 @@ def test_no_viewer_ever_received_a_card_it_must_not_know(run: Run) -> None:
     assert len(scan.unchecked_hands) <= len(run.tables), scan.unchecked_hands  # at most a last hand each
     for observer in run.observers.values():
         assert not any(e.WhichOneof("event") == "hole_cards_dealt" for e in observer.events)
+        # What the rail does not get is exactly one HoleCardsDealt per seat dealt in: nothing else is private.
+        seqs = {e.seq for e in observer.events}
+        started = {e.hand_number: e for e in observer.events if e.WhichOneof("event") == "hand_started"}
+        for ended in (e for e in observer.events if e.WhichOneof("event") == "hand_ended"):
+            start = started.get(ended.hand_number)
+            if start is None:
+                continue
+            hidden = sum(s not in seqs for s in range(start.seq, ended.seq))
+            assert hidden == len(start.hand_started.stacks), (observer.name, ended.hand_number, hidden)
     print(f"\nleak scan: {scan.checked}, {len(run.hands)} hands")
 
 
