@@ -79,3 +79,28 @@ def test_replayed_round_equals_the_live_round(deck: list[int], game: Game) -> No
         book.apply_entry("cmd", command_body(Timeout()))
     assert book.state.settlement == live.settlement
     assert book.state.board == live.board and book.state.dealer_cards == live.dealer_cards
+
+
+def test_an_unhold_is_an_intent_until_released() -> None:
+    """`unhold` takes the hold out of the round at once and leaves its Release to be driven (again after a
+    crash) until `released` marks it done; a log written before `released` existed re-drives its unholds
+    once (the wallet replays a Release it has seen)."""
+    spec = TableSpec("t", Game.CASINO_HOLDEM, 1)
+    book = RoundBook.empty(spec, default_config(Game.CASINO_HOLDEM))
+    seat = {"1": "p"}
+    book.apply_entry(
+        "round", {"round": 1, "players": seat, "seats": seat, "last_bets": {}, "deal_start_seat": 1}
+    )
+    for hold_id, bet in (("h-ante", "ANTE"), ("h-aa", "AA_BONUS")):
+        book.apply_entry("intent", {"seat": 1, "bet": bet, "hold_id": hold_id, "amount": 5})
+        book.apply_entry("hold", {"hold_id": hold_id})
+    book.apply_entry("intent", {"seat": 1, "bet": "ANTE", "hold_id": "h-never", "amount": 5})
+    book.apply_entry("cmd", command_body(PlaceBets(1, "p", {BetKind.ANTE: 5, BetKind.AA_BONUS: 5})))
+    book.apply_entry("unhold", {"hold_id": "h-ante"})
+    book.apply_entry("unhold", {"hold_id": "h-aa"})
+    book.apply_entry("unhold", {"hold_id": "h-never"})  # an intent never confirmed is given back too
+    book.apply_entry("cmd", command_body(ClearBets(1, "p")))
+    assert (book.holds, book.intents, book.releasing) == ([], {}, {"h-ante", "h-aa", "h-never"})
+    assert book.state.seat(1).bets == {}
+    book.apply_entry("released", {"hold_ids": ["h-ante", "h-never"]})
+    assert book.releasing == {"h-aa"}

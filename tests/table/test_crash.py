@@ -1,6 +1,7 @@
 """Malfunction: the table service is killed (SIGKILL) mid-round and restarted from its log. A dealt round is
 voided with every bet returned (CH-11.2, THB-7.7 / THB-A7), a THB Bonus whose cards were dealt stands
-(THB-7.9); a round still betting resumes with its holds."""
+(THB-7.9); a round still betting resumes with its holds. A hold release (Clear Bets, a lowered bet, a seat
+leaving) cut off around the wallet's Release is finished after the restart: bets and balance agree."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import grpc
@@ -23,6 +24,7 @@ from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
 from servicekit import auth, client
 from servicekit.testing import RunningService
 
+from services.table.casino.crashpoint import ENV as KILL_AT
 from tests.table.conftest import TABLES, bets
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,7 +48,9 @@ class TableProcess:
         }
         self.proc: subprocess.Popen[bytes] | None = None
 
-    def start(self) -> None:
+    def start(self, kill_at: str = "") -> None:
+        """`kill_at`: the process SIGKILLs itself at that crash point (services/table/casino/crashpoint.py)."""
+        env = {**self.env, KILL_AT: kill_at} if kill_at else self.env
         self.proc = subprocess.Popen(
             [
                 sys.executable,
@@ -60,7 +64,7 @@ class TableProcess:
                 str(self.data_dir),
             ],
             cwd=ROOT,
-            env=self.env,
+            env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -75,6 +79,10 @@ class TableProcess:
                 pass
             time.sleep(0.1)
         raise AssertionError("the table service did not start")
+
+    def died(self) -> bool:
+        assert self.proc is not None
+        return self.proc.wait(10) == -signal.SIGKILL
 
     def kill(self) -> None:
         assert self.proc is not None
@@ -186,3 +194,106 @@ def test_sigkill_while_betting_resumes_with_the_holds(
     while _account(wallet, account).pending and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _account(wallet, account).balance == 500 + net == 475  # CH-3.5: a fold loses Ante and AA Bonus
+
+
+def _settled_and_conserved(wallet: wpb_grpc.WalletServiceStub, account_id: str, issued: int) -> wpb.Account:
+    """Nothing pending once the table is idle; the player's and the house's chips are the chips issued."""
+    deadline = time.monotonic() + 5
+    while _account(wallet, account_id).pending and time.monotonic() < deadline:
+        time.sleep(0.05)
+    player = _account(wallet, account_id)
+    house = wallet.ListAccounts(wpb.ListAccountsRequest(kind=wpb.ACCOUNT_KIND_HOUSE, owner="casino")).accounts
+    assert player.pending == 0 and player.available == player.balance
+    assert player.balance + sum(h.balance for h in house) == issued
+    assert wallet.GetLedgerSummary(wpb.GetLedgerSummaryRequest()).invariants_hold
+    return player
+
+
+def _cut_off(table_process: TableProcess, call: Callable[[], object]) -> None:
+    """The call dies with the process at its crash point; the service restarts without the hook."""
+    with pytest.raises(grpc.RpcError):
+        call()
+    assert table_process.died()
+    table_process.start()
+
+
+@pytest.mark.slow
+def test_sigkill_after_the_release_of_a_clear_bets_keeps_the_bets_cleared(
+    deps: tuple[Path, RunningService, RunningService], table_process: TableProcess
+) -> None:
+    """CH-8 Clear Bets killed after the wallet released the first of its two holds and before the table
+    logged it done: after the restart the round has no bets and none of the player's chips are held (the
+    `unhold` intents, committed with the Clear Bets, are re-driven: the first Release is a replay)."""
+    table_process.stop()
+    table_process.start(kill_at="after-release")
+    wallet = _wallet(deps)
+    account = _fund(wallet, "carol", 500)
+    casino = table_process.casino("carol")
+    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="ch-touch"))
+    casino.PlaceBets(pb.PlaceBetsRequest(table_id="ch-touch", seat=1, bets=bets(ante=20, aa_bonus=5)))
+    assert _account(wallet, account).pending == 25
+
+    _cut_off(table_process, lambda: casino.ClearBets(pb.ClearBetsRequest(table_id="ch-touch", seat=1)))
+
+    casino = table_process.casino("carol")
+    view = casino.GetRound(pb.GetRoundRequest(table_id="ch-touch")).round
+    assert view.phase == "BETTING" and not view.seats[0].bets
+    assert _settled_and_conserved(wallet, account, 500).balance == 500
+    # The table plays on: a new bet is held and settled as usual (CH-3.5: a fold loses the Ante).
+    casino.PlaceBets(pb.PlaceBetsRequest(table_id="ch-touch", seat=1, bets=bets(ante=10)))
+    casino.DealRound(pb.DealRoundRequest(table_id="ch-touch"))
+    casino.Decide(pb.DecideRequest(table_id="ch-touch", seat=1, decision=pb.CASINO_DECISION_FOLD))
+    assert _settled_and_conserved(wallet, account, 500).balance == 490
+
+
+@pytest.mark.slow
+def test_sigkill_after_the_release_of_a_lowered_bet_keeps_the_new_bet(
+    deps: tuple[Path, RunningService, RunningService], table_process: TableProcess
+) -> None:
+    """CH-8 Rebet replaces an Ante of 20 by the last round's 10: the new hold is made, then the old one is
+    released; killed right after that Release, the restarted round has an Ante of 10 backed by 10 held chips,
+    and it settles on those."""
+    table_process.stop()
+    table_process.start(kill_at="after-release")
+    wallet = _wallet(deps)
+    account = _fund(wallet, "dave", 500)
+    casino = table_process.casino("dave")
+    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="ch-touch"))
+    casino.PlaceBets(pb.PlaceBetsRequest(table_id="ch-touch", seat=1, bets=bets(ante=10)))
+    casino.DealRound(pb.DealRoundRequest(table_id="ch-touch"))
+    casino.Decide(pb.DecideRequest(table_id="ch-touch", seat=1, decision=pb.CASINO_DECISION_FOLD))
+    casino.PlaceBets(pb.PlaceBetsRequest(table_id="ch-touch", seat=1, bets=bets(ante=20)))
+    assert _account(wallet, account).pending == 20
+
+    _cut_off(table_process, lambda: casino.Rebet(pb.RebetRequest(table_id="ch-touch", seat=1)))
+
+    casino = table_process.casino("dave")
+    view = casino.GetRound(pb.GetRoundRequest(table_id="ch-touch")).round
+    assert view.round == 2 and {b.kind: b.amount for b in view.seats[0].bets} == {"ANTE": 10}
+    after = _account(wallet, account)
+    assert (after.balance, after.pending) == (490, 10)
+    casino.DealRound(pb.DealRoundRequest(table_id="ch-touch"))
+    casino.Decide(pb.DecideRequest(table_id="ch-touch", seat=1, decision=pb.CASINO_DECISION_FOLD))
+    assert _settled_and_conserved(wallet, account, 500).balance == 480
+
+
+@pytest.mark.slow
+def test_sigkill_before_the_release_of_a_leaving_seat_gives_the_chips_back(
+    deps: tuple[Path, RunningService, RunningService], table_process: TableProcess
+) -> None:
+    """A seat leaves while betting: its seat and the intents to release its holds are logged in one entry,
+    then the wallet is asked. Killed before it is asked, the restart releases them: no seat, nothing held."""
+    table_process.stop()
+    table_process.start(kill_at="before-release")
+    wallet = _wallet(deps)
+    account = _fund(wallet, "erin", 500)
+    casino = table_process.casino("erin")
+    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="ch-touch"))
+    casino.PlaceBets(pb.PlaceBetsRequest(table_id="ch-touch", seat=1, bets=bets(ante=20, aa_bonus=5)))
+
+    _cut_off(table_process, lambda: casino.LeaveCasinoTable(pb.LeaveCasinoTableRequest(table_id="ch-touch")))
+
+    casino = table_process.casino("erin")
+    view = casino.GetRound(pb.GetRoundRequest(table_id="ch-touch")).round
+    assert view.phase == "BETTING" and not view.seats
+    assert _settled_and_conserved(wallet, account, 500).balance == 500

@@ -51,3 +51,23 @@ def test_settlement_waits_for_the_wallet(stack: Stack, tmp_path: Path) -> None:
         # The next round opens normally.
         casino.Rebet(pb.RebetRequest(table_id="ch-touch", seat=1))
         assert stack.account("alice").pending == 10
+
+
+def test_clear_bets_while_the_wallet_is_away_gives_the_chips_back_later(stack: Stack, tmp_path: Path) -> None:
+    """CH-8 Clear Bets takes the bets out of the round at once (the intent to release their holds is logged
+    with it); the clock thread releases the holds once the wallet answers again."""
+    stack.fund("bob", 100)
+    casino = stack.casino("bob")
+    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="ch-touch"))
+    casino.PlaceBets(pb.PlaceBetsRequest(table_id="ch-touch", seat=1, bets=bets(ante=10, aa_bonus=5)))
+    port = stack.wallet.service.port
+    stack.wallet.service.stop(grace=0.5)
+
+    view = casino.ClearBets(pb.ClearBetsRequest(table_id="ch-touch", seat=1)).round
+    assert view.phase == "BETTING" and not view.seats[0].bets
+    with running(wallet_spec, config_for_tests("wallet", tmp_path, port=port)) as wallet:
+        stack.wallet = wallet
+        stack.wait_for(lambda: _pending(stack, "bob") == 0, timeout=15)
+        account = stack.account("bob")
+        assert (account.balance, account.available) == (100, 100)
+        assert stack.ledger_ok()

@@ -94,6 +94,9 @@ class RoundBook:
     leaving: set[int] = field(default_factory=set)  # leave when the round ends
     holds: list[HeldBet] = field(default_factory=list)
     intents: dict[str, HeldBet] = field(default_factory=dict)  # asked of the wallet, not yet confirmed
+    # Holds the round no longer counts ("unhold" logged) whose wallet Release is not yet marked done: the
+    # table releases them after the entry is committed, and again after a crash (same request id).
+    releasing: set[str] = field(default_factory=set)
     hold_counter: int = 0
     shoe_id: str = ""
     paid: bool = False
@@ -120,6 +123,7 @@ class RoundBook:
                 self.spec.game, seated, self.config, body["round"], last, body["deal_start_seat"]
             )
             self.holds, self.intents, self.hold_counter, self.shoe_id, self.paid = [], {}, 0, "", False
+            self.releasing = set()
             self.pool_carry = int(body.get("pool_carry", 0))  # logs written before the carry: none owed
         elif op == "join":
             seat, player = int(body["seat"]), str(body["player"])
@@ -145,9 +149,13 @@ class RoundBook:
         elif op == "hold":
             held = self.intents.pop(str(body["hold_id"]))
             self.holds.append(held)
-        elif op == "unhold":
-            self.intents.pop(str(body["hold_id"]), None)
-            self.holds = [h for h in self.holds if h.hold_id != body["hold_id"]]
+        elif op == "unhold":  # the intent to release: logged before the wallet's Release
+            hold_id = str(body["hold_id"])
+            self.intents.pop(hold_id, None)
+            self.holds = [h for h in self.holds if h.hold_id != hold_id]
+            self.releasing.add(hold_id)
+        elif op == "released":  # the wallet released them: done
+            self.releasing.difference_update(str(h) for h in body["hold_ids"])
         elif op == "cmd":
             self.state = state if state is not None else apply(self.state, command_of(body)).state
         elif op == "shoe":

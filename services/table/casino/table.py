@@ -3,6 +3,11 @@
 Every action is checked by the pure engine first (a refused command changes nothing), then the money moves
 (wallet holds; a refused hold undoes this action's other holds), then the step is committed to the log and
 applied in memory. One lock per table: actions at a table are serial.
+
+Every wallet call that moves chips is logged as an intent BEFORE it is made and re-driven after a crash
+(the wallet replays a request id it has seen): a hold as `intent` (then `hold` once confirmed), a release as
+`unhold`, committed together with the step that gives the chips back (Clear Bets, a lowered bet, a seat
+leaving), then `released` once the wallet has released it; the settlement as the settled round, then `paid`.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from servicekit import errors
 from servicekit.logging import get_logger
 
 from services.table.casino.book import RoundBook, command_body
+from services.table.casino.crashpoint import crash_point
 from services.table.casino.money import HeldBet, Wallet
 from services.table.casino.shoe import Shoes
 from services.table.casino.store import CasinoStore, StoredEvent
@@ -113,9 +119,8 @@ class CasinoTable:
             return
         for op, body in self._store.round_log(self.spec.table_id, last):
             self.book.apply_entry(op, body)
-        for hold_id in list(self.book.intents):  # asked of the wallet, never confirmed: give back
-            self._wallet.release(hold_id)
-            self._commit([("unhold", {"hold_id": hold_id})])
+        self._give_back_intents()  # asked of the wallet, never confirmed
+        self._drive_releases()  # logged, perhaps cut off by the crash: the wallet replays a done one
         if self.book.state.phase != Phase.BETTING and not self.book.finished:
             self._log.info("casino_round_voided", table_id=self.spec.table_id, round_id=last)
             self._run(VoidRound("the table service restarted during the round"), [])
@@ -230,8 +235,8 @@ class CasinoTable:
             return
         players = {s.seat: s.player_id for s in book.state.seats}
         assert book.state.settlement is not None
-        for hold_id in list(book.intents):
-            self._wallet.release(hold_id)
+        self._give_back_intents()
+        self._drive_releases()  # before `paid`: the next round's log would not know them
         self._wallet.settle(
             self.spec.table_id, book.state.round_number, book.state.settlement, book.holds, players
         )
@@ -247,9 +252,12 @@ class CasinoTable:
         events = [Event("PLAYER_LEFT", {"seat": s}) for s in sorted(book.leaving)]
         self._commit(entries, events)
 
-    def _hold_for(self, seat: int, player: str, targets: Mapping[str, int]) -> tuple[list[Entry], list[str]]:
+    def _hold_for(
+        self, seat: int, player: str, targets: Mapping[str, int]
+    ) -> tuple[list[Entry], list[Entry]]:
         """Make the wallet hold each bet's target amount: holds for increases now (undone if one is refused),
-        and the list of holds to release once the step is committed (a Rebet or a bet lowered)."""
+        then the `hold` entries and the `unhold` entries of the holds a lowered bet (a Rebet) gives back, both
+        to commit with the step; the releases follow the commit (`_drive_releases`)."""
         made: list[HeldBet] = []
         to_release: list[str] = []
         entries: list[Entry] = []
@@ -274,16 +282,35 @@ class CasinoTable:
                 self._wallet.hold(hold_id, player, amount, f"casino {self.spec.table_id} seat {seat} {bet}")
                 entries.append(("hold", {"hold_id": hold_id}))
         except BaseException:
-            for held in made:
-                self._wallet.release(held.hold_id)
-                self._commit([("unhold", {"hold_id": held.hold_id})])
+            if made:
+                self._commit([unhold(h.hold_id) for h in made])
+                self._drive_releases(deferrable=True)
             raise
-        return entries, to_release
+        return entries, [unhold(h) for h in to_release]
 
-    def _release(self, hold_ids: list[str]) -> None:
-        for hold_id in hold_ids:
-            self._wallet.release(hold_id)
-            self._commit([("unhold", {"hold_id": hold_id})])
+    def _give_back_intents(self) -> None:
+        if self.book.intents:
+            self._commit([unhold(h) for h in sorted(self.book.intents)])
+
+    def _drive_releases(self, deferrable: bool = False) -> None:
+        """Release every hold whose `unhold` is logged, then mark them `released` in one entry. `deferrable`:
+        after an action already committed, a wallet away leaves them to the clock thread (tick)."""
+        done: list[str] = []
+        try:
+            for hold_id in sorted(self.book.releasing):
+                crash_point("before-release")
+                self._wallet.release(hold_id)
+                crash_point("after-release")
+                done.append(hold_id)
+        except Exception as exc:
+            if not deferrable:
+                raise
+            self._log.warning(
+                "casino_release_deferred", table_id=self.spec.table_id, error=type(exc).__name__
+            )
+        finally:
+            if done:
+                self._commit([("released", {"hold_ids": done})])
 
     def _start_betting_clock(self) -> None:
         if self.deadline is None:
@@ -334,9 +361,12 @@ class CasinoTable:
                     self._commit([("leaving", {"seat": number})])
                     later.append(number)
                     continue
+                unholds: list[Entry] = []
                 if self.book.state.phase == Phase.BETTING:
-                    self._release([h.hold_id for h in self.book.holds if h.seat == number])
-                self._commit([("leave", {"seat": number})], [Event("PLAYER_LEFT", {"seat": number})])
+                    unholds = [unhold(h.hold_id) for h in self.book.holds if h.seat == number]
+                event = Event("PLAYER_LEFT", {"seat": number})
+                self._commit([*unholds, ("leave", {"seat": number})], [event])
+                self._drive_releases(deferrable=True)
                 left.append(number)
             return left, later
 
@@ -345,14 +375,14 @@ class CasinoTable:
             self._ensure_betting()
             step = self._transition(PlaceBets(seat, player, bets))
             targets = {str(k): v for k, v in step.state.seat(seat).bets.items()}
-            entries, release = self._hold_for(seat, player, targets)
+            entries, unholds = self._hold_for(seat, player, targets)
             self._commit(
-                [*entries, ("cmd", command_body(PlaceBets(seat, player, bets)))],
+                [*entries, *unholds, ("cmd", command_body(PlaceBets(seat, player, bets)))],
                 step.events,
                 {player},
                 step.state,
             )
-            self._release(release)
+            self._drive_releases(deferrable=True)
             self._start_betting_clock()
 
     def rebet(self, player: str, seat: int) -> None:
@@ -362,19 +392,22 @@ class CasinoTable:
             step = self._transition(Rebet(seat, player))
             targets = {str(k): v for k, v in step.state.seat(seat).bets.items()}
             targets.update({k: 0 for k in before if k not in targets})
-            entries, release = self._hold_for(seat, player, targets)
+            entries, unholds = self._hold_for(seat, player, targets)
             self._commit(
-                [*entries, ("cmd", command_body(Rebet(seat, player)))], step.events, {player}, step.state
+                [*entries, *unholds, ("cmd", command_body(Rebet(seat, player)))],
+                step.events,
+                {player},
+                step.state,
             )
-            self._release(release)
+            self._drive_releases(deferrable=True)
             self._start_betting_clock()
 
     def clear_bets(self, player: str, seat: int) -> None:
         with self.lock:
             self._ensure_betting()
-            self._transition(ClearBets(seat, player))  # checks seat and phase first
-            self._release([h.hold_id for h in self.book.holds if h.seat == seat])
-            self._run(ClearBets(seat, player), [])
+            # The bets and their holds leave the round in one entry; the chips come back after it.
+            self._run(ClearBets(seat, player), [unhold(h.hold_id) for h in self.book.holds if h.seat == seat])
+            self._drive_releases(deferrable=True)
 
     def _has_seat(self, seat: int) -> bool:
         return any(s.seat == seat for s in self.book.state.seats)
@@ -444,6 +477,8 @@ class CasinoTable:
         """Betting closes / decisions are taken when their clock runs out (a disconnect does not stop it);
         a payment that failed is retried."""
         with self.lock:
+            if self.book.releasing:
+                self._drive_releases()
             if self.book.finished:
                 self._pay_if_due()
                 return
@@ -464,6 +499,10 @@ class CasinoTable:
         if self.deadline is None:
             return 0
         return self._now_ms() + max(0, int((self.deadline - self._clock()) * 1000))
+
+
+def unhold(hold_id: str) -> Entry:
+    return ("unhold", {"hold_id": hold_id})
 
 
 def to_status_error(error: CasinoError) -> errors.DomainError:
