@@ -414,9 +414,20 @@ class PokerTable:
                 return
             if self._next_hand_at is None:
                 self._next_hand_at = now + self.options.hand_pause_ms
-            if now >= self._next_hand_at:
+            if now < self._next_hand_at:
+                return
+            hand, count = self.state.hand_number + 1, self._cards_needed()
+        # The dealer is called without the table's lock, so players' commands and views never wait for it.
+        shoe = self._dealer.shoe_for(self.table_id, hand, count)
+        with self.lock:
+            fresh = self.state.can_start_hand() and self.state.hand_number + 1 == hand
+            if fresh and self._cards_needed() == count:  # else players came or went: the next tick deals
                 self._next_hand_at = None
-                self._start_hand(now)
+                self._start_hand(self.now(), shoe)
+
+    def _cards_needed(self) -> int:
+        players = len(self.state.active_seats())
+        return cards_needed(players, self.config.game.variant.hole_cards, self.config.mode is Mode.NAIKO)
 
     def _due(self, now: int) -> None:
         wake = next_wakeup(self.state)
@@ -455,11 +466,8 @@ class PokerTable:
         else:
             self._run("leave", {"player": change.player, "reason": "LEFT"})
 
-    def _start_hand(self, now: int) -> None:
-        players = len(self.state.active_seats())
-        count = cards_needed(players, self.config.game.variant.hole_cards, self.config.mode is Mode.NAIKO)
-        hand = self.state.hand_number + 1
-        shoe = self._dealer.shoe_for(self.table_id, hand, count)
+    def _start_hand(self, now: int, shoe: HandShoe) -> None:
+        count = len(shoe.cards)
         body = {"now": now, "count": count, "shoe_id": shoe.shoe_id}
         try:
             t = replay.run(self.state, "start", body, shoe.cards, self._rank)
