@@ -134,6 +134,25 @@ def test_ctrl_c_leaves_the_table_and_returns_the_stack(stack: Stack) -> None:
     assert "ben" not in stack.seats()
 
 
+def test_a_private_table_seats_only_a_friend_with_the_invite_code(stack: Stack) -> None:
+    """`--create` makes a private table hosted by its creator; `--table ID --invite CODE` seats a friend;
+    without the code the session says why it cannot sit and ends (exit status 1)."""
+    host = pb_grpc.TableServiceStub(stack.table.channel("ana", Role.PLAYER))
+    table = lobby.choose_table(host, None, lobby.create_settings("nlhe", "50/100", bots=2))
+    assert table.invite_code and table.settings.private
+    wallet = wpb_grpc.WalletServiceStub(stack.wallet.channel("felt-play", Role.SERVICE))
+    lobby.ensure_chips(wallet, "ben", BUY_IN)
+    ben = pb_grpc.TableServiceStub(stack.table.channel("ben", Role.PLAYER))
+    lines: list[str] = []
+    refused = Session(ben, table.table_id, Console(lambda _prompt: "q", lines.append), BUY_IN)
+    assert refused.run() == 1 and "Could not sit down: NOT_INVITED" in lines[-1], lines
+    invited = Session(
+        ben, table.table_id, Console(lambda _prompt: "q", lines.append), BUY_IN, invite_code=table.invite_code
+    )
+    assert invited.run() == 0 and LEFT.search("\n".join(lines)) is not None, lines[-5:]
+    assert stack.player_account("ben").balance == invited.returned
+
+
 @pytest.mark.slow
 def test_session_rides_out_a_table_service_restart(tmp_path: Path) -> None:
     """The table service restarts (same port, same data) while the player is seated: the session says the
