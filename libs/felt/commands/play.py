@@ -19,8 +19,9 @@ from felt.play.session import Console, Session, describe_error
 EPILOG = """\
 Your player token is minted with the data directory's development key (like `felt token`). In
 development (FELT_ENV is not production) `felt play` also makes sure you have chips: it opens your wallet
-account and issues what your buy-in lacks, through the wallet's Issue with a service token. When you
-leave (q, or Ctrl-C) your stack goes back to your wallet.
+account and issues what your buy-in lacks, through the wallet's Issue with a service token. You are
+asked for an action only at your turn; leave with q there, or with Ctrl-C at any time: your stack goes
+back to your wallet (at the end of the hand you are in, folding or checking for you meanwhile).
 
 At your turn:  f fold · x check · c call (checks when nothing is to call) · b 300 bet to 300
                r 600 raise to 600 · a all-in · p 2x / p 3x / p 4x / p 33% / p 50% / p 75% / p pot presets
