@@ -135,7 +135,7 @@ def _counter_sum(metrics_url: str, name: str, must_contain: str = "") -> float:
 
 
 async def _clients(
-    address: str, token: str, seconds: float, clients: int, channels: int, decks: int
+    address: str, token: str, seconds: float, clients: int, channels: int, decks: int, elsewhere: bool
 ) -> dict[str, object]:
     """`clients` callers over `channels` connections for `seconds`; counts and latencies."""
     metadata = auth.bearer_metadata(token)
@@ -153,6 +153,9 @@ async def _clients(
 
     async def caller(index: int) -> int:
         stub = stubs[index % channels]
+        # --deal-elsewhere: deal over the next connection, as a verifier or a reconnected caller would
+        # (with N workers, about (N-1)/N of those land on another worker and are forwarded).
+        dealer = stubs[(index + 1) % channels] if elsewhere else stub
         n = 0
         while time.perf_counter() < stop:
             t0 = time.perf_counter()
@@ -162,7 +165,7 @@ async def _clients(
                 timeout=10,
             )
             t1 = time.perf_counter()
-            await stub.Deal(
+            await dealer.Deal(
                 pb.DealRequest(shoe_id=shoe.shoe_id, count=size, request_id="all"),
                 metadata=metadata,
                 timeout=10,
@@ -190,6 +193,7 @@ def over_grpc(
     command = [
         sys.executable, __file__, "--client-child", address, token, str(seconds),
         str(max(1, args.clients // procs)), str(max(1, args.channels // procs)), str(args.decks),
+        "1" if args.deal_elsewhere else "0",
     ]  # fmt: skip
     forwarded0 = _counter_sum(metrics_url, "poker_dealer_forwarded_calls_total")
     handled0 = _counter_sum(metrics_url, "grpc_server_handled_total", "DealerService")
@@ -227,9 +231,11 @@ def summarise(name: str, runs: list[Run]) -> str:
 
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--client-child":
-        address, token, seconds, clients, channels, decks = sys.argv[2:8]
+        address, token, seconds, clients, channels, decks, elsewhere = sys.argv[2:9]
         result = asyncio.run(
-            _clients(address, token, float(seconds), int(clients), int(channels), int(decks))
+            _clients(
+                address, token, float(seconds), int(clients), int(channels), int(decks), elsewhere == "1"
+            )
         )
         print(json.dumps(result))
         return 0
@@ -243,6 +249,7 @@ def main() -> int:
     parser.add_argument("--channels", type=int, default=8, help="connections the callers share")
     parser.add_argument("--client-procs", type=int, default=1, help="processes the callers run in")
     parser.add_argument("--decks", type=int, default=1)
+    parser.add_argument("--deal-elsewhere", action="store_true", help="Deal over another connection")
     parser.add_argument("--no-in-process", action="store_true")
     args = parser.parse_args()
     header = (
@@ -274,6 +281,7 @@ def main() -> int:
                 name = (
                     f"gRPC, {workers} worker{'s' if workers > 1 else ''}, {args.clients} clients / "
                     f"{args.channels} channels / {args.client_procs} proc"
+                    + (", Deal over another connection" if args.deal_elsewhere else "")
                 )
                 print(summarise(name, runs), flush=True)
             finally:

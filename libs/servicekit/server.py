@@ -34,8 +34,10 @@ class ServiceSpec:
     ready: Callable[[], bool] = lambda: True  # dependencies answer (SERVING only once true)
     on_stop: Callable[[], None] = lambda: None  # release resources after the drain
     options: Sequence[tuple[str, object]] = field(default_factory=tuple)
-    # More addresses the same server listens on (a worker's private unix socket, "unix:/path").
-    extra_addresses: Sequence[str] = field(default_factory=tuple)
+    # Addresses for calls between a service's own worker processes ("unix:/path"), served by a second
+    # server with its own threads: a call that arrives there never waits behind calls of this process
+    # that are themselves waiting on a sibling (no cycle of full thread pools between workers).
+    private_addresses: Sequence[str] = field(default_factory=tuple)
 
 
 def _server_options(overrides: Sequence[tuple[str, object]]) -> dict[str, object]:
@@ -61,12 +63,26 @@ class Service:
         self.config = config
         self.keys = keys or auth.load_keys(config.data_dir, config.production)
         self.log = get_logger(service=spec.name)
+        interceptor = RpcInterceptor(spec.name, self.keys, spec.allow_anonymous)
         self.server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=config.max_workers, thread_name_prefix=spec.name),
-            interceptors=[RpcInterceptor(spec.name, self.keys, spec.allow_anonymous)],
+            interceptors=[interceptor],
             options=list(_server_options(spec.options).items()),
         )
         spec.register(self.server)
+        self.private_server: grpc.Server | None = None
+        if spec.private_addresses:
+            self.private_server = grpc.server(
+                futures.ThreadPoolExecutor(
+                    max_workers=config.max_workers, thread_name_prefix=f"{spec.name}-private"
+                ),
+                interceptors=[interceptor],
+                options=list(_server_options(spec.options).items()),
+            )
+            spec.register(self.private_server)
+            for address in spec.private_addresses:
+                if self.private_server.add_insecure_port(address) == 0:
+                    raise RuntimeError(f"{spec.name}: cannot listen on {address}")
         self.health = health.HealthServicer(experimental_non_blocking=True)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         names = [s.full_name for s in spec.services]
@@ -77,9 +93,6 @@ class Service:
         self.port = self.server.add_insecure_port(f"{config.host}:{config.port}")
         if self.port == 0:
             raise RuntimeError(f"{spec.name}: cannot listen on {config.host}:{config.port}")
-        for address in spec.extra_addresses:
-            if self.server.add_insecure_port(address) == 0:
-                raise RuntimeError(f"{spec.name}: cannot listen on {address}")
         self.metrics_port: int | None = None
         self._metrics_server: WSGIServer | None = None
         self._stopped = threading.Event()
@@ -91,6 +104,8 @@ class Service:
         return f"{self.config.host}:{self.port}"
 
     def start(self) -> Service:
+        if self.private_server is not None:
+            self.private_server.start()
         self.server.start()
         if self.config.metrics_port is not None:
             self._metrics_server, self.metrics_port = metrics.start_metrics_server(
@@ -133,6 +148,8 @@ class Service:
         grace = self.config.shutdown_grace_seconds if grace is None else grace
         self.log.info("draining", grace_seconds=grace)
         self.server.stop(grace).wait()
+        if self.private_server is not None:  # after the public drain: its calls may still forward here
+            self.private_server.stop(grace).wait()
         if self._metrics_server is not None:
             self._metrics_server.shutdown()
             self._metrics_server.server_close()

@@ -67,7 +67,7 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
         ready=lambda: entropy_works(seeds),
         on_stop=router.close,
         options=workers.port_options(config),
-        extra_addresses=private,
+        private_addresses=private,
     )
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -194,3 +196,44 @@ def test_claims_are_shared_through_the_file_lapse_and_give_way_when_full(tmp_pat
         first.close()
         second.close()
     assert buckets_for(100_000, 2) == 32_768 and buckets_for(10**9, 3) == 1 << 17 and buckets_for(1, 1) == 1
+
+
+def test_forwarding_both_ways_with_busy_thread_pools_does_not_stall(data_dir: Path) -> None:
+    """Each worker with 2 threads, 12 callers forwarding through each at once: forwarded calls are
+    served by the private socket's own threads, so full pools on both sides cannot wait on each other."""
+    configs = [
+        config_for_tests(
+            "dealer",
+            data_dir,
+            workers=2,
+            worker_index=i,
+            max_workers=2,
+            seed_source=DeterministicSeedSource(i),
+        )
+        for i in range(2)
+    ]
+    with ExitStack() as stack:
+        pair = [stack.enter_context(running(service_spec, config)) for config in configs]
+        stubs = [stub(svc) for svc in pair]
+        shoes = [
+            stubs[i % 2].CreateShoe(pb.CreateShoeRequest(decks=8, request_id=f"busy-{i}")) for i in range(24)
+        ]
+        errors: list[BaseException] = []
+
+        def deal_elsewhere(i: int) -> None:
+            shoe = shoes[i]
+            via = stubs[1 - int(shoe.shoe_id[1])]  # always the worker that does not hold it
+            try:
+                for turn in range(10):
+                    via.Deal(pb.DealRequest(shoe_id=shoe.shoe_id, count=3, request_id=f"t{turn}"), timeout=4)
+            except BaseException as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=deal_elsewhere, args=(i,)) for i in range(len(shoes))]
+        started = time.monotonic()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert not errors, errors[0]
+        assert time.monotonic() - started < 20
