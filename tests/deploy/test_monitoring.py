@@ -252,10 +252,19 @@ def test_dashboard_queries_reference_served_or_recorded_series() -> None:
 def test_dashboard_has_the_required_panels() -> None:
     board = json.loads(DASHBOARD.read_text())
     titles = " | ".join(p["title"] for p in dashboard.panels(board))
-    for topic in ("Requests per second", "error ratio", "p50 latency", "p99 latency", "Wallet:", "Dealer:"):
+    for topic in (
+        "Requests per second",
+        "error ratio",
+        "p50 latency",
+        "p99 latency",
+        "Wallet:",
+        "Dealer:",
+        "Table:",
+    ):
         assert topic.lower() in titles.lower()
     exprs = [t["expr"] for p in dashboard.panels(board) for t in p.get("targets", [])]
     assert any("poker_evaluator_" in e for e in exprs) and any("poker_wallet_" in e for e in exprs)
+    assert any("poker_table_hands_total" in e for e in exprs)
 
 
 def test_dashboard_checker_catches_unknown_metric_and_pinned_datasource(tmp_path: Path) -> None:
