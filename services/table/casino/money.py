@@ -1,23 +1,21 @@
 """The casino's money in the wallet: player accounts, the house, each table's progressive pool, holds and
 the settlement of a round (one atomic TransferBatch). Every call carries a request id derived from (table,
 round, seat, bet) so that a retry (after a timeout, or after a crash of this service) never moves a chip
-twice."""
+twice. The calls themselves (retries, account lookups, Hold and Release) are the table service's shared
+`services.table.common.wallet.WalletCalls`, with the casino's request ids."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
 
 import grpc
 from poker.wallet.v1 import wallet_service_pb2 as wpb
-from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
 from pokerrules.casino import Settlement
 from servicekit import errors
 
-T = TypeVar("T")
-RETRYABLE = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
+from services.table.common.wallet import WalletCalls
+
 HOUSE_OWNER = "casino"
 
 
@@ -33,65 +31,22 @@ class HeldBet:
 
 class Wallet:
     def __init__(self, channel: grpc.Channel, attempts: int = 4, backoff_seconds: float = 0.05) -> None:
-        self._stub = wpb_grpc.WalletServiceStub(channel)
-        self._attempts = attempts
-        self._backoff = backoff_seconds
-        self._accounts: dict[tuple[wpb.AccountKind, str], str] = {}
-
-    def _call(self, send: Callable[[], T]) -> T:
-        for attempt in range(1, self._attempts + 1):
-            try:
-                return send()
-            except grpc.RpcError as error:
-                if error.code() not in RETRYABLE:
-                    raise
-                if attempt == self._attempts:
-                    raise errors.unavailable(
-                        "WALLET_UNAVAILABLE", "the wallet does not answer; retry", code=error.code().name
-                    ) from None
-                time.sleep(self._backoff * 2 ** (attempt - 1))
-        raise AssertionError("unreachable")  # pragma: no cover
+        # prefix "casino": the request ids of the accounts it creates, as before the shared helper.
+        self._wallet = WalletCalls(channel, attempts, backoff_seconds, prefix="casino")
 
     # Accounts ------------------------------------------------------------------------------------------
 
-    def _account(self, kind: wpb.AccountKind, owner: str, create: bool) -> str:
-        key = (kind, owner)
-        if key in self._accounts:
-            return self._accounts[key]
-        found = self._call(lambda: self._stub.ListAccounts(wpb.ListAccountsRequest(kind=kind, owner=owner)))
-        if found.accounts:
-            account_id = str(found.accounts[0].account_id)
-        elif create:
-            request = wpb.CreateAccountRequest(
-                request_id=f"casino-acct-{kind}-{owner}", kind=kind, owner=owner
-            )
-            try:
-                account_id = str(self._call(lambda: self._stub.CreateAccount(request)).account.account_id)
-            except grpc.RpcError as error:
-                details = errors.details_of(error)
-                if details.reason != "ACCOUNT_EXISTS":
-                    raise
-                account_id = str(details.metadata["account_id"])
-        else:
-            raise errors.failed_precondition(
-                "NO_PLAYER_ACCOUNT", "the player has no chips account in the wallet", player_id=owner
-            )
-        self._accounts[key] = account_id
-        return account_id
-
     def player(self, player_id: str) -> str:
-        return self._account(wpb.ACCOUNT_KIND_PLAYER, player_id, create=False)
+        return self._wallet.account(wpb.ACCOUNT_KIND_PLAYER, player_id, create=False)
 
     def house(self) -> str:
-        return self._account(wpb.ACCOUNT_KIND_HOUSE, HOUSE_OWNER, create=True)
+        return self._wallet.account(wpb.ACCOUNT_KIND_HOUSE, HOUSE_OWNER, create=True)
 
     def pool(self, table_id: str) -> str:
-        return self._account(wpb.ACCOUNT_KIND_JACKPOT_POOL, f"casino-{table_id}", create=True)
+        return self._wallet.account(wpb.ACCOUNT_KIND_JACKPOT_POOL, f"casino-{table_id}", create=True)
 
     def pool_balance(self, table_id: str) -> int:
-        account_id = self.pool(table_id)
-        response = self._call(lambda: self._stub.GetAccount(wpb.GetAccountRequest(account_id=account_id)))
-        return int(response.account.balance)
+        return self._wallet.balance(self.pool(table_id))
 
     # Holds ---------------------------------------------------------------------------------------------
 
@@ -104,29 +59,15 @@ class Wallet:
             amount=amount,
             memo=memo,
         )
-        try:
-            self._call(lambda: self._stub.Hold(request))
-        except grpc.RpcError as error:
-            details = errors.details_of(error)
-            if details.reason == "INSUFFICIENT_FUNDS":
-                raise errors.failed_precondition(
-                    "INSUFFICIENT_FUNDS", "not enough free chips for this bet", **details.metadata
-                ) from None
-            raise
+        self._wallet.hold(request, "not enough free chips for this bet")
 
     def release(self, hold_id: str) -> None:
         """Give a hold back; a hold that never reached the wallet, or was already released, is fine."""
-        try:
-            self._call(
-                lambda: self._stub.Release(wpb.ReleaseRequest(request_id=f"{hold_id}-r", hold_id=hold_id))
-            )
-        except grpc.RpcError as error:
-            if errors.details_of(error).reason not in ("HOLD_NOT_FOUND",):
-                raise
+        self._wallet.release(hold_id)
 
     def _hold_status(self, hold_id: str) -> wpb.Hold:
         request = wpb.GetHoldRequest(hold_id=hold_id)
-        hold: wpb.Hold = self._call(lambda: self._stub.GetHold(request)).hold
+        hold: wpb.Hold = self._wallet.call(lambda: self._wallet.stub.GetHold(request)).hold
         return hold
 
     # Settlement ----------------------------------------------------------------------------------------
@@ -148,7 +89,7 @@ class Wallet:
         if not (request.transfers or request.resolutions):
             return
         try:
-            self._call(lambda: self._stub.TransferBatch(request))
+            self._wallet.call(lambda: self._wallet.stub.TransferBatch(request))
         except grpc.RpcError as error:
             if errors.details_of(error).reason not in ("HOLD_NOT_PENDING", "REQUEST_ID_REUSED"):
                 raise
@@ -182,7 +123,7 @@ class Wallet:
         del request.resolutions[:]
         request.resolutions.extend(captures)
         if request.transfers or request.resolutions:
-            self._call(lambda: self._stub.TransferBatch(request))
+            self._wallet.call(lambda: self._wallet.stub.TransferBatch(request))
         captured = {r.hold_id for r in captures}
         for held in live:
             if held.hold_id not in captured:

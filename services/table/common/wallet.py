@@ -3,6 +3,7 @@
 Every mutating wallet call carries a request id, so a call that failed in transit (UNAVAILABLE,
 DEADLINE_EXCEEDED) is retried with the same id and never moves a chip twice; after the last attempt the
 caller gets UNAVAILABLE / WALLET_UNAVAILABLE. Accounts are found by (kind, owner), created when asked.
+Used by the poker tables' escrow and the casino's bets alike.
 """
 
 from __future__ import annotations
@@ -74,3 +75,25 @@ class WalletCalls:
     def balance(self, account_id: str) -> int:
         response = self.call(lambda: self.stub.GetAccount(wpb.GetAccountRequest(account_id=account_id)))
         return int(response.account.balance)
+
+    def hold(self, request: wpb.HoldRequest, refused: str) -> None:
+        """Reserve chips. The wallet's INSUFFICIENT_FUNDS reaches the caller's client as FAILED_PRECONDITION
+        INSUFFICIENT_FUNDS with `refused` as the message and the wallet's figures (account_id, available,
+        needed) as metadata."""
+        try:
+            self.call(lambda: self.stub.Hold(request))
+        except grpc.RpcError as error:
+            details = errors.details_of(error)
+            if details.reason == "INSUFFICIENT_FUNDS":
+                raise errors.failed_precondition("INSUFFICIENT_FUNDS", refused, **details.metadata) from None
+            raise
+
+    def release(self, hold_id: str) -> None:
+        """Give a hold back (request id `<hold>-r`: a repeat is a replay); a hold the wallet never made (its
+        Hold lost before it arrived) is fine."""
+        request = wpb.ReleaseRequest(request_id=f"{hold_id}-r", hold_id=hold_id)
+        try:
+            self.call(lambda: self.stub.Release(request))
+        except grpc.RpcError as error:
+            if errors.details_of(error).reason != "HOLD_NOT_FOUND":
+                raise
