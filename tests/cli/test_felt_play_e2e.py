@@ -4,6 +4,7 @@ whose bots fill five seats (pacing off), and a player who always checks or calls
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import socket
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from felt.cli import main
 from felt.play import lobby
 from felt.play.session import Console, Session
 from poker.table.v1 import table_service_pb2 as pb
@@ -151,6 +153,23 @@ def test_a_private_table_seats_only_a_friend_with_the_invite_code(stack: Stack) 
     )
     assert invited.run() == 0 and LEFT.search("\n".join(lines)) is not None, lines[-5:]
     assert stack.player_account("ben").balance == invited.returned
+
+
+def test_a_token_from_elsewhere_plays_without_the_local_key_or_free_chips(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`--token`: the player's own token (as a deployment would issue it); the data directory's key is not
+    read and no chips are issued: the player sits with what their wallet holds."""
+    wallet = wpb_grpc.WalletServiceStub(stack.wallet.channel("ops", Role.OPERATOR))
+    assert lobby.ensure_chips(wallet, "dee", 5_000) == 5_000
+    monkeypatch.setenv("FELT_DATA_DIR", str(tmp_path / "elsewhere"))  # an empty directory: no key there
+    monkeypatch.setattr("sys.stdin", io.StringIO("q\n"))
+    token = stack.table.token("dee", Role.PLAYER)
+    args = ["play", "--token", token, "--address", stack.table.address, "--table", TABLE, "--buy-in", "5000"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "Issued" not in out and "You sit in seat" in out and LEFT.search(out) is not None, out[-2000:]
+    assert not (tmp_path / "elsewhere" / auth.DEV_KEY_NAME).exists()
 
 
 @pytest.mark.slow

@@ -61,6 +61,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--player", default=None, metavar="NAME", help="your player id (default: $USER)")
     parser.add_argument("--buy-in", type=int, default=None, help="chips to sit with (default 100 big blinds)")
     parser.add_argument("--data-dir", help="local state directory with the development key (FELT_DATA_DIR)")
+    parser.add_argument(
+        "--token", help="a player token issued elsewhere: no local key is used and no chips are issued"
+    )
     parser.set_defaults(func=run)
 
 
@@ -77,8 +80,8 @@ def run(args: argparse.Namespace) -> int:
         os.environ["FELT_DATA_DIR"] = args.data_dir
     player = args.player or os.environ.get("USER") or getpass.getuser() or "player"
     try:
-        keys = auth.load_keys(data_dir())
-        token = auth.issue_token(keys, player, auth.Role.PLAYER)
+        keys = None if args.token else auth.load_keys(data_dir())
+        token = args.token if keys is None else auth.issue_token(keys, player, auth.Role.PLAYER)
         create = (
             lobby.create_settings(args.create, args.blinds, args.bots, args.seats) if args.create else None
         )
@@ -90,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             table = lobby.choose_table(stub, args.table, create)
             buy_in = lobby.buy_in_for(table.settings, args.buy_in)
-            if setting("FELT_ENV", "development") != "production":
+            if keys is not None and setting("FELT_ENV", "development") != "production":
                 service_token = auth.issue_token(keys, "felt-play", auth.Role.SERVICE, 300)
                 with client.channel(args.wallet_address, service_token) as wallet_channel:
                     wallet = wpb_grpc.WalletServiceStub(wallet_channel)  # type: ignore[no-untyped-call]
