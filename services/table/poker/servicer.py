@@ -74,20 +74,23 @@ class TableServicer(pb_grpc.TableServiceServicer):
         self._room = room
 
     def _once(
-        self, rpc: str, request_id: str, table: PokerTable | None, kind: type[M], run: Callable[[str], M]
+        self,
+        rpc: str,
+        request_id: str,
+        table: PokerTable | None,
+        kind: type[M],
+        run: Callable[[str], tuple[M, bool]],
     ) -> M:
-        """Idempotency: the first answer to (rpc, caller, request_id) is stored and replayed."""
+        """Idempotency: the first answer to (rpc, caller, request_id) is stored and replayed. `run(key)`
+        returns the answer and whether the command already stored it in its own transaction."""
         key = f"{rpc}|{current_caller().subject}|{_request_id(request_id)}"
-        saved = self._room.store.response(key)
-        if saved is not None:
-            return kind.FromString(saved)
         lock = table.lock if table is not None else self._room.lock
-        with lock:
+        with lock:  # one copy of a request at a time: a repeat in flight waits and gets the first answer
             saved = self._room.store.response(key)
             if saved is not None:
                 return kind.FromString(saved)
-            response = run(key)
-            if self._room.store.response(key) is None:  # not stored with the command itself
+            response, stored = run(key)
+            if not stored:
                 self._room.store.save_response(key, response.SerializeToString())
             return response
 
@@ -113,9 +116,9 @@ class TableServicer(pb_grpc.TableServiceServicer):
             raise errors.invalid_argument("invited", "BAD_INVITE_LIST", "up to 100 non-empty player ids")
         host = caller.subject if caller.role is Role.PLAYER else ""
 
-        def run(key: str) -> pb.CreateTableResponse:
+        def run(key: str) -> tuple[pb.CreateTableResponse, bool]:
             table = self._room.create(settings, host, sorted(set(request.invited)))
-            return pb.CreateTableResponse(table=table.info(), invite_code=table.invite_code)
+            return pb.CreateTableResponse(table=table.info(), invite_code=table.invite_code), False
 
         return self._once("CreateTable", request.request_id, None, pb.CreateTableResponse, run)
 
@@ -161,9 +164,9 @@ class TableServicer(pb_grpc.TableServiceServicer):
         ):
             raise errors.invalid_argument("player_ids", "BAD_INVITE_LIST", "1 to 100 non-empty player ids")
 
-        def run(key: str) -> pb.InvitePlayersResponse:
+        def run(key: str) -> tuple[pb.InvitePlayersResponse, bool]:
             table.invite(player, list(request.player_ids))
-            return pb.InvitePlayersResponse(table=table.info())
+            return pb.InvitePlayersResponse(table=table.info()), False
 
         return self._once("InvitePlayers", request.request_id, table, pb.InvitePlayersResponse, run)
 
@@ -177,9 +180,9 @@ class TableServicer(pb_grpc.TableServiceServicer):
         if request.seat > table.config.seats:
             raise errors.invalid_argument("seat", "NO_SUCH_SEAT", f"seats are 1..{table.config.seats}")
 
-        def run(key: str) -> pb.JoinTableResponse:
+        def run(key: str) -> tuple[pb.JoinTableResponse, bool]:
             seat = table.join(player, request.seat, request.buy_in, request.invite_code or None)
-            return pb.JoinTableResponse(seat=seat, view=self._view(table, player))
+            return pb.JoinTableResponse(seat=seat, view=self._view(table, player)), False
 
         return self._once("JoinTable", request.request_id, table, pb.JoinTableResponse, run)
 
@@ -189,9 +192,9 @@ class TableServicer(pb_grpc.TableServiceServicer):
         player = _player()
         table = self._room.table(_table_id(request.table_id))
 
-        def run(key: str) -> pb.LeaveTableResponse:
+        def run(key: str) -> tuple[pb.LeaveTableResponse, bool]:
             returned, later = table.leave(player)
-            return pb.LeaveTableResponse(returned=returned, leaving_after_hand=later)
+            return pb.LeaveTableResponse(returned=returned, leaving_after_hand=later), False
 
         return self._once("LeaveTable", request.request_id, table, pb.LeaveTableResponse, run)
 
@@ -201,8 +204,8 @@ class TableServicer(pb_grpc.TableServiceServicer):
         if request.amount <= 0:
             raise errors.invalid_argument("amount", "AMOUNT_NOT_POSITIVE", "give the chips to add")
 
-        def run(key: str) -> pb.TopUpResponse:
-            return pb.TopUpResponse(stack=table.top_up(player, request.amount))
+        def run(key: str) -> tuple[pb.TopUpResponse, bool]:
+            return pb.TopUpResponse(stack=table.top_up(player, request.amount)), False
 
         return self._once("TopUp", request.request_id, table, pb.TopUpResponse, run)
 
@@ -210,9 +213,9 @@ class TableServicer(pb_grpc.TableServiceServicer):
         player = _player()
         table = self._room.table(_table_id(request.table_id))
 
-        def run(key: str) -> pb.SitOutResponse:
+        def run(key: str) -> tuple[pb.SitOutResponse, bool]:
             table.sit_out(player)
-            return pb.SitOutResponse()
+            return pb.SitOutResponse(), False
 
         return self._once("SitOut", request.request_id, table, pb.SitOutResponse, run)
 
@@ -220,9 +223,9 @@ class TableServicer(pb_grpc.TableServiceServicer):
         player = _player()
         table = self._room.table(_table_id(request.table_id))
 
-        def run(key: str) -> pb.SitInResponse:
+        def run(key: str) -> tuple[pb.SitInResponse, bool]:
             table.sit_in(player)
-            return pb.SitInResponse()
+            return pb.SitInResponse(), False
 
         return self._once("SitIn", request.request_id, table, pb.SitInResponse, run)
 
@@ -241,7 +244,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
             if PB_KIND[request.kind].value in ("bet", "raise") and request.amount <= 0:
                 raise errors.invalid_argument("amount", "AMOUNT_REQUIRED", "a bet or raise gives its total")
 
-        def run(key: str) -> pb.ActResponse:
+        def run(key: str) -> tuple[pb.ActResponse, bool]:
             action = self._action(table, player, request)
             answered: list[pb.ActResponse] = []
 
@@ -255,8 +258,8 @@ class TableServicer(pb_grpc.TableServiceServicer):
 
             acted = table.act(player, request.expected_version, action, (key, answer))
             if answered:
-                return answered[0]
-            return _act_response(acted, self._view(table, player))
+                return answered[0], True
+            return _act_response(acted, self._view(table, player)), False
 
         return self._once("Act", request.request_id, table, pb.ActResponse, run)
 

@@ -13,7 +13,7 @@
 One `commit` per command writes all of its rows atomically, before the command is answered. Writes are
 group-committed: commands of several tables that arrive while a transaction is being made durable go into
 the next one (each in its own savepoint), so many tables share one fsync. Reads use their own connection
-(WAL lets them run beside the writer).
+(one per thread; WAL lets them run beside the writer and each other).
 """
 
 from __future__ import annotations
@@ -116,8 +116,10 @@ class TableStore:
     def __init__(self, path: Path) -> None:
         self._db = _connect(path)
         self._db.executescript(SCHEMA)
-        self._reader = _connect(path)
-        self._read_lock = threading.Lock()
+        self._path = path
+        self._local = threading.local()  # one reader connection per thread: WAL readers run side by side
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
         self._writes = threading.Condition()
         self._queue: list[_Write[Any]] = []
         self._writing = False
@@ -127,12 +129,18 @@ class TableStore:
             while self._writing:
                 self._writes.wait()
             self._db.close()
-        with self._read_lock:
-            self._reader.close()
+        with self._readers_lock:
+            for reader in self._readers:
+                reader.close()
+            self._readers.clear()
 
     def _rows(self, query: str, args: tuple[Any, ...] | list[Any] = ()) -> list[Any]:
-        with self._read_lock:
-            return self._reader.execute(query, args).fetchall()
+        reader: sqlite3.Connection | None = getattr(self._local, "reader", None)
+        if reader is None:
+            reader = self._local.reader = _connect(self._path)
+            with self._readers_lock:
+                self._readers.append(reader)
+        return reader.execute(query, args).fetchall()
 
     def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Run `work` in the next group commit and return once it is durable (or raise its error)."""
