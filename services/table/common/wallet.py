@@ -89,11 +89,16 @@ class WalletCalls:
             raise
 
     def release(self, hold_id: str) -> None:
-        """Give a hold back (request id `<hold>-r`: a repeat is a replay); a hold the wallet never made (its
-        Hold lost before it arrived) is fine."""
+        """Give a hold back (request id `<hold>-r`: a repeat is a replay). Done too when its chips are already
+        free another way: a hold the wallet never made (its Hold lost before it arrived), one released by
+        another request, one expired. A captured hold is an error: its chips were taken."""
         request = wpb.ReleaseRequest(request_id=f"{hold_id}-r", hold_id=hold_id)
         try:
             self.call(lambda: self.stub.Release(request))
         except grpc.RpcError as error:
-            if errors.details_of(error).reason != "HOLD_NOT_FOUND":
-                raise
+            details = errors.details_of(error)
+            if details.reason in ("HOLD_NOT_FOUND", "HOLD_EXPIRED"):
+                return
+            if details.reason == "HOLD_ALREADY_RESOLVED" and details.metadata.get("status") == "RELEASED":
+                return
+            raise
