@@ -86,7 +86,11 @@ def run(args: argparse.Namespace) -> int:
     for name, process, address, metrics_url in children:
         if not _wait_serving(address, deadline) or process.poll() is not None:
             log_path = state / "logs" / f"{name}.log"
-            print(f"Felt: {name} did not become ready on {address} (see {log_path})", file=sys.stderr, flush=True)
+            print(
+                f"Felt: {name} did not become ready on {address} (see {log_path})",
+                file=sys.stderr,
+                flush=True,
+            )
             stopping, code = True, 1
             break
         print(f"  {name:<11} grpc {address:<18} metrics {metrics_url}", flush=True)
