@@ -39,7 +39,6 @@ class Escrow:
 
     def buy_in(self, table_id: str, hold_id: str, player_id: str, amount: int) -> None:
         """Player -> escrow: a hold then its capture. INSUFFICIENT_FUNDS as FAILED_PRECONDITION."""
-        stub = self.wallet.stub
         hold = wpb.HoldRequest(
             request_id=hold_id,
             from_account_id=self.player(player_id),
@@ -47,17 +46,9 @@ class Escrow:
             amount=amount,
             memo=f"buy-in at table {table_id}",
         )
-        try:
-            self.wallet.call(lambda: stub.Hold(hold))
-        except grpc.RpcError as error:
-            details = errors.details_of(error)
-            if details.reason == "INSUFFICIENT_FUNDS":
-                raise errors.failed_precondition(
-                    "INSUFFICIENT_FUNDS", "not enough free chips in the wallet for this buy-in", amount=amount
-                ) from None
-            raise
+        self.wallet.hold(hold, "not enough free chips in the wallet for this buy-in")
         capture = wpb.CaptureRequest(request_id=f"{hold_id}-c", hold_id=hold_id, amount=amount)
-        self.wallet.call(lambda: stub.Capture(capture))
+        self.wallet.call(lambda: self.wallet.stub.Capture(capture))
 
     def undo_buy_in(self, table_id: str, hold_id: str, player_id: str) -> None:
         """A buy-in asked of the wallet but never committed at the table (a crash in between): release the
@@ -70,8 +61,7 @@ class Escrow:
                 return
             raise
         if hold.status == wpb.HOLD_STATUS_PENDING:
-            release = wpb.ReleaseRequest(request_id=f"{hold_id}-r", hold_id=hold_id)
-            self.wallet.call(lambda: stub.Release(release))
+            self.wallet.release(hold_id)
         elif hold.captured_amount > 0:
             self.pay_out(table_id, f"{hold_id}-undo", player_id, int(hold.captured_amount))
 
