@@ -53,6 +53,8 @@ class LegalActions:
     `bet_kind` is BET when nobody has bet this round, else RAISE; `min_to`/`max_to` are totals for the
     round ("bet/raise to"), and are 0 when betting or raising is not allowed. When the stack cannot reach
     a full raise the only raise is the all-in, so `min_to == max_to == all_in_to` (NK-3.5).
+    `all_in_to` is where the whole stack would take the round bet; at Pot-Limit a stack above the pot-size
+    raise cannot go all-in (NK-3.7), which `can_all_in` says.
     A fresh view is made on every call (not frozen only because that makes it slower to build).
     """
 
@@ -75,6 +77,13 @@ class LegalActions:
     @property
     def can_bet_or_raise(self) -> bool:
         return self.max_to > 0
+
+    @property
+    def can_all_in(self) -> bool:
+        """Whether the ALL_IN command is legal now: a call of the whole stack, or a bet/raise within max_to."""
+        if self.call_amount == self.stack:
+            return True
+        return self.max_to > 0 and self.all_in_to <= self.max_to
 
     def clamp(self, amount: int) -> int:
         """The nearest legal bet/raise-to total; callers first check `can_bet_or_raise`."""

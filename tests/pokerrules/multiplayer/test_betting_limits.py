@@ -267,3 +267,25 @@ def test_amounts_are_whole_chips(hand) -> None:  # type: ignore[no-untyped-def]
     h = hand(SIX, button=1)
     assert refused(h.state, 4, Action(ActionKind.RAISE, 250.5)) == "INVALID_AMOUNT"  # type: ignore[arg-type]
     assert refused(h.state, 4, Action(ActionKind.RAISE, True)) == "INVALID_AMOUNT"
+
+
+def test_nk_3_7_pot_limit_all_in_offered_only_within_the_pot_size_raise() -> None:
+    """NK-3.7: at Pot-Limit a stack above the pot-size raise may not go all-in; the view says so, and the
+    ALL_IN command is refused ABOVE_POT_LIMIT; a stack within the cap may (NK-12.6), and at No-Limit always."""
+    from pokerrules.multiplayer import start_hand
+
+    t = start_hand(
+        GameConfig.plo(10, 20), {1: 1000, 2: 1000, 3: 1000, 4: 1000}, 1, list(range(52)), lambda h, b: 0
+    )
+    la = t.state.legal_actions()
+    assert (la.seat, la.max_to, la.all_in_to, la.can_all_in) == (4, 70, 1000, False)
+    assert refused(t.state, 4, Action.all_in()) == "ABOVE_POT_LIMIT"
+    t = start_hand(
+        GameConfig.plo(10, 20), {1: 1000, 2: 1000, 3: 1000, 4: 60}, 1, list(range(52)), lambda h, b: 0
+    )
+    la = t.state.legal_actions()
+    assert (la.all_in_to, la.can_all_in) == (60, True)
+    t = start_hand(
+        GameConfig.nlhe(10, 20), dict.fromkeys(range(1, 5), 1000), 1, list(range(52)), lambda h, b: 0
+    )
+    assert t.state.legal_actions().can_all_in
