@@ -58,7 +58,10 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
         pg_pool_size=int(config.extra.get("pg_pool_size", 16)),
     )
     sweeper = HoldSweeper(store, float(config.extra.get("hold_sweep_seconds", 1.0)))
-    sweeper.start()
+    # Of several worker processes only the first sweeps: one sweep a second is enough for the ledger
+    # (writes expire the due holds of the accounts they touch anyway).
+    if config.extra.get("worker_index") in (None, 0):
+        sweeper.start()
 
     def register(server: grpc.Server) -> None:
         pb_grpc.add_WalletServiceServicer_to_server(WalletServicer(store, clock), server)
