@@ -4,18 +4,19 @@ in the data directory) or PostgreSQL (WALLET_DATABASE_URL)."""
 from __future__ import annotations
 
 import threading
-from dataclasses import replace
 
 import grpc
 from poker.wallet.v1 import wallet_service_pb2 as pb
 from poker.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
+from servicekit import workers
 from servicekit.config import ServerConfig
 from servicekit.logging import get_logger
-from servicekit.server import Service, ServiceSpec, build, serve_forever
+from servicekit.server import Service, ServiceSpec, build
 
 from services.wallet.servicer import WalletServicer
 from services.wallet.storage import Clock, LedgerStore, open_store, wall_clock_ms
-from services.wallet.workers import Announce, report_ready, supervise
+from services.wallet.workers import Announce
+from services.wallet.workers import serve as serve_workers
 
 SERVICE = pb.DESCRIPTOR.services_by_name["WalletService"]
 
@@ -78,34 +79,20 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
             return False
         return True
 
-    # A worker shares its port with its siblings (see services/wallet/workers.py); a lone wallet
-    # keeps the platform default and fails to bind a port in use.
-    worker = config.extra.get("worker_index") is not None
-    options = [("grpc.so_reuseport", 1)] if worker else []
     return ServiceSpec(
         name="wallet",
         services=[SERVICE],
         register=register,
         on_stop=on_stop,
         ready=ready,
-        options=options,
+        # A worker shares its port with its siblings; a lone wallet fails to bind a port in use.
+        options=workers.port_options(config),
     )
 
 
 def serve(config: ServerConfig, announce: Announce) -> int:
     """`felt serve wallet`: one process, or with FELT_WALLET_WORKERS=N > 1 a supervisor of N."""
-    workers = int(config.extra.get("workers", 1))
-    if workers > 1 and config.extra.get("worker_index") is None:
-        return supervise(config, workers, announce)
-    if config.extra.get("worker_index") is not None:
-        # The supervisor serves the workers' metrics (summed); a worker has no HTTP port of its own.
-        config = replace(config, metrics_port=None)
-        serve_forever(service_spec(config), config, lambda _service: report_ready())
-        return 0
-    serve_forever(
-        service_spec(config), config, lambda service: announce(service.address, service.metrics_port)
-    )
-    return 0
+    return serve_workers(service_spec, config, announce)
 
 
 def build_server(config: ServerConfig) -> Service:
