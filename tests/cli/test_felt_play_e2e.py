@@ -10,6 +10,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +34,7 @@ from services.wallet.server import service_spec as wallet_spec
 
 TABLE = "play-1"
 BUY_IN = 10_000  # 100 big blinds, the default
-LEFT = re.compile(r"You left the table: (\d+) chips are back in your wallet\.")
+LEFT = re.compile(r"You left the table: (\d+) chips go back to your wallet\.")
 
 
 @dataclass
@@ -42,11 +43,8 @@ class Stack:
     wallet: RunningService
     table: RunningService
 
-    def player_account(self, player: str) -> wpb.Account:
-        stub = wpb_grpc.WalletServiceStub(self.wallet.channel("ops", Role.OPERATOR))
-        found = stub.ListAccounts(wpb.ListAccountsRequest(kind=wpb.ACCOUNT_KIND_PLAYER, owner=player))
-        assert len(found.accounts) == 1
-        return found.accounts[0]
+    def settled_balance(self, player: str, expected: int) -> int:
+        return settled_balance(self.wallet, player, expected)
 
     def seats(self) -> dict[str, int]:
         stub = pb_grpc.TableServiceStub(self.table.channel("ops", Role.OPERATOR))
@@ -75,6 +73,28 @@ def stack(tmp_path: Path) -> Iterator[Stack]:
         yield Stack(tmp_path, wallet, table)
 
 
+def settled_balance(wallet: RunningService, player: str, expected: int, seconds: float = 10.0) -> int:
+    """The player's wallet balance once it is `expected` with nothing pending, or as it is at the deadline.
+
+    The table announces a leave (PlayerLeft) once the payout is in its log; the wallet transfer follows
+    a moment later (and is retried until it posts), so the balance may lag the event."""
+    stub = wpb_grpc.WalletServiceStub(wallet.channel("ops", Role.OPERATOR))
+    deadline = time.monotonic() + seconds
+    while True:
+        found = stub.ListAccounts(wpb.ListAccountsRequest(kind=wpb.ACCOUNT_KIND_PLAYER, owner=player))
+        account = found.accounts[0]
+        if (account.balance == expected and account.pending == 0) or time.monotonic() > deadline:
+            return int(account.balance) if account.pending == 0 else -1
+        time.sleep(0.05)
+
+
+def check_or_fold(lines: list[str]) -> str:
+    """What a careful scripted player types: check when the offer shown last allows it, else fold (so it
+    never busts, whatever the bots do)."""
+    offer = next(line for line in reversed(lines) if line.startswith("Your turn ("))
+    return "x" if "x check" in offer else "f"
+
+
 def hands_finished(output: str) -> int:
     return len(re.findall(r"^=== Hand #\d+ (?:over|voided)", output, re.MULTILINE))
 
@@ -98,30 +118,32 @@ def test_felt_play_command_plays_hands_against_bots_and_leaves_with_the_stack(st
     assert result.returncode == 0, out[-3000:] + result.stderr[-3000:]
     assert f"Issued {BUY_IN} development chips to ana's wallet." in out
     assert "You sit in seat" in out and "[bot]" in out
-    assert out.count("Your turn (") >= 12, out[-3000:]
+    # Twelve calls, then q; or, calling everything, out of chips first (then felt play leaves by itself).
+    busted = "You are out of chips; leaving the table" in out
+    assert out.count("Your turn (") >= 12 or busted, out[-3000:]
     assert re.search(r"^Your cards: (?:[2-9TJQKA][cdhs] ){1}[2-9TJQKA][cdhs]$", out, re.MULTILINE)
-    assert hands_finished(out) >= 2, out[-3000:]
+    assert hands_finished(out) >= (1 if busted else 2), out[-3000:]
     assert "Refused" not in out
     returned = LEFT.search(out)
     assert returned is not None, out[-3000:]
     # The stack is back in the wallet: the player's whole balance, nothing still held by the table.
-    account = stack.player_account("ana")
-    assert account.balance == int(returned.group(1)) and account.pending == 0
+    assert stack.settled_balance("ana", int(returned.group(1))) == int(returned.group(1))
     assert "ana" not in stack.seats()
 
 
 @pytest.mark.slow
 def test_ctrl_c_leaves_the_table_and_returns_the_stack(stack: Stack) -> None:
-    """Session driven in this process: a line that is not legal is refused locally with the legal range,
-    then calls until the third prompt, where Ctrl-C arrives; the seat is given up and the chips come back."""
+    """Session driven in this process: a line that is not legal is refused locally with what is legal,
+    then checks or folds until the fourth prompt, where Ctrl-C arrives; the seat is given up and the chips
+    come back."""
     lines: list[str] = []
-    prompts = iter(["r 1", "c", "c"])
+    prompts = iter(["r 1", "CAREFUL", "CAREFUL"])
 
     def read(prompt: str) -> str:
-        try:
-            return next(prompts)
-        except StopIteration:
-            raise KeyboardInterrupt from None
+        answer = next(prompts, None)
+        if answer is None:
+            raise KeyboardInterrupt
+        return check_or_fold(lines) if answer == "CAREFUL" else answer
 
     wallet = wpb_grpc.WalletServiceStub(stack.wallet.channel("felt-play", Role.SERVICE))
     assert lobby.ensure_chips(wallet, "ben", BUY_IN) == BUY_IN
@@ -129,10 +151,9 @@ def test_ctrl_c_leaves_the_table_and_returns_the_stack(stack: Stack) -> None:
     session = Session(stub, TABLE, Console(read, lines.append), BUY_IN)
     assert session.run() == 0
     out = "\n".join(lines)
-    assert "raise to must be" in out or "bet must be" in out
+    assert any(m in out for m in ("raise to must be 200..", "bet must be 100..", "cannot bet or raise now"))
     assert session.returned > 0 and LEFT.search(out) is not None, out[-3000:]
-    account = stack.player_account("ben")
-    assert account.balance == session.returned and account.pending == 0
+    assert stack.settled_balance("ben", session.returned) == session.returned
     assert "ben" not in stack.seats()
 
 
@@ -152,7 +173,7 @@ def test_a_private_table_seats_only_a_friend_with_the_invite_code(stack: Stack) 
         ben, table.table_id, Console(lambda _prompt: "q", lines.append), BUY_IN, invite_code=table.invite_code
     )
     assert invited.run() == 0 and LEFT.search("\n".join(lines)) is not None, lines[-5:]
-    assert stack.player_account("ben").balance == invited.returned
+    assert stack.settled_balance("ben", invited.returned) == invited.returned
 
 
 def test_a_token_from_elsewhere_plays_without_the_local_key_or_free_chips(
@@ -197,15 +218,15 @@ def test_session_rides_out_a_table_service_restart(tmp_path: Path) -> None:
         services = [build(table_spec(config), config).start()]
         try:
             lines: list[str] = []
-            answers = iter(["c", "c", "RESTART", "c", "c", "c"])
+            answers = iter(["CAREFUL", "CAREFUL", "RESTART", "CAREFUL", "CAREFUL", "CAREFUL"])
 
             def read(prompt: str) -> str:
                 answer = next(answers, "q")
                 if answer == "RESTART":
                     services[0].stop(grace=1.0)
                     services[0] = build(table_spec(config), config).start()
-                    answer = "c"
-                return answer
+                    answer = "CAREFUL"
+                return check_or_fold(lines) if answer == "CAREFUL" else answer
 
             stub = pb_grpc.TableServiceStub(client.channel(f"127.0.0.1:{port}", _token(tmp_path, "cy")))
             wallet_stub = wpb_grpc.WalletServiceStub(wallet.channel("felt-play", Role.SERVICE))
@@ -220,9 +241,7 @@ def test_session_rides_out_a_table_service_restart(tmp_path: Path) -> None:
         assert "Your turn (" in after, out[-3000:]  # play went on after the restart
         returned = LEFT.search(out)
         assert returned is not None, out[-3000:]
-        ops = wpb_grpc.WalletServiceStub(wallet.channel("ops", Role.OPERATOR))
-        found = ops.ListAccounts(wpb.ListAccountsRequest(kind=wpb.ACCOUNT_KIND_PLAYER, owner="cy"))
-        assert found.accounts[0].balance == int(returned.group(1)) and found.accounts[0].pending == 0
+        assert settled_balance(wallet, "cy", int(returned.group(1))) == int(returned.group(1))
 
 
 def _token(data_dir: Path, player: str) -> str:

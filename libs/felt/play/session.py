@@ -196,7 +196,7 @@ class Session:
             self._names[e.seat] = render.seat_label(info, self._seat)
         elif kind == "player_left" and event.player_left.seat == self._seat:
             self.returned = event.player_left.returned
-            self._write(f"You left the table: {self.returned} chips are back in your wallet.")
+            self._write(f"You left the table: {self.returned} chips go back to your wallet.")
             self._done = True
         elif kind == "player_left":
             self._names.pop(event.player_left.seat, None)
@@ -303,5 +303,5 @@ class Session:
             self._write("You leave at the end of this hand (checking or folding until then).")
             return
         self.returned = left.returned
-        self._write(f"You left the table: {left.returned} chips are back in your wallet.")
+        self._write(f"You left the table: {left.returned} chips go back to your wallet.")
         self._done = True
