@@ -21,6 +21,8 @@ from pathlib import Path
 
 import grpc
 import pytest
+from grpc_health.v1.health_pb2 import HealthCheckRequest, HealthCheckResponse
+from grpc_health.v1.health_pb2_grpc import HealthStub
 from poker.wallet.v1 import wallet_service_pb2 as pb
 from poker.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
 from prometheus_client.multiprocess import MultiProcessCollector
@@ -213,6 +215,11 @@ def test_two_workers_share_the_port_and_a_sigkill_loses_no_acknowledged_transfer
         # A call retried after its deadline may have been served twice (the second a replay).
         assert sum(served.values()) >= len(acked)
         assert wallet.transfers_in_endpoint() == sum(served.values())
+
+        # Health is per process: each connection's worker answers for itself.
+        for ch in channels:
+            health = HealthStub(ch).Check(HealthCheckRequest(service=""), timeout=10)
+            assert health.status == HealthCheckResponse.SERVING
 
         # Phase 2: SIGKILL one worker under load; clients retry with the same ids and carry on.
         threads = [
