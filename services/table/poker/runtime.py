@@ -49,6 +49,7 @@ for _end in ("played", "voided"):
 
 ClockMs = Callable[[], int]
 RECENT_EVENTS = 512
+MAX_BOT_MOVES_PER_TICK = 10
 # Builds a command's answer from the table it leaves (state, last event number, transition), so the answer
 # is stored for idempotent repeats in the command's own transaction: (request key, builder).
 Responder = tuple[str, Callable[[TableState, int, Transition], bytes]]
@@ -435,16 +436,21 @@ class PokerTable:
             self._run("due", {"now": now})
 
     def _bot_turn(self, now: int) -> None:
-        version = hand_version(self.state)
-        plan = self._bot_plan
-        if plan is None or plan.version != version:
-            move = bot_move(self.state, self._seed, self._profile)
-            if move is None:
-                self._bot_plan = None
+        """Bots whose think time is over act, one after another while the hand waits on bots only."""
+        for _ in range(MAX_BOT_MOVES_PER_TICK):
+            if not self.state.hand_in_progress:
                 return
-            wait = move.decision.think_ms if self.options.bot_pacing else 0
-            plan = self._bot_plan = BotPlan(version, now + wait, move.player, move.decision.action)
-        if now >= plan.at_ms:
+            version = hand_version(self.state)
+            plan = self._bot_plan
+            if plan is None or plan.version != version:
+                move = bot_move(self.state, self._seed, self._profile)
+                if move is None:
+                    self._bot_plan = None
+                    return
+                wait = move.decision.think_ms if self.options.bot_pacing else 0
+                plan = self._bot_plan = BotPlan(version, now + wait, move.player, move.decision.action)
+            if now < plan.at_ms:
+                return
             self._bot_plan = None
             self._run("act", {"player": plan.player, **replay.action_body(plan.action), "now": now})
 
