@@ -14,8 +14,13 @@ def own_seat(view: pb.RoundView) -> pb.SeatView:
     return next(s for s in view.seats if s.own)
 
 
+# The first ListGames computes the exact side-bet and TCP RTPs (~1.6 s of CPU on an idle machine; over the
+# client's default 5 s deadline when the machine is loaded): the tests give it time.
+LIST_GAMES_SECONDS = 60.0
+
+
 def test_list_games_has_rules_paytables_limits_and_rtp(stack: Stack) -> None:
-    games = stack.casino("alice").ListGames(pb.ListGamesRequest()).games
+    games = stack.casino("alice").ListGames(pb.ListGamesRequest(), timeout=LIST_GAMES_SECONDS).games
     assert {g.game for g in games} == {
         pb.CASINO_GAME_TEXAS_HOLDEM_BONUS,
         pb.CASINO_GAME_CASINO_HOLDEM,
@@ -36,7 +41,8 @@ def test_list_games_serves_the_holdem_main_games_exact_rtp(stack: Stack) -> None
     from pokerrules.casino import ChConfig, ThbConfig
     from pokerrules.casino.gamemath.known_rtp import main_game_rtp
 
-    games = {g.game: g for g in stack.casino("alice").ListGames(pb.ListGamesRequest()).games}
+    listed = stack.casino("alice").ListGames(pb.ListGamesRequest(), timeout=LIST_GAMES_SECONDS).games
+    games = {g.game: g for g in listed}
     for game, config, kinds in (
         (pb.CASINO_GAME_TEXAS_HOLDEM_BONUS, ThbConfig(), {"ANTE"}),
         (pb.CASINO_GAME_CASINO_HOLDEM, ChConfig(), {"ANTE"}),

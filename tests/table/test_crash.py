@@ -101,10 +101,13 @@ class TableProcess:
 
 
 @pytest.fixture
-def table_process(deps: tuple[Path, RunningService, RunningService]) -> Iterator[TableProcess]:
+def table_process(
+    request: pytest.FixtureRequest, deps: tuple[Path, RunningService, RunningService]
+) -> Iterator[TableProcess]:
+    """Parametrized (indirect) with a crash point, the first process SIGKILLs itself there."""
     data_dir, dealer, wallet = deps
     process = TableProcess(data_dir, dealer, wallet)
-    process.start()
+    process.start(kill_at=getattr(request, "param", ""))
     try:
         yield process
     finally:
@@ -218,14 +221,13 @@ def _cut_off(table_process: TableProcess, call: Callable[[], object]) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("table_process", ["after-release"], indirect=True)
 def test_sigkill_after_the_release_of_a_clear_bets_keeps_the_bets_cleared(
     deps: tuple[Path, RunningService, RunningService], table_process: TableProcess
 ) -> None:
     """CH-8 Clear Bets killed after the wallet released the first of its two holds and before the table
     logged it done: after the restart the round has no bets and none of the player's chips are held (the
     `unhold` intents, committed with the Clear Bets, are re-driven: the first Release is a replay)."""
-    table_process.stop()
-    table_process.start(kill_at="after-release")
     wallet = _wallet(deps)
     account = _fund(wallet, "carol", 500)
     casino = table_process.casino("carol")
@@ -247,14 +249,13 @@ def test_sigkill_after_the_release_of_a_clear_bets_keeps_the_bets_cleared(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("table_process", ["after-release"], indirect=True)
 def test_sigkill_after_the_release_of_a_lowered_bet_keeps_the_new_bet(
     deps: tuple[Path, RunningService, RunningService], table_process: TableProcess
 ) -> None:
     """CH-8 Rebet replaces an Ante of 20 by the last round's 10: the new hold is made, then the old one is
     released; killed right after that Release, the restarted round has an Ante of 10 backed by 10 held chips,
     and it settles on those."""
-    table_process.stop()
-    table_process.start(kill_at="after-release")
     wallet = _wallet(deps)
     account = _fund(wallet, "dave", 500)
     casino = table_process.casino("dave")
@@ -278,13 +279,12 @@ def test_sigkill_after_the_release_of_a_lowered_bet_keeps_the_new_bet(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("table_process", ["before-release"], indirect=True)
 def test_sigkill_before_the_release_of_a_leaving_seat_gives_the_chips_back(
     deps: tuple[Path, RunningService, RunningService], table_process: TableProcess
 ) -> None:
     """A seat leaves while betting: its seat and the intents to release its holds are logged in one entry,
     then the wallet is asked. Killed before it is asked, the restart releases them: no seat, nothing held."""
-    table_process.stop()
-    table_process.start(kill_at="before-release")
     wallet = _wallet(deps)
     account = _fund(wallet, "erin", 500)
     casino = table_process.casino("erin")
