@@ -77,7 +77,9 @@ def test_bots_fill_seats_and_play_nk_7_6(stack: Stack) -> None:
     view = wait_until(lambda: len((v := stack.view("ana", "botty")).table.seats) == 3 and v)
     assert all(s.is_bot for s in view.table.seats)
     assert all(s.player_id.startswith("bot:botty:") for s in view.table.seats)
-    assert all(not p.hole_cards for p in view.players)  # the observer sees no bot's cards
+    # The observer sees no bot's cards while a hand is played (only those shown at a showdown after it).
+    view = wait_until(lambda: (v := stack.view("eve", "botty")).hand_in_play and v)
+    assert all(not p.hole_cards for p in view.players)
     # A person sits: bots keep one seat free for the next person, so none leaves yet (3 bots + 1 < 6).
     stack.fund("ana", 20_000)
     stack.join("ana", "botty")
