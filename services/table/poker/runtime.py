@@ -202,11 +202,14 @@ class PokerTable:
             self.seq += len(stored)
             self._recent.extend(stored)
             self.published.notify_all()
-        if finished:
-            self._close_shoe(old.hand_number)
         if payouts:
             self._payouts_due = True
+        try:  # committed: what follows may fail without undoing the command (the clock retries payouts)
+            if finished:
+                self._close_shoe(old.hand_number)
             self._pay_out()
+        except Exception as exc:
+            self._log.warning("poker_after_commit_failed", table_id=self.table_id, error=type(exc).__name__)
 
     def _record_hand(self, old: TableState, t: Transition, commit: Commit) -> None:
         assert old.hand is not None
@@ -275,14 +278,14 @@ class PokerTable:
             if is_bot:
                 self._escrow.fund_bot(f"{hold_id}-fund", player, buy.amount)
             self._escrow.buy_in(self.table_id, hold_id, player, buy.amount)
-        except BaseException:
+            self._commit(op, body, t, money_done=n)
+        except BaseException:  # the wallet refused, or the table could not log the seat: give it all back
             try:
                 self._escrow.undo_buy_in(self.table_id, hold_id, player)
                 self._store.end_money(self.table_id, n)
             except Exception:  # left open: undone at the next recovery
                 self._log.warning("poker_buy_in_undo_deferred", table_id=self.table_id)
             raise
-        self._commit(op, body, t, money_done=n)
         return t
 
     # Player commands ---------------------------------------------------------------------------------
