@@ -150,7 +150,9 @@ class TableServicer(pb_grpc.TableServiceServicer):
             raise errors.not_found(
                 "TABLE_NOT_FOUND", f"no table {request.table_id!r}", table_id=request.table_id
             )
-        return pb.GetTableResponse(table=table.info())
+        caller = current_caller()
+        code = table.invite_code if caller.role is Role.PLAYER and caller.subject == table.host else ""
+        return pb.GetTableResponse(table=table.info(), invite_code=code)
 
     def InvitePlayers(
         self, request: pb.InvitePlayersRequest, context: grpc.ServicerContext

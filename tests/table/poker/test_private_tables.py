@@ -36,6 +36,9 @@ def test_host_creates_a_private_table_nk_6_2(stack: Stack) -> None:
     assert table.settings.decision_seconds == 15 and table.settings.time_bank_seconds == 30
     assert created.invite_code
     assert table.seats_free == 4
+    again = stack.tables("hal").GetTable(pb.GetTableRequest(table_id=table.table_id))
+    assert again.invite_code == created.invite_code  # the host may look it up again
+    assert not stack.tables("ivy").GetTable(pb.GetTableRequest(table_id=table.table_id)).invite_code
 
 
 def test_not_invited_is_refused_and_changes_nothing(stack: Stack) -> None:
