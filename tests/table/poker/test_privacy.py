@@ -5,6 +5,7 @@ hole cards only of their own seat, or of seats shown at showdown; never a card n
 from __future__ import annotations
 
 import contextlib
+import time
 
 from poker.table.v1 import table_service_pb2 as pb
 
@@ -26,7 +27,9 @@ def test_every_viewer_gets_only_what_it_may_know(stack: Stack) -> None:
         stack.join("bob", "botty", seat=6)
         start = stack.view("ana", "botty").hand_number
         views: dict[str, list[pb.TableView]] = {"ana": [], "bob": [], "eve": []}
+        deadline = time.monotonic() + 60
         while stack.view("eve", "botty").hand_number < start + 6:
+            assert time.monotonic() < deadline, "the table stopped dealing"
             for name in views:
                 view = stack.view(name, "botty")
                 views[name].append(view)
