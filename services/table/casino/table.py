@@ -373,34 +373,28 @@ class CasinoTable:
     def place_bets(self, player: str, seat: int, bets: Mapping[BetKind, int]) -> None:
         with self.lock:
             self._ensure_betting()
-            step = self._transition(PlaceBets(seat, player, bets))
-            targets = {str(k): v for k, v in step.state.seat(seat).bets.items()}
-            entries, unholds = self._hold_for(seat, player, targets)
-            self._commit(
-                [*entries, *unholds, ("cmd", command_body(PlaceBets(seat, player, bets)))],
-                step.events,
-                {player},
-                step.state,
-            )
-            self._drive_releases(deferrable=True)
-            self._start_betting_clock()
+            command = PlaceBets(seat, player, bets)
+            step = self._transition(command)
+            self._bet(seat, player, command, step)
 
     def rebet(self, player: str, seat: int) -> None:
         with self.lock:
             self._ensure_betting()
             before = {str(k) for k in self.book.state.seat(seat).bets} if self._has_seat(seat) else set()
-            step = self._transition(Rebet(seat, player))
-            targets = {str(k): v for k, v in step.state.seat(seat).bets.items()}
-            targets.update({k: 0 for k in before if k not in targets})
-            entries, unholds = self._hold_for(seat, player, targets)
-            self._commit(
-                [*entries, *unholds, ("cmd", command_body(Rebet(seat, player)))],
-                step.events,
-                {player},
-                step.state,
-            )
-            self._drive_releases(deferrable=True)
-            self._start_betting_clock()
+            command = Rebet(seat, player)
+            self._bet(seat, player, command, self._transition(command), before)
+
+    def _bet(
+        self, seat: int, player: str, command: Command, step: Transition, before: set[str] | None = None
+    ) -> None:
+        """The seat's bets become the step's: holds made for what grew, then the step committed with the
+        `unhold`s of what shrank or went (`before`: the bets the seat had), then those released."""
+        targets = {str(k): v for k, v in step.state.seat(seat).bets.items()}
+        targets.update({k: 0 for k in sorted(before or ()) if k not in targets})
+        entries, unholds = self._hold_for(seat, player, targets)
+        self._commit([*entries, *unholds, ("cmd", command_body(command))], step.events, {player}, step.state)
+        self._drive_releases(deferrable=True)
+        self._start_betting_clock()
 
     def clear_bets(self, player: str, seat: int) -> None:
         with self.lock:
