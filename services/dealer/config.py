@@ -25,6 +25,9 @@ def load_config(**overrides: Any) -> ServerConfig:
         "shoe_idle_seconds": setting("FELT_DEALER_SHOE_IDLE_SECONDS", 900.0, parse=positive_float),
         "shoe_retention_seconds": setting("FELT_DEALER_SHOE_RETENTION_SECONDS", 3600.0, parse=positive_float),
         "max_shoes": setting("FELT_DEALER_MAX_SHOES", 100_000, parse=positive_int),
+        # FELT_DEALER_WORKERS defaults to 1 (dev, tests): the table service reaches the dealer over one
+        # connection, i.e. one worker, and on 2 shared cores 2-3 workers measured the same CPU per shoe
+        # with no idle core to add (bench/results/dealer.md). More pods, or N on a bigger host.
         **worker_settings("dealer"),
     }
     return load_server_config("dealer", **{**own, **overrides})
