@@ -7,8 +7,9 @@ request already claimed by a sibling forwards the call there, where the first an
 
 The table is a file of fixed-size buckets mapped into every worker's memory (`mmap`), each claim
 taken under an exclusive `flock` (and a thread lock: flock does not exclude threads of one process).
-A slot holds 8 bytes of BLAKE2b of (caller, request_id), the time the claim lapses (when the claiming
-worker has forgotten the request anyway) and the worker index — no seed, salt, card or request id.
+A slot holds 8 bytes of BLAKE2b of (caller, request_id), the time the claim lapses (idle + retention
+time after the claim: a shoe left alone is forgotten by then, and a retry comes within seconds) and
+the worker index — no seed, salt, card or request id.
 A full bucket gives up its oldest claim (idempotency then lasts less long for that bucket; nothing
 worse). A claim of a worker that died points to its restarted successor, which knows no such
 request and makes a new shoe, as a restarted lone dealer would.
