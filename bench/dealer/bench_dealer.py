@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/dealer/bench_dealer.py [--seconds 5] [--runs 3] [--workers 1 2 3]
         [--clients 8] [--channels 8] [--client-procs 1] [--decks 1] [--no-in-process]
+        [--deal-elsewhere] [--py-spy DIR]
 
 In-process: the dealer's ShoeBook with the real CSPRNG, doing what CreateShoe and Deal do (shuffle,
 per-card commitments, deal 52 cards with salts). Over gRPC: the dealer started as its own process
@@ -12,15 +13,18 @@ each doing CreateShoe then Deal(52) in a loop, waiting for each answer) spread o
 channels, each its own connection (the kernel gives each connection to one worker), in --client-procs
 processes. Latencies are per call, measured at the caller. With N > 1 a call that lands on a worker
 other than the shoe's is forwarded to it (services/dealer/routing.py); the share forwarded is printed.
-Prints one Markdown row per mode with the median over runs.
+Prints one Markdown row per mode with the median over runs. --py-spy DIR (py-spy on the PATH or in the
+venv) also profiles every dealer worker during the first run and prints where their samples went.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import json
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -184,6 +188,43 @@ async def _clients(
     return {"shoes": sum(counts), "create_ms": create_ms, "deal_ms": deal_ms, "cpu": cpu}
 
 
+# Where a dealer worker's samples go, first match wins (the dealer's own code, the interceptor, gRPC).
+_CATEGORIES = (
+    ("dealer domain (services/dealer, libs/dealing)", ("dealing/", "services/dealer/")),
+    ("interceptor: JSON log line (structlog)", ("structlog",)),
+    ("interceptor: auth, ids, metrics", ("servicekit/", "prometheus_client")),
+    ("gRPC polling thread (_serve)", ("_serve (grpc/_server.py",)),
+    ("gRPC call machinery in the handler thread", ("grpc/",)),
+    ("thread-pool hand-off (concurrent.futures)", ("concurrent/futures",)),
+)
+
+
+def start_profiles(pid: int, seconds: float, out_dir: Path) -> list[subprocess.Popen[bytes]]:
+    """py-spy on every process of the dealer's tree but the supervisor (workers; or the lone dealer)."""
+    spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    tree = _process_tree(pid)
+    targets = tree[1:] or tree
+    out_dir.mkdir(parents=True, exist_ok=True)
+    profiles = []
+    for p in targets:
+        command = [spy, "record", "--pid", str(p), "--duration", str(int(seconds)), "--rate", "200"]
+        command += ["--format", "raw", "--nonblocking", "--output", str(out_dir / f"dealer-{p}.txt")]
+        profiles.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    return profiles
+
+
+def profile_summary(out_dir: Path) -> str:
+    counts: collections.Counter[str] = collections.Counter()
+    for path in out_dir.glob("dealer-*.txt"):
+        for line in path.read_text().splitlines():
+            stack, _, n = line.rpartition(" ")
+            name = next((c for c, marks in _CATEGORIES if any(m in stack for m in marks)), "other")
+            counts[name] += int(n)
+    total = sum(counts.values()) or 1
+    rows = "\n".join(f"| {name} | {n / total:.1%} |" for name, n in counts.most_common())
+    return f"| where the dealer's samples went ({total:,} samples) | share |\n|---|---:|\n{rows}"
+
+
 def over_grpc(
     pid: int, address: str, metrics_url: str, token: str, args: argparse.Namespace, seconds: float
 ) -> Run:
@@ -251,6 +292,7 @@ def main() -> int:
     parser.add_argument("--decks", type=int, default=1)
     parser.add_argument("--deal-elsewhere", action="store_true", help="Deal over another connection")
     parser.add_argument("--no-in-process", action="store_true")
+    parser.add_argument("--py-spy", metavar="DIR", help="profile the dealer's workers into DIR")
     args = parser.parse_args()
     header = (
         "| mode | shoes/s (median) | shoes per dealer CPU-second | client CPU ms per shoe | calls forwarded "
@@ -274,16 +316,22 @@ def main() -> int:
             try:
                 token = auth.issue_token(auth.load_keys(Path(tmp)), "bench-table", auth.Role.SERVICE)
                 over_grpc(process.pid, address, metrics_url, token, args, 1.0)  # warm-up
+                profile_dir = Path(args.py_spy) / f"workers-{workers}" if args.py_spy else None
+                spies = start_profiles(process.pid, args.seconds, profile_dir) if profile_dir else []
                 runs = [
                     over_grpc(process.pid, address, metrics_url, token, args, args.seconds)
                     for _ in range(args.runs)
                 ]
+                for spy in spies:
+                    spy.wait(timeout=60)
                 name = (
                     f"gRPC, {workers} worker{'s' if workers > 1 else ''}, {args.clients} clients / "
                     f"{args.channels} channels / {args.client_procs} proc"
                     + (", Deal over another connection" if args.deal_elsewhere else "")
                 )
                 print(summarise(name, runs), flush=True)
+                if profile_dir is not None:
+                    print(profile_summary(profile_dir), flush=True)
             finally:
                 process.send_signal(signal.SIGTERM)
                 process.wait(timeout=60)
