@@ -236,6 +236,13 @@ def _hands(ops: pb_grpc.TableServiceStub, ids: set[str]) -> int:
             return total
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc): a cost per hand that the machine's load
+    (other work on the same cores) does not inflate the way wall-clock rates are."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _server_act_ms(log: Path, start: float, end: float) -> list[float]:
     """The interceptor's duration_ms of each Act the table service logged between `start` and `end`."""
     found = []
@@ -249,21 +256,30 @@ def _server_act_ms(log: Path, start: float, end: float) -> list[float]:
     return found
 
 
-def _every_table_dealing(ops: pb_grpc.TableServiceStub, ids: set[str], timeout: float = 300.0) -> None:
+def _every_table_dealing(
+    ops: pb_grpc.TableServiceStub, ids: set[str], bots: int, timeout: float = 300.0
+) -> None:
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        dealt = set()
+    while True:
+        hands: dict[str, int] = {}
         token = ""
         while True:
             page = ops.ListTables(pb.ListTablesRequest(page_size=100, page_token=token))
-            dealt |= {t.table_id for t in page.tables if t.table_id in ids and t.hand_number >= 2}
+            # Dealing with every bot seated (bots sit one at a time between hands).
+            hands |= {
+                t.table_id: t.hand_number if sum(bool(s.player_id) for s in t.seats) >= bots else 0
+                for t in page.tables
+                if t.table_id in ids
+            }
             token = page.next_page_token
             if not token:
                 break
-        if dealt == ids:
+        if all(hands.get(t, 0) >= 2 for t in ids):
             return
+        if time.monotonic() > deadline:
+            stuck = sorted(t for t in ids if hands.get(t, 0) < 2)
+            raise RuntimeError(f"{len(stuck)} bot tables not dealing after {timeout:.0f} s: {stuck[:5]}")
         time.sleep(0.5)
-    raise RuntimeError("the bot tables did not all start dealing")
 
 
 def _measure_latency(latencies: Latencies, seconds: float) -> tuple[list[float], list[float]]:
@@ -279,7 +295,10 @@ def _py_spy(prefix: str | None, what: str, pid: int, seconds: float) -> subproce
     if not prefix:
         return None
     command = ["py-spy", "record", "--pid", str(pid), "--duration", str(int(seconds)), "--format", "raw"]
-    command += ["--idle", "--threads", "--rate", "200", "--output", f"{prefix}.{what}.txt"]
+    # The bot tables: where the CPU goes (samples of the thread holding the GIL); an Act: where it waits
+    # (every thread, idle ones included).
+    command += ["--gil"] if what == "bots" else ["--idle"]
+    command += ["--threads", "--rate", "200", "--output", f"{prefix}.{what}.txt"]
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -305,7 +324,8 @@ def main(argv: list[str] | None = None) -> int:
         "--py-spy",
         metavar="PREFIX",
         help="also profile the table service with py-spy (on PATH) during the bot tables: PREFIX.bots.txt "
-        "(collapsed stacks, every thread, idle included) and during the idle latency window: PREFIX.act.txt",
+        "(collapsed stacks of the thread holding the GIL) and during the idle latency window: PREFIX.act.txt "
+        "(every thread, idle included)",
     )
     args = parser.parse_args(argv)
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the start")
@@ -371,14 +391,25 @@ def main(argv: list[str] | None = None) -> int:
                         pb.CreateTableRequest(request_id=f"bots-{t}", settings=settings)
                     ).table.table_id
                 )
-            _every_table_dealing(ops, bot_ids)  # the bots' buy-ins (wallet calls) are not measured
+            _every_table_dealing(
+                ops, bot_ids, args.seats - 1
+            )  # the bots' buy-ins (wallet calls) are not measured
             load_start = os.getloadavg()[0]
             rates = []
             spy = _py_spy(args.py_spy, "bots", table_proc.pid, args.seconds)
+            services = {"table": table_proc.pid, "dealer": dealer.pid, "wallet": wallet_proc.pid}
+            cpu0, all_hands0 = (
+                {k: _cpu_seconds(pid) for k, pid in services.items()},
+                _hands(ops, bot_ids | lat_ids),
+            )
             for _ in range(args.runs):
                 h0, t0 = _hands(ops, bot_ids), time.perf_counter()
                 time.sleep(args.seconds)
                 rates.append((_hands(ops, bot_ids) - h0) / (time.perf_counter() - t0))
+            all_hands = _hands(ops, bot_ids | lat_ids) - all_hands0
+            cpu_ms = {
+                k: (_cpu_seconds(pid) - cpu0[k]) * 1000 / max(1, all_hands) for k, pid in services.items()
+            }
             _wait(spy)
             loaded_window = time.time()
             loaded, loaded_act = _measure_latency(latencies, args.seconds)
@@ -389,6 +420,8 @@ def main(argv: list[str] | None = None) -> int:
             print("\n| measurement | result |\n|---|---:|")
             print(f"| hands/s, {args.tables} bot tables × {args.seats} seats (median of {args.runs} × {args.seconds:.0f} s) | "
                   f"{statistics.median(rates):.1f} ({', '.join(f'{r:.1f}' for r in rates)}) |")  # fmt: skip
+            print(f"| CPU per hand while the bot tables play (table / dealer / wallet process), ms | "
+                  f"{cpu_ms['table']:.1f} / {cpu_ms['dealer']:.1f} / {cpu_ms['wallet']:.1f} |")  # fmt: skip
             print(f"| Act → others' PlayerActed, idle: p50 / p99 ms ({len(idle)} samples; {idle_hands:.1f} hands/s at "
                   f"{args.latency_tables} tables × {args.latency_players} players) | {_pct(idle, 0.5):.2f} / {_pct(idle, 0.99):.2f} |")  # fmt: skip
             print(f"| Act → others' PlayerActed, under the bot tables: p50 / p99 ms ({len(loaded)} samples) | "
