@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from fractions import Fraction
 from typing import TypeVar
@@ -93,6 +94,18 @@ class CasinoServicer(pb_grpc.CasinoServiceServicer):
     def __init__(self, casino: Casino) -> None:
         self._casino = casino
         self._games: dict[Game, pb.GameInfo] = {}
+        self._games_lock = threading.Lock()
+        # The side bets' exact RTPs take seconds of enumeration: computed once, from start, off the RPC path,
+        # so the first ListGames does not run into its caller's deadline.
+        threading.Thread(target=self._game_infos, name="casino-game-math", daemon=True).start()
+
+    def _game_infos(self) -> list[pb.GameInfo]:
+        games = sorted({t.spec.game for t in self._casino.tables.values()}, key=lambda g: game_pb(g))
+        with self._games_lock:
+            for game in games:
+                if game not in self._games:
+                    self._games[game] = _game_info(game)
+            return [self._games[g] for g in games]
 
     def _view(self, table: CasinoTable, player: str) -> pb.RoundView:
         with table.lock:
@@ -115,11 +128,7 @@ class CasinoServicer(pb_grpc.CasinoServiceServicer):
             )
 
     def ListGames(self, request: pb.ListGamesRequest, context: grpc.ServicerContext) -> pb.ListGamesResponse:
-        games = sorted({t.spec.game for t in self._casino.tables.values()}, key=lambda g: game_pb(g))
-        for game in games:
-            if game not in self._games:
-                self._games[game] = _game_info(game)
-        return pb.ListGamesResponse(games=[self._games[g] for g in games])
+        return pb.ListGamesResponse(games=self._game_infos())
 
     def ListCasinoTables(
         self, request: pb.ListCasinoTablesRequest, context: grpc.ServicerContext
