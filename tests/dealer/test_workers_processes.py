@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -60,14 +61,14 @@ class Dealers:
                 stdout=out,
                 stderr=err,
             )
-        self.address = self._announced()
+        self.address, self.metrics_url = self._announced()
 
-    def _announced(self) -> str:
+    def _announced(self) -> tuple[str, str]:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             for line in self.err.read_text(errors="replace").splitlines():
                 if "listening on " in line:
-                    return line.split("listening on ")[1].split()[0]
+                    return line.split("listening on ")[1].split()[0], line.split("metrics ")[1].strip()
             assert self.proc.poll() is None, self.err.read_text() + self.out.read_text()
             time.sleep(0.05)
         raise AssertionError("the dealer supervisor did not announce its address")
@@ -88,6 +89,11 @@ class Dealers:
                 if sample.name == "grpc_server_handled_total" and sample.labels.get("grpc_method") == method:
                     total += sample.value
         return total
+
+    def summed(self, name: str) -> float:
+        """A metric summed over every worker, from the supervisor's one /metrics endpoint."""
+        text = urllib.request.urlopen(self.metrics_url, timeout=5).read().decode()
+        return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(name + "{"))
 
     def stop(self) -> int:
         if self.proc.poll() is None:
@@ -171,6 +177,8 @@ def test_shoes_stay_with_their_worker_and_die_with_it(dealers: Dealers) -> None:
         assert [c.position for c in cards] == list(range(6)) and len({c.card for c in cards}) == 6
     for _, pid in workers:  # the kernel gave connections to both
         assert dealers.calls_served_by(pid, "Deal") > 0
+    assert dealers.summed("poker_dealer_shoes_created_total") == SHOES  # replays made no shoe
+    assert dealers.summed("poker_dealer_forwarded_calls_total") > 0
 
     # SIGKILL worker 0: its shoes answer UNAVAILABLE or NOT_FOUND through every connection, never cards.
     victim_pid = dict(workers)[0]
