@@ -8,6 +8,7 @@ import itertools
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -141,6 +142,25 @@ def table_config(data_dir: Path, dealer: RunningService, wallet: RunningService,
         **extra,
     }
     return config_for_tests("table", data_dir, **settings)
+
+
+@contextmanager
+def _stack(data_dir: Path) -> Iterator[Stack]:
+    with (
+        running(dealer_spec, config_for_tests("dealer", data_dir)) as dealer,
+        running(wallet_spec, config_for_tests("wallet", data_dir)) as wallet,
+    ):
+        clock = MsClock()
+        with running(table_spec, table_config(data_dir, dealer, wallet, poker_clock=clock)) as table:
+            yield Stack(data_dir, dealer, wallet, table, clock)
+
+
+@pytest.fixture(scope="module")
+def shared_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """One stack for a whole module whose tests keep out of each other's way (their own players and
+    tables, relative assertions): starting three services per test is most of a contract test's time."""
+    with _stack(tmp_path_factory.mktemp("poker")) as stack:
+        yield stack
 
 
 @pytest.fixture

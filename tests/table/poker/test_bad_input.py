@@ -14,6 +14,8 @@ from servicekit.errors import details_of
 
 from tests.table.poker.conftest import Stack, heads_up, reason, rid
 
+# One stack for the module: each test has its own players and tables.
+
 GOOD = pb.TableSettings(
     game=pb.GAME_NO_LIMIT_HOLDEM,
     small_blind=5,
@@ -47,7 +49,8 @@ CREATE_CASES: list[tuple[dict[str, Any], str, str]] = [
 ]
 
 
-def test_create_table_settings_per_field(stack: Stack) -> None:
+def test_create_table_settings_per_field(shared_stack: Stack) -> None:
+    stack = shared_stack
     before = [t.table_id for t in stack.tables("ana").ListTables(pb.ListTablesRequest()).tables]
     for changes, field, why in CREATE_CASES:  # one server for all cases: each case is one call
         with pytest.raises(grpc.RpcError) as bad:
@@ -68,9 +71,10 @@ def _bad(call: Callable[[], Any], field: str, why: str) -> None:
     assert (details.reason, [v.field for v in details.violations]) == (why, [field])
 
 
-def test_join_fields(stack: Stack) -> None:
-    stack.fund("ana", 20_000)
-    t = stack.tables("ana")
+def test_join_fields(shared_stack: Stack) -> None:
+    stack = shared_stack
+    stack.fund("joe", 20_000)
+    t = stack.tables("joe")
     _bad(
         lambda: t.JoinTable(pb.JoinTableRequest(table_id="hu", buy_in=5_000)),
         "request_id",
@@ -92,11 +96,12 @@ def test_join_fields(stack: Stack) -> None:
     with pytest.raises(grpc.RpcError) as low:
         t.JoinTable(pb.JoinTableRequest(request_id=rid(), table_id="hu", buy_in=100))
     assert reason(low.value) == "BUY_IN_BELOW_MIN"
-    assert stack.balance("ana") == 20_000
-    assert not stack.view("ana", "hu").table.seats
+    assert stack.balance("joe") == 20_000
+    assert all(s.player_id != "joe" for s in stack.view("joe", "hu").table.seats)
 
 
-def test_act_fields(stack: Stack) -> None:
+def test_act_fields(shared_stack: Stack) -> None:
+    stack = shared_stack
     heads_up(stack)
     t = stack.tables("ana")
     before = stack.view("ana", "hu")
@@ -120,8 +125,8 @@ def test_act_fields(stack: Stack) -> None:
     assert stack.view("ana", "hu") == before
 
 
-def test_top_up_and_pages(stack: Stack) -> None:
-    t = stack.tables("ana")
+def test_top_up_and_pages(shared_stack: Stack) -> None:
+    t = shared_stack.tables("tom")
     _bad(
         lambda: t.TopUp(pb.TopUpRequest(request_id=rid(), table_id="hu", amount=0)),
         "amount",
@@ -130,14 +135,15 @@ def test_top_up_and_pages(stack: Stack) -> None:
     _bad(lambda: t.ListTables(pb.ListTablesRequest(page_token="x")), "page_token", "BAD_PAGE_TOKEN")
 
 
-def test_unknown_table_is_not_found(stack: Stack) -> None:
+def test_unknown_table_is_not_found(shared_stack: Stack) -> None:
     with pytest.raises(grpc.RpcError) as missing:
-        stack.tables("ana").GetTableView(pb.GetTableViewRequest(table_id="nope"))
+        shared_stack.tables("ana").GetTableView(pb.GetTableViewRequest(table_id="nope"))
     assert missing.value.code() == grpc.StatusCode.NOT_FOUND
     assert reason(missing.value) == "TABLE_NOT_FOUND"
 
 
-def test_a_token_is_needed_and_only_players_sit(stack: Stack) -> None:
+def test_a_token_is_needed_and_only_players_sit(shared_stack: Stack) -> None:
+    stack = shared_stack
     anonymous = stack.table.channel(None)
     from poker.table.v1 import table_service_pb2_grpc as pb_grpc
 
