@@ -73,9 +73,9 @@ class Stack:
         account = self.ops.CreateAccount(
             wpb.CreateAccountRequest(request_id=f"acct-{player}", kind=wpb.ACCOUNT_KIND_PLAYER, owner=player)
         ).account.account_id
-        self.ops.Issue(
+        self.ops.Issue(  # a new request id each time: funding a player twice adds chips twice
             wpb.IssueRequest(
-                request_id=f"issue-{player}",
+                request_id=rid(f"issue-{player}"),
                 account_id=account,
                 amount=chips,
                 reason=wpb.ISSUE_REASON_PROMOTION,
@@ -161,6 +161,23 @@ def shared_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     tables, relative assertions): starting three services per test is most of a contract test's time."""
     with _stack(tmp_path_factory.mktemp("poker")) as stack:
         yield stack
+
+
+@pytest.fixture
+def hu(shared_stack: Stack) -> str:
+    """A new public NLHE 50/100 table (buy-in 2,000-10,000, six seats, no bots) on the module's stack."""
+    settings = pb.TableSettings(
+        game=pb.GAME_NO_LIMIT_HOLDEM,
+        small_blind=50,
+        big_blind=100,
+        min_buy_in=2_000,
+        max_buy_in=10_000,
+        seats=6,
+    )
+    made = shared_stack.tables("ops", Role.OPERATOR).CreateTable(
+        pb.CreateTableRequest(request_id=rid("hu"), settings=settings)
+    )
+    return str(made.table.table_id)
 
 
 @pytest.fixture

@@ -14,20 +14,26 @@ from servicekit.auth import Role
 from tests.table.poker.conftest import Stack, heads_up, reason, to_act, wait_until
 
 
-def _play_to_showdown(stack: Stack) -> None:
-    heads_up(stack)
-    stack.act("ana", "hu", pb.ACTION_KIND_CALL)
-    stack.act("bob", "hu", pb.ACTION_KIND_CHECK)
+@pytest.fixture
+def stack(shared_stack: Stack) -> Stack:
+    """One stack for the module; each test plays at its own new table (`hu`)."""
+    return shared_stack
+
+
+def _play_to_showdown(stack: Stack, hu: str) -> None:
+    heads_up(stack, hu)
+    stack.act("ana", hu, pb.ACTION_KIND_CALL)
+    stack.act("bob", hu, pb.ACTION_KIND_CHECK)
     for _ in range(3):  # flop, turn, river: both check
         for player in ("bob", "ana"):
-            wait_until(lambda p=player: to_act(stack, "hu") == p)
-            stack.act(player, "hu", pb.ACTION_KIND_CHECK)
-    wait_until(lambda: stack.view("ana", "hu").hand_number >= 2)
+            wait_until(lambda p=player: to_act(stack, hu) == p)
+            stack.act(player, hu, pb.ACTION_KIND_CHECK)
+    wait_until(lambda: stack.view("ana", hu).hand_number >= 2)
 
 
-def test_phh_of_a_showdown_parses_with_finishing_stacks(stack: Stack) -> None:
-    _play_to_showdown(stack)
-    got = stack.tables("ana").GetHandHistory(pb.GetHandHistoryRequest(table_id="hu", hand_number=1))
+def test_phh_of_a_showdown_parses_with_finishing_stacks(stack: Stack, hu: str) -> None:
+    _play_to_showdown(stack, hu)
+    got = stack.tables("ana").GetHandHistory(pb.GetHandHistoryRequest(table_id=hu, hand_number=1))
     assert got.summary.hand_number == 1 and not got.summary.voided
     doc = tomllib.loads(got.phh)
     assert doc["variant"] == "NT"
@@ -46,37 +52,37 @@ def test_phh_of_a_showdown_parses_with_finishing_stacks(stack: Stack) -> None:
     assert not any(a == f"d dh p{mine} ????" for a in actions)
 
 
-def test_operator_gets_the_full_view_and_strangers_nothing(stack: Stack) -> None:
-    _play_to_showdown(stack)
+def test_operator_gets_the_full_view_and_strangers_nothing(stack: Stack, hu: str) -> None:
+    _play_to_showdown(stack, hu)
     full = stack.tables("ops", Role.OPERATOR).GetHandHistory(
-        pb.GetHandHistoryRequest(table_id="hu", hand_number=1)
+        pb.GetHandHistoryRequest(table_id=hu, hand_number=1)
     )
     assert "????" not in full.phh
     assert full.summary.net == 0
     with pytest.raises(grpc.RpcError) as stranger:
-        stack.tables("eve").GetHandHistory(pb.GetHandHistoryRequest(table_id="hu", hand_number=1))
+        stack.tables("eve").GetHandHistory(pb.GetHandHistoryRequest(table_id=hu, hand_number=1))
     assert stranger.value.code() == grpc.StatusCode.PERMISSION_DENIED
     with pytest.raises(grpc.RpcError) as missing:
-        stack.tables("ana").GetHandHistory(pb.GetHandHistoryRequest(table_id="hu", hand_number=99))
+        stack.tables("ana").GetHandHistory(pb.GetHandHistoryRequest(table_id=hu, hand_number=99))
     assert reason(missing.value) == "HAND_NOT_FOUND"
 
 
-def test_list_hand_histories_pages_newest_first(stack: Stack) -> None:
-    heads_up(stack)
+def test_list_hand_histories_pages_newest_first(stack: Stack, hu: str) -> None:
+    heads_up(stack, hu)
     for _ in range(3):
-        number = stack.view("ana", "hu").hand_number
-        stack.act(to_act(stack, "hu"), "hu", pb.ACTION_KIND_FOLD)
-        wait_until(lambda n=number: stack.view("ana", "hu").hand_number == n + 1)
-    first = stack.tables("ana").ListHandHistories(pb.ListHandHistoriesRequest(table_id="hu", page_size=2))
+        number = stack.view("ana", hu).hand_number
+        stack.act(to_act(stack, hu), hu, pb.ACTION_KIND_FOLD)
+        wait_until(lambda n=number: stack.view("ana", hu).hand_number == n + 1)
+    first = stack.tables("ana").ListHandHistories(pb.ListHandHistoriesRequest(table_id=hu, page_size=2))
     assert [h.hand_number for h in first.hands] == [3, 2]
     assert first.next_page_token
     rest = stack.tables("ana").ListHandHistories(
-        pb.ListHandHistoriesRequest(table_id="hu", page_size=2, page_token=first.next_page_token)
+        pb.ListHandHistoriesRequest(table_id=hu, page_size=2, page_token=first.next_page_token)
     )
     assert [h.hand_number for h in rest.hands] == [1]
     assert not rest.next_page_token
     nets = [h.net for h in (*first.hands, *rest.hands)]
-    bob = stack.tables("bob").ListHandHistories(pb.ListHandHistoriesRequest(table_id="hu")).hands
+    bob = stack.tables("bob").ListHandHistories(pb.ListHandHistoriesRequest(table_id=hu)).hands
     assert [h.net for h in bob] == [-n for n in nets]
     assert all(h.net in (50, -50, 100, -100) for h in first.hands)
-    assert not stack.tables("eve").ListHandHistories(pb.ListHandHistoriesRequest(table_id="hu")).hands
+    assert not stack.tables("eve").ListHandHistories(pb.ListHandHistoriesRequest(table_id=hu)).hands

@@ -12,14 +12,20 @@ from servicekit.auth import Role
 from tests.table.poker.conftest import Stack, Watcher, heads_up, reason, rid, to_act, wait_until
 
 
-def test_heads_up_view_and_legal_actions_nk_2_2(stack: Stack) -> None:
-    view = heads_up(stack)
+@pytest.fixture
+def stack(shared_stack: Stack) -> Stack:
+    """One stack for the module; each test plays at its own new table (`hu`)."""
+    return shared_stack
+
+
+def test_heads_up_view_and_legal_actions_nk_2_2(stack: Stack, hu: str) -> None:
+    view = heads_up(stack, hu)
     # NK-2.2: heads-up the button posts the small blind and acts first pre-flop.
     assert view.button == 1
     assert view.seat_to_act == 1
     assert view.street == pb.STREET_PREFLOP
     assert view.pot == 150 and view.current_bet == 100
-    ana = stack.view("ana", "hu")
+    ana = stack.view("ana", hu)
     assert ana.your_seat == 1
     legal = ana.legal
     assert (legal.can_fold, legal.can_check, legal.call_amount) == (True, False, 50)
@@ -27,57 +33,57 @@ def test_heads_up_view_and_legal_actions_nk_2_2(stack: Stack) -> None:
     assert (legal.min_to, legal.max_to, legal.all_in_to) == (200, 5_000, 5_000)
     presets = {p.preset: p.amount for p in legal.presets}
     assert presets[pb.PRESET_RAISE_2X] == 200 and presets[pb.PRESET_RAISE_3X] == 300
-    assert not stack.view("bob", "hu").HasField("legal")
+    assert not stack.view("bob", hu).HasField("legal")
     assert ana.decision_ms_left == 45_000 and ana.time_bank_ms_left == 30_000
 
 
-def test_out_of_turn_is_refused_and_changes_nothing(stack: Stack) -> None:
-    heads_up(stack)
-    before = stack.view("bob", "hu")
+def test_out_of_turn_is_refused_and_changes_nothing(stack: Stack, hu: str) -> None:
+    heads_up(stack, hu)
+    before = stack.view("bob", hu)
     with pytest.raises(grpc.RpcError) as refused:
-        stack.act("bob", "hu", pb.ACTION_KIND_CHECK)
+        stack.act("bob", hu, pb.ACTION_KIND_CHECK)
     assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert reason(refused.value) == "NOT_YOUR_TURN"
-    assert stack.view("bob", "hu") == before
+    assert stack.view("bob", hu) == before
 
 
-def test_an_observer_cannot_act(stack: Stack) -> None:
-    heads_up(stack)
+def test_an_observer_cannot_act(stack: Stack, hu: str) -> None:
+    heads_up(stack, hu)
     stack.fund("eve", 10_000)
     with pytest.raises(grpc.RpcError) as refused:
-        stack.act("eve", "hu", pb.ACTION_KIND_FOLD)
+        stack.act("eve", hu, pb.ACTION_KIND_FOLD)
     assert reason(refused.value) == "NOT_SEATED"
 
 
-def test_illegal_amount_reason_from_the_engine(stack: Stack) -> None:
-    heads_up(stack)
+def test_illegal_amount_reason_from_the_engine(stack: Stack, hu: str) -> None:
+    heads_up(stack, hu)
     with pytest.raises(grpc.RpcError) as refused:
-        stack.act("ana", "hu", pb.ACTION_KIND_RAISE, 150)
+        stack.act("ana", hu, pb.ACTION_KIND_RAISE, 150)
     assert reason(refused.value) == "BELOW_MIN_RAISE"
     with pytest.raises(grpc.RpcError) as check:
-        stack.act("ana", "hu", pb.ACTION_KIND_CHECK)
+        stack.act("ana", hu, pb.ACTION_KIND_CHECK)
     assert reason(check.value) == "CANNOT_CHECK"
 
 
-def test_stale_version_is_aborted(stack: Stack) -> None:
-    view = heads_up(stack)
-    stack.act("ana", "hu", pb.ACTION_KIND_CALL)
+def test_stale_version_is_aborted(stack: Stack, hu: str) -> None:
+    view = heads_up(stack, hu)
+    stack.act("ana", hu, pb.ACTION_KIND_CALL)
     with pytest.raises(grpc.RpcError) as stale:
         stack.tables("bob").Act(
             pb.ActRequest(
-                request_id=rid(), table_id="hu", expected_version=view.version, kind=pb.ACTION_KIND_CHECK
+                request_id=rid(), table_id=hu, expected_version=view.version, kind=pb.ACTION_KIND_CHECK
             )
         )
     assert stale.value.code() == grpc.StatusCode.ABORTED
     assert reason(stale.value) == "STALE_VERSION"
-    assert stack.view("bob", "hu").seat_to_act == 2
+    assert stack.view("bob", hu).seat_to_act == 2
 
 
-def test_act_replayed_with_the_same_request_id_acts_once(stack: Stack) -> None:
-    view = heads_up(stack)
+def test_act_replayed_with_the_same_request_id_acts_once(stack: Stack, hu: str) -> None:
+    view = heads_up(stack, hu)
     request = pb.ActRequest(
         request_id="act-once",
-        table_id="hu",
+        table_id=hu,
         expected_version=view.version,
         kind=pb.ACTION_KIND_RAISE,
         amount=300,
@@ -86,46 +92,44 @@ def test_act_replayed_with_the_same_request_id_acts_once(stack: Stack) -> None:
     again = stack.tables("ana").Act(request)
     assert first == again
     assert (first.kind, first.amount) == (pb.ACTION_KIND_RAISE, 300)
-    assert stack.view("ana", "hu").current_bet == 300
+    assert stack.view("ana", hu).current_bet == 300
 
 
-def test_preset_resolves_to_a_legal_raise_mp_a6(stack: Stack) -> None:
-    view = heads_up(stack)
+def test_preset_resolves_to_a_legal_raise_mp_a6(stack: Stack, hu: str) -> None:
+    view = heads_up(stack, hu)
     acted = stack.tables("ana").Act(
-        pb.ActRequest(
-            request_id=rid(), table_id="hu", expected_version=view.version, preset=pb.PRESET_RAISE_3X
-        )
+        pb.ActRequest(request_id=rid(), table_id=hu, expected_version=view.version, preset=pb.PRESET_RAISE_3X)
     )
     assert (acted.kind, acted.amount) == (pb.ACTION_KIND_RAISE, 300)
     with pytest.raises(grpc.RpcError) as unavailable:
-        stack.tables("bob").Act(pb.ActRequest(request_id=rid(), table_id="hu", preset=pb.PRESET_POT_50))
+        stack.tables("bob").Act(pb.ActRequest(request_id=rid(), table_id=hu, preset=pb.PRESET_POT_50))
     assert reason(unavailable.value) == "PRESET_UNAVAILABLE"
 
 
-def test_all_in_is_resolved(stack: Stack) -> None:
-    heads_up(stack)
-    acted = stack.act("ana", "hu", pb.ACTION_KIND_ALL_IN)
+def test_all_in_is_resolved(stack: Stack, hu: str) -> None:
+    heads_up(stack, hu)
+    acted = stack.act("ana", hu, pb.ACTION_KIND_ALL_IN)
     assert (acted.kind, acted.amount) == (pb.ACTION_KIND_RAISE, 5_000)
 
 
-def test_views_show_only_own_hole_cards_mp_1_2(stack: Stack) -> None:
-    heads_up(stack)
-    ana = stack.view("ana", "hu")
+def test_views_show_only_own_hole_cards_mp_1_2(stack: Stack, hu: str) -> None:
+    heads_up(stack, hu)
+    ana = stack.view("ana", hu)
     cards = {p.seat.seat: list(p.hole_cards) for p in ana.players}
     assert len(cards[1]) == 2 and cards[2] == []
-    observer = stack.tables("eve").GetTableView(pb.GetTableViewRequest(table_id="hu")).view
+    observer = stack.tables("eve").GetTableView(pb.GetTableViewRequest(table_id=hu)).view
     assert observer.your_seat == 0
     assert all(not p.hole_cards for p in observer.players)
-    operator = stack.tables("ops", Role.OPERATOR).GetTableView(pb.GetTableViewRequest(table_id="hu")).view
+    operator = stack.tables("ops", Role.OPERATOR).GetTableView(pb.GetTableViewRequest(table_id=hu)).view
     assert all(not p.hole_cards for p in operator.players)
 
 
-def test_watch_streams_are_filtered_per_viewer_and_resume_from_seq(stack: Stack) -> None:
-    heads_up(stack)
-    ana, eve = Watcher(stack.tables("ana"), "hu"), Watcher(stack.tables("eve"), "hu")
+def test_watch_streams_are_filtered_per_viewer_and_resume_from_seq(stack: Stack, hu: str) -> None:
+    heads_up(stack, hu)
+    ana, eve = Watcher(stack.tables("ana"), hu), Watcher(stack.tables("eve"), hu)
     try:
         wait_until(lambda: "turn_to_act" in ana.kinds() and "turn_to_act" in eve.kinds())
-        stack.act("ana", "hu", pb.ACTION_KIND_FOLD)
+        stack.act("ana", hu, pb.ACTION_KIND_FOLD)
         wait_until(lambda: "hand_ended" in ana.kinds() and "hand_ended" in eve.kinds())
         holes = [
             e.hole_cards_dealt for e in ana.events if e.HasField("hole_cards_dealt") and e.hand_number == 1
@@ -137,8 +141,8 @@ def test_watch_streams_are_filtered_per_viewer_and_resume_from_seq(stack: Stack)
     finally:
         ana.close()
         eve.close()
-    last = stack.view("ana", "hu").last_seq
-    resumed = Watcher(stack.tables("ana"), "hu", from_seq=5)
+    last = stack.view("ana", hu).last_seq
+    resumed = Watcher(stack.tables("ana"), hu, from_seq=5)
     try:
         wait_until(lambda: resumed.events and resumed.events[-1].seq >= last)
         assert resumed.events[0].seq == 5
@@ -148,12 +152,12 @@ def test_watch_streams_are_filtered_per_viewer_and_resume_from_seq(stack: Stack)
         resumed.close()
 
 
-def test_hand_events_tell_the_story(stack: Stack) -> None:
-    heads_up(stack)
-    watch = Watcher(stack.tables("bob"), "hu")
+def test_hand_events_tell_the_story(stack: Stack, hu: str) -> None:
+    heads_up(stack, hu)
+    watch = Watcher(stack.tables("bob"), hu)
     try:
-        stack.act("ana", "hu", pb.ACTION_KIND_CALL)
-        stack.act("bob", "hu", pb.ACTION_KIND_CHECK)
+        stack.act("ana", hu, pb.ACTION_KIND_CALL)
+        stack.act("bob", hu, pb.ACTION_KIND_CHECK)
         wait_until(lambda: "board_dealt" in watch.kinds())
         kinds = watch.kinds()
         for kind in (
@@ -176,10 +180,10 @@ def test_hand_events_tell_the_story(stack: Stack) -> None:
         watch.close()
 
 
-def test_hands_keep_coming_with_people(stack: Stack) -> None:
-    heads_up(stack)
+def test_hands_keep_coming_with_people(stack: Stack, hu: str) -> None:
+    heads_up(stack, hu)
     for _ in range(4):
-        number = stack.view("ana", "hu").hand_number
-        stack.act(to_act(stack, "hu"), "hu", pb.ACTION_KIND_FOLD)
-        wait_until(lambda n=number: stack.view("ana", "hu").hand_number == n + 1)
-    assert stack.view("ana", "hu").button in (1, 2)
+        number = stack.view("ana", hu).hand_number
+        stack.act(to_act(stack, hu), hu, pb.ACTION_KIND_FOLD)
+        wait_until(lambda n=number: stack.view("ana", hu).hand_number == n + 1)
+    assert stack.view("ana", hu).button in (1, 2)
