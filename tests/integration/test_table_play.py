@@ -237,6 +237,10 @@ class Player:
     style: str
     buy_in: int
     disconnect_at_hand: int = 0  # drop the stream at the first own turn from this hand on (0: never)
+    sit_out_at: int = 0  # sit out after this hand for three hands (0: never)
+    sat_out_after: int = 0
+    sat_in_after: int = 0
+    rebuys: int = 0
     viewer: Viewer = field(init=False)
     events: list[pb.TableEvent] = field(default_factory=list)
     errors: Counter[str] = field(default_factory=Counter)
@@ -357,11 +361,14 @@ class Player:
                 self.left.set()
         elif which == "hand_ended":
             self.nets += sum(n.chips for n in event.hand_ended.nets if n.seat == self.seat)
+            if self.seat and not self.leaving:
+                self._break(event.hand_number)
         elif which == "player_sat_out" and event.player_sat_out.seat == self.seat and not self.leaving:
             try:
                 if event.player_sat_out.reason == "BUSTED":
                     self._rebuy()
-                else:
+                    self.rebuys += 1
+                elif event.player_sat_out.reason != "REQUESTED":
                     self._unary(
                         self.stub.SitIn,
                         pb.SitInRequest(request_id=self._rid("sitin"), table_id=self.table_id),
@@ -382,6 +389,22 @@ class Player:
                 return False
             self._turn()
         return True
+
+    def _break(self, hand: int) -> None:
+        """A short break (NK-6): sit out after hand `sit_out_at`, back three hands later."""
+        try:
+            if self.sit_out_at and not self.sat_out_after and hand >= self.sit_out_at:
+                self._unary(
+                    self.stub.SitOut, pb.SitOutRequest(request_id=self._rid("out"), table_id=self.table_id)
+                )
+                self.sat_out_after = hand
+            elif self.sat_out_after and not self.sat_in_after and hand >= self.sat_out_after + 3:
+                self._unary(
+                    self.stub.SitIn, pb.SitInRequest(request_id=self._rid("in"), table_id=self.table_id)
+                )
+                self.sat_in_after = hand
+        except grpc.RpcError:
+            pass  # counted in self.errors
 
     def _turn(self) -> None:
         try:
@@ -555,6 +578,7 @@ def run(services: Services) -> Run:
         services.fund(name, FUNDS)
         funded[name] = FUNDS
         player = Player(services, name, tables[table], style, buy_in=600, disconnect_at_hand=drop)
+        player.sit_out_at = 15 if name == "cal" else 0
         player.watch()
         player.join()
         players.append(player)
@@ -708,6 +732,21 @@ def test_every_stream_has_every_public_event_once_and_only_its_own_private_ones(
         mine = set(seqs)
         assert not [s for s in public if s <= last and s not in mine], player.name
         assert own > 10, player.name  # they were dealt in
+
+
+@pytest.mark.slow
+def test_a_break_and_re_buys(run: Run) -> None:
+    """NK-6: a player who sits out is dealt no cards until they sit in again (the seat and stack kept);
+    busted players re-buy (TopUp) and are dealt in again."""
+    cal = next(p for p in run.players if p.name == "cal")
+    assert cal.sat_out_after and cal.sat_in_after, (cal.sat_out_after, cal.sat_in_after)
+    dealt = {e.hand_number for e in cal.events if e.WhichOneof("event") == "hole_cards_dealt"}
+    away = set(range(cal.sat_out_after + 2, cal.sat_in_after + 1))
+    assert away and not dealt & away, (sorted(away), sorted(dealt & away))
+    assert max(dealt) > cal.sat_in_after  # back in
+    rebuys = {p.name: p.rebuys for p in run.players}
+    assert sum(rebuys.values()) > 0, rebuys
+    print(f"\nre-buys: {rebuys}")
 
 
 @pytest.mark.slow
