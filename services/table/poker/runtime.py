@@ -46,6 +46,9 @@ HANDS = prometheus_client.Counter(
 )
 for _end in ("played", "voided"):
     HANDS.labels(_end)
+TIMEOUTS = prometheus_client.Counter(
+    "poker_table_timeouts_total", "Poker decisions taken by the server when their time ran out (NK-7.2)."
+)
 
 ClockMs = Callable[[], int]
 RECENT_EVENTS = 512
@@ -204,6 +207,7 @@ class PokerTable:
             self.published.notify_all()
         if payouts:
             self._payouts_due = True
+        TIMEOUTS.inc(sum(isinstance(ev, te.TimedOut) for ev in t.events))
         try:  # committed: what follows may fail without undoing the command (the clock retries payouts)
             if finished:
                 self._close_shoe(old.hand_number)

@@ -6,6 +6,8 @@ play on their own with the money in the ledger."""
 
 from __future__ import annotations
 
+import urllib.request
+
 from poker.table.v1 import table_service_pb2 as pb
 from servicekit.auth import Role
 
@@ -25,6 +27,9 @@ def test_time_out_folds_facing_a_bet_nk_a4(stack: Stack) -> None:
         acted = next(e.player_acted for e in watch.events if e.HasField("player_acted"))
         assert (timed.seat, timed.in_a_row) == (1, 1)
         assert (acted.seat, acted.kind, acted.timed_out) == (1, pb.ACTION_KIND_FOLD, True)
+        metrics = urllib.request.urlopen(stack.table.metrics_url, timeout=5).read().decode()
+        counted = [ln for ln in metrics.splitlines() if ln.startswith("poker_table_timeouts_total ")]
+        assert counted and float(counted[0].split()[1]) >= 1
     finally:
         watch.close()
 
