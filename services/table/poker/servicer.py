@@ -28,6 +28,7 @@ M = TypeVar("M", bound=Message)
 WATCH_POLL_SECONDS = 0.5
 MAX_PAGE = 100
 MAX_INVITES = 100
+MAX_TABLES_PER_HOST = 20  # private tables live on; a player cannot fill the service with them
 
 
 def _player() -> str:
@@ -115,6 +116,12 @@ class TableServicer(pb_grpc.TableServiceServicer):
         if len(request.invited) > MAX_INVITES or any(not p for p in request.invited):
             raise errors.invalid_argument("invited", "BAD_INVITE_LIST", "up to 100 non-empty player ids")
         host = caller.subject if caller.role is Role.PLAYER else ""
+        if host and sum(t.host == host for t in list(self._room.tables.values())) >= MAX_TABLES_PER_HOST:
+            raise errors.resource_exhausted(
+                "TOO_MANY_TABLES",
+                f"a player hosts at most {MAX_TABLES_PER_HOST} tables",
+                limit=MAX_TABLES_PER_HOST,
+            )
 
         def run(key: str) -> tuple[pb.CreateTableResponse, bool]:
             table = self._room.create(settings, host, sorted(set(request.invited)))

@@ -146,3 +146,13 @@ def test_create_is_idempotent(shared_stack: Stack) -> None:
     again = stack.tables("hal").CreateTable(request)
     assert first == again
     assert len(stack.tables("hal").ListTables(pb.ListTablesRequest()).tables) == before + 1
+
+
+def test_a_player_hosts_a_bounded_number_of_tables(shared_stack: Stack) -> None:
+    stack = shared_stack
+    for _ in range(20):
+        _create(stack, host="max")
+    with pytest.raises(grpc.RpcError) as refused:
+        _create(stack, host="max")
+    assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert reason(refused.value) == "TOO_MANY_TABLES"
