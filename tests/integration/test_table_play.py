@@ -784,6 +784,12 @@ def test_reconnection_gets_exactly_the_missed_events_then_live_ones(run: Run) ->
     assert timed_out and timed_out[0].player_acted.seat == dora.dropped_seat
     assert timed_out[0].hand_number == dora.dropped_in_hand
     assert timed_out[0].player_acted.kind in (pb.ACTION_KIND_CHECK, pb.ACTION_KIND_FOLD)
+    # NK-7.3: the clock ran on from her turn through the decision time and what was left of her time bank
+    # (3 s + at most 2 s at her table), on the server's clock; the disconnect neither stopped nor reset it.
+    turn = before[-1]
+    assert turn.WhichOneof("event") == "turn_to_act" and turn.seq == dora.dropped_after_seq
+    waited = timed_out[0].time_ms - turn.time_ms
+    assert turn.turn_to_act.decision_ms - 100 <= waited <= 5_000 + 2_000, waited
     assert not any(
         e.WhichOneof("event") == "player_left"
         and e.player_left.player_id == "dora"
