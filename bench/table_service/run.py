@@ -257,28 +257,29 @@ def _server_act_ms(log: Path, start: float, end: float) -> list[float]:
 
 
 def _every_table_dealing(
-    ops: pb_grpc.TableServiceStub, ids: set[str], bots: int, timeout: float = 300.0
+    ops: pb_grpc.TableServiceStub, ids: set[str], seated: int, hands: int = 2, timeout: float = 300.0
 ) -> None:
+    """Wait until every table has `seated` players (bots sit one at a time between hands) and has dealt
+    `hands` hands."""
     deadline = time.monotonic() + timeout
     while True:
-        hands: dict[str, int] = {}
+        dealt: dict[str, int] = {}
         token = ""
         while True:
             page = ops.ListTables(pb.ListTablesRequest(page_size=100, page_token=token))
-            # Dealing with every bot seated (bots sit one at a time between hands).
-            hands |= {
-                t.table_id: t.hand_number if sum(bool(s.player_id) for s in t.seats) >= bots else 0
+            dealt |= {
+                t.table_id: t.hand_number if sum(bool(s.player_id) for s in t.seats) >= seated else 0
                 for t in page.tables
                 if t.table_id in ids
             }
             token = page.next_page_token
             if not token:
                 break
-        if all(hands.get(t, 0) >= 2 for t in ids):
+        if all(dealt.get(t, 0) >= hands for t in ids):
             return
         if time.monotonic() > deadline:
-            stuck = sorted(t for t in ids if hands.get(t, 0) < 2)
-            raise RuntimeError(f"{len(stuck)} bot tables not dealing after {timeout:.0f} s: {stuck[:5]}")
+            stuck = sorted(t for t in ids if dealt.get(t, 0) < hands)
+            raise RuntimeError(f"{len(stuck)} tables not dealing after {timeout:.0f} s: {stuck[:5]}")
         time.sleep(0.5)
 
 
@@ -372,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
             for player in players:
                 player.start()
             lat_ids = {p.table for p in players}
-            time.sleep(1.0)  # the first hands start
+            _every_table_dealing(ops, lat_ids, args.latency_players, hands=5)  # warmed up
             h0, t0 = _hands(ops, lat_ids), time.perf_counter()
             spy = _py_spy(args.py_spy, "act", table_proc.pid, args.seconds)
             idle_window = time.time()
@@ -391,9 +392,8 @@ def main(argv: list[str] | None = None) -> int:
                         pb.CreateTableRequest(request_id=f"bots-{t}", settings=settings)
                     ).table.table_id
                 )
-            _every_table_dealing(
-                ops, bot_ids, args.seats - 1
-            )  # the bots' buy-ins (wallet calls) are not measured
+            # Measured once every bot is seated: their buy-ins are wallet calls, not play.
+            _every_table_dealing(ops, bot_ids, args.seats - 1)
             load_start = os.getloadavg()[0]
             rates = []
             spy = _py_spy(args.py_spy, "bots", table_proc.pid, args.seconds)
