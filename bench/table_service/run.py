@@ -283,6 +283,19 @@ def _every_table_dealing(
         time.sleep(0.5)
 
 
+def _floor_ms(address: str, calls: int = 300) -> list[float]:
+    """What any call to the table service costs here (transport, threads, a busy machine): grpc.health
+    Check, which touches no table, one after another."""
+    found = []
+    with grpc.insecure_channel(address) as channel:
+        health = health_pb2_grpc.HealthStub(channel)
+        for _ in range(calls):
+            t0 = time.perf_counter()
+            health.Check(health_pb2.HealthCheckRequest(), timeout=5)
+            found.append((time.perf_counter() - t0) * 1000)
+    return found
+
+
 def _measure_latency(latencies: Latencies, seconds: float) -> tuple[list[float], list[float]]:
     """(Act to the others' PlayerActed, the Act call alone), in ms."""
     latencies.samples, latencies.act_ms = [], []
@@ -374,6 +387,7 @@ def main(argv: list[str] | None = None) -> int:
                 player.start()
             lat_ids = {p.table for p in players}
             _every_table_dealing(ops, lat_ids, args.latency_players, hands=5)  # warmed up
+            floor = _floor_ms(table_addr)
             h0, t0 = _hands(ops, lat_ids), time.perf_counter()
             spy = _py_spy(args.py_spy, "act", table_proc.pid, args.seconds)
             idle_window = time.time()
@@ -426,6 +440,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"{args.latency_tables} tables × {args.latency_players} players) | {_pct(idle, 0.5):.2f} / {_pct(idle, 0.99):.2f} |")  # fmt: skip
             print(f"| Act → others' PlayerActed, under the bot tables: p50 / p99 ms ({len(loaded)} samples) | "
                   f"{_pct(loaded, 0.5):.2f} / {_pct(loaded, 0.99):.2f} |")  # fmt: skip
+            print(
+                f"| floor: a health Check call, {len(floor)} in a row while the scripted tables play: "
+                f"p50 / p99 ms | {_pct(floor, 0.5):.2f} / {_pct(floor, 0.99):.2f} |"
+            )
             print(
                 f"| Act call alone (request to response), idle: p50 / p99 ms | {_pct(idle_act, 0.5):.2f} / {_pct(idle_act, 0.99):.2f} |"
             )
