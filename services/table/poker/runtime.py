@@ -115,6 +115,7 @@ class PokerTable:
         self._profile = BotProfile(pacing=options.bot_pacing)
         self.watchers: Counter[str] = Counter()
         self._payouts_due = True  # look in the store once: a crash may have left some owed
+        self._money_open = False  # a buy-in neither committed nor undone (the wallet was away)
         self._respond: Responder | None = None
         self._closer = closer
         self._log = get_logger(service="table")
@@ -257,6 +258,13 @@ class PokerTable:
             self._store.payout_done(payout.transfer_id)
         self._payouts_due = False
 
+    def _undo_open_money(self) -> None:
+        """Buy-ins asked of the wallet but never committed here: released or given back (idempotent)."""
+        for n, hold_id, player in self._store.open_money(self.table_id):
+            self._escrow.undo_buy_in(self.table_id, hold_id, player)
+            self._store.end_money(self.table_id, n)
+        self._money_open = False
+
     def _run(self, op: str, body: dict[str, Any]) -> Transition:
         """A command without money or cards: core, then commit."""
         body = {**body, "now": body.get("now", self.now())}
@@ -287,7 +295,8 @@ class PokerTable:
             try:
                 self._escrow.undo_buy_in(self.table_id, hold_id, player)
                 self._store.end_money(self.table_id, n)
-            except Exception:  # left open: undone at the next recovery
+            except Exception:  # left open: the clock undoes it once the wallet answers
+                self._money_open = True
                 self._log.warning("poker_buy_in_undo_deferred", table_id=self.table_id)
             raise
         return t
@@ -412,6 +421,13 @@ class PokerTable:
                 self.recover()
             now = self.now()
             self._pay_out()
+            if self._money_open:
+                try:
+                    self._undo_open_money()
+                except Exception as exc:  # the wallet is still away: the game goes on, the next tick retries
+                    self._log.warning(
+                        "poker_buy_in_undo_deferred", table_id=self.table_id, error=type(exc).__name__
+                    )
             self._due(now)
             if self.state.hand_in_progress:
                 self._bot_turn(now)
@@ -498,9 +514,7 @@ class PokerTable:
         with self.lock:
             if self.recovered:
                 return
-            for n, hold_id, player in self._store.open_money(self.table_id):
-                self._escrow.undo_buy_in(self.table_id, hold_id, player)
-                self._store.end_money(self.table_id, n)
+            self._undo_open_money()
             self.seq = self._store.last_seq(self.table_id)
             base = from_snapshot(self.config, self._store.snapshot(self.table_id))
             log = self._store.hand_log(self.table_id)
