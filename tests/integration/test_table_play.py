@@ -6,9 +6,11 @@ turn, the clock runs out (NK-7.3, NK-A4: the server checks or folds for her), an
 leaves: the ledger's invariants hold, every player's wallet moved by exactly their nets, a players-only
 table's escrow is back to 0 and a bot table's escrow equals the chips on it.
 
-The same run is the leak scan (MP-1.2, NK-7.6): every message each viewer received is checked against the
-operator's full hand histories (tests/integration/leakscan.py), and the table service's log is scanned
-for card text.
+The same run is the leak scan (MP-1.2, NK-7.6): every message each viewer received (stream events, the
+views of GetTableView / Act / JoinTable, errors, their own hand histories) is checked against the operator's
+full hand histories (tests/integration/leakscan.py); the table service's log and metrics are scanned for
+card text. Along the way: a three-hand break (SitOut / SitIn), re-buys after busting (TopUp), presets,
+all-ins, pot-limit raises and illegal actions refused without effect.
 """
 
 from __future__ import annotations
@@ -361,7 +363,8 @@ class Player:
                 self.left.set()
         elif which == "hand_ended":
             self.nets += sum(n.chips for n in event.hand_ended.nets if n.seat == self.seat)
-            if self.seat and not self.leaving:
+            stacks = {s.seat: s.chips for s in event.hand_ended.stacks}
+            if self.seat and not self.leaving and stacks.get(self.seat) != 0:  # busted: the re-buy first
                 self._break(event.hand_number)
         elif which == "player_sat_out" and event.player_sat_out.seat == self.seat and not self.leaving:
             try:
@@ -596,7 +599,7 @@ def run(services: Services) -> Run:
         return any(
             e.seq > dora.dropped_after_seq
             and e.WhichOneof("event") == "player_acted"
-            and e.player_acted.seat == dora.seat
+            and e.player_acted.seat == dora.dropped_seat
             and e.player_acted.timed_out
             for e in list(rail.events)
         )
