@@ -410,13 +410,23 @@ class Player:
             pass  # counted in self.errors
 
     def _turn(self) -> None:
-        try:
-            view = self._unary(self.stub.GetTableView, pb.GetTableViewRequest(table_id=self.table_id)).view
-        except grpc.RpcError:
-            return
-        self._record("view", view)
-        if view.seat_to_act != self.seat or not view.hand_in_play:
-            return  # the turn has gone (answered late, timed out): the stream brings the next one
+        """Answer a turn from the view (with its legal actions and version); a stale version (the hand
+        moved on meanwhile) means: fetch the view again, as a front-end would."""
+        for _ in range(3):
+            try:
+                view = self._unary(
+                    self.stub.GetTableView, pb.GetTableViewRequest(table_id=self.table_id)
+                ).view
+            except grpc.RpcError:
+                return
+            self._record("view", view)
+            if view.seat_to_act != self.seat or not view.hand_in_play:
+                return  # the turn has gone (answered late, timed out): the stream brings the next one
+            if not self._decide(view):
+                return
+
+    def _decide(self, view: pb.TableView) -> bool:
+        """Act on `view`; True when it was stale."""
         for fields in choose(view.legal, self.rng, self.style):
             illegal = fields.pop("illegal", False)
             request = pb.ActRequest(
@@ -425,11 +435,12 @@ class Player:
             try:
                 reply = self._unary(self.stub.Act, request)
             except grpc.RpcError as error:
+                reason, text = _error_text(error)
+                if reason == "STALE_VERSION":
+                    return True
                 if illegal:
                     continue  # refused as it should be; the decision follows with the same version
-                self.refused.append(
-                    f"{_error_text(error)[1]} for {fields} with {view.legal}".replace("\n", " ")
-                )
+                self.refused.append(f"{text} for {fields} with {view.legal}".replace("\n", " "))
                 if fields.get("kind") not in (pb.ACTION_KIND_CHECK, pb.ACTION_KIND_CALL, pb.ACTION_KIND_FOLD):
                     # Keep the game going; the refusal fails the test unless it was a race.
                     plain = pb.ACTION_KIND_CHECK if view.legal.can_check else pb.ACTION_KIND_CALL
@@ -441,10 +452,11 @@ class Player:
                     )
                     with contextlib.suppress(grpc.RpcError):  # counted in self.errors
                         self._record("view", self._unary(self.stub.Act, retry).view)
-                return
+                return False
             assert not illegal, f"{self.name}: an illegal action was accepted: {request}"
             self._record("view", reply.view)
-            return
+            return False
+        return False
 
     def read_own_histories(self, count: int) -> int:
         """Their last hands as they may see them (ListHandHistories, GetHandHistory): scanned too."""
