@@ -13,6 +13,7 @@ from servicekit import errors
 from servicekit.logging import get_logger
 
 from services.table.poker.cards import Dealer
+from services.table.poker.clock import TableClock
 from services.table.poker.money import Escrow
 from services.table.poker.runtime import ClockMs, Options, PokerTable
 from services.table.poker.store import TableStore
@@ -55,10 +56,9 @@ class PokerRoom:
             if table.table_id not in known:
                 store.add_table(table.table_id, table.settings.SerializeToString(), "", "", [], clock())
         self.tables: dict[str, PokerTable] = {}
+        self._clocks: dict[str, TableClock] = {}
         for table_id, raw, host, code, invited in store.tables():
-            self.tables[table_id] = self._runtime(
-                table_id, pb.TableSettings.FromString(raw), host, code, invited
-            )
+            self._add(self._runtime(table_id, pb.TableSettings.FromString(raw), host, code, invited))
 
     def _runtime(
         self, table_id: str, settings: pb.TableSettings, host: str, code: str, invited: list[str]
@@ -76,6 +76,11 @@ class PokerRoom:
             self._options,
             self._closer,
         )
+
+    def _add(self, table: PokerTable) -> None:
+        with self.lock:
+            self._clocks[table.table_id] = TableClock(table, self._dealer, self._options)
+            self.tables[table.table_id] = table
 
     def start(self) -> None:
         for thread in self._threads:
@@ -95,13 +100,13 @@ class PokerRoom:
     def tick(self, share: int | None = None) -> None:
         """Tick every table, or the tables of one clock thread's share."""
         now = time.monotonic()
-        for k, (table_id, table) in enumerate(sorted(self.tables.items())):
+        for k, (table_id, clock) in enumerate(sorted(self._clocks.items())):
             if share is not None and k % CLOCK_THREADS != share:
                 continue
             if self._retry_at.get(table_id, 0.0) > now:
                 continue
             try:
-                table.tick()
+                clock.tick()
             except Exception as exc:  # the wallet or the dealer is away: retry in a second
                 self._retry_at[table_id] = now + RETRY_MS / 1000
                 self._log.warning("poker_tick_failed", table_id=table_id, error=type(exc).__name__)
@@ -112,8 +117,7 @@ class PokerRoom:
         self.store.add_table(table_id, settings.SerializeToString(), host, code, invited, self._clock())
         table = self._runtime(table_id, settings, host, code, invited)
         table.recovered = True  # nothing to recover: a new table
-        with self.lock:
-            self.tables[table_id] = table
+        self._add(table)
         return table
 
     def table(self, table_id: str) -> PokerTable:

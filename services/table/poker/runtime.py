@@ -4,15 +4,13 @@ Each command: the core computes the transition (a refusal changes nothing) -> mo
 for moves in the wallet (a buy-in is logged as an intent first; if the wallet refuses, the old state
 stays) -> the log entry, the numbered events and, between hands, the snapshot are committed in one SQLite
 transaction -> the new state is swapped in and watchers are woken -> effects that follow (stacks paid back
-to the wallet, the hand's shoe closed). The clock thread calls `tick`: time-outs and reconnection windows
-(`apply_due`), bots' moves after their think time, bots sitting down or standing up, the next hand.
+to the wallet, the hand's shoe closed). `clock.TableClock` drives the table between players' commands.
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
-import zlib
 from collections import Counter, deque
 from collections.abc import Callable
 from concurrent.futures import Executor
@@ -21,7 +19,6 @@ from typing import Any
 
 import prometheus_client
 from poker.table.v1 import table_service_pb2 as pb
-from pokerrules.bots import BotProfile, bot_move
 from pokerrules.cards import ordered_deck
 from pokerrules.multiplayer import Action, IllegalAction
 from pokerrules.multiplayer import events as me
@@ -33,7 +30,6 @@ from servicekit import errors
 from servicekit.logging import get_logger
 
 from services.table.poker import replay
-from services.table.poker.bots import bot_change
 from services.table.poker.cards import Dealer, HandShoe, cards_needed
 from services.table.poker.convert import event_protos, hand_version, table_info, turn_event
 from services.table.poker.money import Escrow
@@ -52,7 +48,6 @@ TIMEOUTS = prometheus_client.Counter(
 
 ClockMs = Callable[[], int]
 RECENT_EVENTS = 512
-MAX_BOT_MOVES_PER_TICK = 10
 # Builds a command's answer from the table it leaves (state, last event number, transition), so the answer
 # is stored for idempotent repeats in the command's own transaction: (request key, builder).
 Responder = tuple[str, Callable[[TableState, int, Transition], bytes]]
@@ -63,14 +58,6 @@ class Options:
     bot_pacing: bool = True  # bots wait their think time (tests switch it off)
     hand_pause_ms: int = 2_000  # between two hands, so people see the result
     resume_hands: bool = True  # False: a hand interrupted by a restart is always voided
-
-
-@dataclass
-class BotPlan:
-    version: int
-    at_ms: int
-    player: str
-    action: Action
 
 
 class PokerTable:
@@ -109,10 +96,6 @@ class PokerTable:
         self._rank = ranker_for(self.config.game.variant)
         self._shoe: HandShoe | None = None
         self._hand_started_ms = 0
-        self._bot_plan: BotPlan | None = None
-        self._next_hand_at: int | None = None
-        self._seed = zlib.crc32(table_id.encode())
-        self._profile = BotProfile(pacing=options.bot_pacing)
         self.watchers: Counter[str] = Counter()
         self._payouts_due = True  # look in the store once: a crash may have left some owed
         self._money_open = False  # a buy-in neither committed nor undone (the wallet was away)
@@ -265,7 +248,7 @@ class PokerTable:
             self._store.end_money(self.table_id, n)
         self._money_open = False
 
-    def _run(self, op: str, body: dict[str, Any]) -> Transition:
+    def run(self, op: str, body: dict[str, Any]) -> Transition:
         """A command without money or cards: core, then commit."""
         body = {**body, "now": body.get("now", self.now())}
         try:
@@ -275,7 +258,7 @@ class PokerTable:
         self._commit(op, body, t)
         return t
 
-    def _with_money(self, op: str, body: dict[str, Any], player: str, is_bot: bool = False) -> Transition:
+    def run_with_money(self, op: str, body: dict[str, Any], player: str, is_bot: bool = False) -> Transition:
         """A command that buys chips in: core first, the wallet next, the commit last."""
         body = {**body, "now": self.now()}
         try:
@@ -319,17 +302,17 @@ class PokerTable:
                     )
                 seat = free[0]
             body = {"player": player, "seat": seat, "buy_in": buy_in, "is_bot": False, "code": code}
-            self._with_money("sit", body, player)
+            self.run_with_money("sit", body, player)
             return seat
 
     def top_up(self, player: str, amount: int) -> int:
         with self.lock:
-            self._with_money("top_up", {"player": player, "amount": amount}, player)
+            self.run_with_money("top_up", {"player": player, "amount": amount}, player)
             return self.state.stack_of(self.state.seat_of(player))
 
     def leave(self, player: str) -> tuple[int, bool]:
         with self.lock:
-            t = self._run("leave", {"player": player, "reason": "LEFT"})
+            t = self.run("leave", {"player": player, "reason": "LEFT"})
             # Folding may end the hand at once: then the stack is back already.
             returned = sum(
                 ev.amount for ev in t.events if isinstance(ev, te.ChipsReturned) and ev.player == player
@@ -338,17 +321,17 @@ class PokerTable:
 
     def sit_out(self, player: str) -> None:
         with self.lock:
-            self._run("sit_out", {"player": player})
+            self.run("sit_out", {"player": player})
 
     def sit_in(self, player: str) -> None:
         with self.lock:
-            self._run("sit_in", {"player": player})
+            self.run("sit_in", {"player": player})
 
     def invite(self, by: str, players: list[str]) -> None:
         with self.lock:
             for player in players:
                 if player not in self.state.invited:
-                    self._run("invite", {"by": by, "player": player})
+                    self.run("invite", {"by": by, "player": player})
 
     def act(
         self, player: str, expected_version: int, action: Action, respond: Responder | None = None
@@ -369,11 +352,11 @@ class PokerTable:
             seat = self.state.find_seat(player)
             self._respond = respond
             try:
-                t = self._run("act", body)
+                t = self.run("act", body)
             except errors.DomainError as error:
                 if error.reason == "TIME_EXPIRED":
                     self._respond = None
-                    self._due(int(body["now"]))  # NK-7.2: the server acts for the player now
+                    self.due(int(body["now"]))  # NK-7.2: the server acts for the player now
                 raise
             finally:
                 self._respond = None
@@ -400,7 +383,7 @@ class PokerTable:
             if number is not None and not self.state.seats[number].connected and self.recovered:
                 # The window may be over: the due leave then follows on the clock.
                 with contextlib.suppress(errors.DomainError):
-                    self._run("reconnect", {"player": player})
+                    self.run("reconnect", {"player": player})
 
     def watch_closed(self, player: str) -> None:
         with self.lock:
@@ -411,91 +394,32 @@ class PokerTable:
             number = self.state.find_seat(player)
             if number is not None and self.state.seats[number].connected and self.recovered:
                 with contextlib.suppress(errors.DomainError):
-                    self._run("disconnect", {"player": player})
+                    self.run("disconnect", {"player": player})
 
-    # The clock ---------------------------------------------------------------------------------------
+    # Used by the clock (services.table.poker.clock) -----------------------------------------------------
 
-    def tick(self) -> None:
-        with self.lock:
-            if not self.recovered:
-                self.recover()
-            now = self.now()
-            self._pay_out()
-            if self._money_open:
-                try:
-                    self._undo_open_money()
-                except Exception as exc:  # the wallet is still away: the game goes on, the next tick retries
-                    self._log.warning(
-                        "poker_buy_in_undo_deferred", table_id=self.table_id, error=type(exc).__name__
-                    )
-            self._due(now)
-            if self.state.hand_in_progress:
-                self._bot_turn(now)
-                return
-            self._bots_between_hands()
-            if not self.state.can_start_hand():
-                self._next_hand_at = None
-                return
-            if self._next_hand_at is None:
-                self._next_hand_at = now + self.options.hand_pause_ms
-            if now < self._next_hand_at:
-                return
-            hand, count = self.state.hand_number + 1, self._cards_needed()
-        # The dealer is called without the table's lock, so players' commands and views never wait for it.
-        shoe = self._dealer.shoe_for(self.table_id, hand, count)
-        with self.lock:
-            fresh = self.state.can_start_hand() and self.state.hand_number + 1 == hand
-            if fresh and self._cards_needed() == count:  # else players came or went: the next tick deals
-                self._next_hand_at = None
-                self._start_hand(self.now(), shoe)
+    def settle_money(self) -> None:
+        """Stacks owed to wallets paid, buy-ins the wallet could not undo undone; both retried later."""
+        self._pay_out()
+        if self._money_open:
+            try:
+                self._undo_open_money()
+            except Exception as exc:  # the wallet is still away: the game goes on, the next tick retries
+                self._log.warning(
+                    "poker_buy_in_undo_deferred", table_id=self.table_id, error=type(exc).__name__
+                )
 
-    def _cards_needed(self) -> int:
+    def due(self, now: int) -> None:
+        """Time-outs and reconnection windows that fell due by `now` (NK-7.2, NK-7.4)."""
+        wake = next_wakeup(self.state)
+        if wake is not None and wake <= now:
+            self.run("due", {"now": now})
+
+    def cards_for_next_hand(self) -> int:
         players = len(self.state.active_seats())
         return cards_needed(players, self.config.game.variant.hole_cards, self.config.mode is Mode.NAIKO)
 
-    def _due(self, now: int) -> None:
-        wake = next_wakeup(self.state)
-        if wake is not None and wake <= now:
-            self._run("due", {"now": now})
-
-    def _bot_turn(self, now: int) -> None:
-        """Bots whose think time is over act, one after another while the hand waits on bots only."""
-        for _ in range(MAX_BOT_MOVES_PER_TICK):
-            if not self.state.hand_in_progress:
-                return
-            version = hand_version(self.state)
-            plan = self._bot_plan
-            if plan is None or plan.version != version:
-                move = bot_move(self.state, self._seed, self._profile)
-                if move is None:
-                    self._bot_plan = None
-                    return
-                wait = move.decision.think_ms if self.options.bot_pacing else 0
-                plan = self._bot_plan = BotPlan(version, now + wait, move.player, move.decision.action)
-            if now < plan.at_ms:
-                return
-            self._bot_plan = None
-            self._run("act", {"player": plan.player, **replay.action_body(plan.action), "now": now})
-
-    def _bots_between_hands(self) -> None:
-        change = bot_change(
-            self.table_id, self.state, self.settings.bot_seats if self.settings.bots_allowed else 0
-        )
-        if change is None:
-            return
-        if change.sit:
-            body = {
-                "player": change.player,
-                "seat": change.seat,
-                "buy_in": self.config.max_buy_in,
-                "is_bot": True,
-                "code": None,
-            }
-            self._with_money("sit", body, change.player, is_bot=True)
-        else:
-            self._run("leave", {"player": change.player, "reason": "LEFT"})
-
-    def _start_hand(self, now: int, shoe: HandShoe) -> None:
+    def start_hand(self, now: int, shoe: HandShoe) -> None:
         count = len(shoe.cards)
         body = {"now": now, "count": count, "shoe_id": shoe.shoe_id}
         try:
@@ -531,7 +455,7 @@ class PokerTable:
                     self._log.warning("poker_hand_voided", table_id=self.table_id, reason=type(exc).__name__)
                     self.state = self._replay(base, log, real_cards=False)
                     self._shoe = None
-                    self._run("void", {})
+                    self.run("void", {})
             self._pay_out()
             self.recovered = True
 

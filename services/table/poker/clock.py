@@ -1,0 +1,108 @@
+"""What happens at a table between players' commands, on the clock threads: owed money settled, time-outs
+and reconnection windows applied (`apply_due`), bots' moves after their think time, bots sitting down or
+standing up between hands, and the next hand once at least two can play.
+
+Bots play through the same commands as people and decide on their own view only (`bot_move`, NK-7.6); with
+pacing on they wait their think time first (`BotProfile`).
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+from pokerrules.bots import BotProfile, bot_move
+from pokerrules.multiplayer import Action
+
+from services.table.poker import replay
+from services.table.poker.bots import bot_change
+from services.table.poker.cards import Dealer
+from services.table.poker.convert import hand_version
+from services.table.poker.runtime import Options, PokerTable
+
+MAX_BOT_MOVES_PER_TICK = 10
+
+
+@dataclass
+class BotPlan:
+    version: int  # the hand version it was decided on
+    at_ms: int  # when it is played (after the think time)
+    player: str
+    action: Action
+
+
+class TableClock:
+    def __init__(self, table: PokerTable, dealer: Dealer, options: Options) -> None:
+        self.table = table
+        self._dealer = dealer
+        self._options = options
+        self._bot_plan: BotPlan | None = None
+        self._next_hand_at: int | None = None
+        self._seed = zlib.crc32(table.table_id.encode())
+        self._profile = BotProfile(pacing=options.bot_pacing)
+
+    def tick(self) -> None:
+        table = self.table
+        with table.lock:
+            if not table.recovered:
+                table.recover()
+            now = table.now()
+            table.settle_money()
+            table.due(now)
+            if table.state.hand_in_progress:
+                self._bot_turn(now)
+                return
+            self._bots_between_hands()
+            if not table.state.can_start_hand():
+                self._next_hand_at = None
+                return
+            if self._next_hand_at is None:
+                self._next_hand_at = now + self._options.hand_pause_ms
+            if now < self._next_hand_at:
+                return
+            hand, count = table.state.hand_number + 1, table.cards_for_next_hand()
+        # The dealer is called without the table's lock, so players' commands and views never wait for it.
+        shoe = self._dealer.shoe_for(table.table_id, hand, count)
+        with table.lock:
+            fresh = table.state.can_start_hand() and table.state.hand_number + 1 == hand
+            if fresh and table.cards_for_next_hand() == count:  # else players came or went: next tick
+                self._next_hand_at = None
+                table.start_hand(table.now(), shoe)
+
+    def _bot_turn(self, now: int) -> None:
+        """Bots whose think time is over act, one after another while the hand waits on bots only."""
+        table = self.table
+        for _ in range(MAX_BOT_MOVES_PER_TICK):
+            if not table.state.hand_in_progress:
+                return
+            version = hand_version(table.state)
+            plan = self._bot_plan
+            if plan is None or plan.version != version:
+                move = bot_move(table.state, self._seed, self._profile)
+                if move is None:
+                    self._bot_plan = None
+                    return
+                wait = move.decision.think_ms if self._options.bot_pacing else 0
+                plan = self._bot_plan = BotPlan(version, now + wait, move.player, move.decision.action)
+            if now < plan.at_ms:
+                return
+            self._bot_plan = None
+            table.run("act", {"player": plan.player, **replay.action_body(plan.action), "now": now})
+
+    def _bots_between_hands(self) -> None:
+        table = self.table
+        settings = table.settings
+        change = bot_change(table.table_id, table.state, settings.bot_seats if settings.bots_allowed else 0)
+        if change is None:
+            return
+        if change.sit:
+            body = {
+                "player": change.player,
+                "seat": change.seat,
+                "buy_in": table.config.max_buy_in,
+                "is_bot": True,
+                "code": None,
+            }
+            table.run_with_money("sit", body, change.player, is_bot=True)
+        else:
+            table.run("leave", {"player": change.player, "reason": "LEFT"})
