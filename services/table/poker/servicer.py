@@ -82,9 +82,10 @@ class TableServicer(pb_grpc.TableServiceServicer):
         kind: type[M],
         run: Callable[[str], tuple[M, bool]],
     ) -> M:
-        """Idempotency: the first answer to (rpc, caller, request_id) is stored and replayed. `run(key)`
-        returns the answer and whether the command already stored it in its own transaction."""
-        key = f"{rpc}|{current_caller().subject}|{_request_id(request_id)}"
+        """Idempotency: the first answer to (rpc, caller, table, request_id) is stored and replayed.
+        `run(key)` returns the answer and whether the command already stored it in its own transaction."""
+        where = table.table_id if table is not None else ""
+        key = f"{rpc}|{current_caller().subject}|{where}|{_request_id(request_id)}"
         lock = table.lock if table is not None else self._room.lock
         with lock:  # one copy of a request at a time: a repeat in flight waits and gets the first answer
             saved = self._room.store.response(key)

@@ -152,3 +152,10 @@ def test_busted_player_watches_and_rebuys_nk_6_1(stack: Stack) -> None:
     wait_until(lambda: stack.view(player, "hu").hand_in_play)
     assert stack.balance("ana") + stack.balance("bob") + stack.escrow("hu") == 40_000
     assert stack.escrow("hu") == 13_000
+
+
+def test_one_request_id_at_two_tables_is_two_requests(stack: Stack) -> None:
+    stack.fund("ana", 20_000)
+    for table_id in ("hu", "plo"):
+        stack.tables("ana").JoinTable(pb.JoinTableRequest(request_id="sit", table_id=table_id, buy_in=5_000))
+    assert (stack.escrow("hu"), stack.escrow("plo"), stack.balance("ana")) == (5_000, 5_000, 10_000)
