@@ -29,8 +29,9 @@ def load_config(**overrides: Any) -> ServerConfig:
         # Measured with 64 clients: 16 threads give the same throughput as 64 and a shorter p99 tail
         # (fewer threads fighting for the GIL); SQLite group commit batches whatever is queued.
         "max_workers": setting("FELT_WALLET_MAX_WORKERS", 16, parse=positive_int),
-        # Default 1 (dev and tests): 2 processes measured no better on this 2-core machine while it was
-        # busy, and the table service calls the wallet through one connection, i.e. one worker.
+        # Default 1 (dev and tests): on this 2-core machine 2 processes helped only with idle CPU (SQLite
+        # +12-31 % at load 2-7, nothing at 9-25), and the table service calls the wallet through one
+        # connection, i.e. one worker (bench/results/wallet.md).
         "workers": setting("FELT_WALLET_WORKERS", 1, parse=positive_int),
         # Set by the supervisor in each worker's environment, never by hand.
         "worker_index": setting(WORKER_INDEX_ENV, None, parse=int),
