@@ -14,6 +14,7 @@ FACING_BET = pb.LegalActions(
     min_to=200,
     max_to=9_900,
     all_in_to=9_900,
+    can_all_in=True,
     presets=[
         pb.PresetAmount(preset=pb.PRESET_RAISE_2X, amount=200),
         pb.PresetAmount(preset=pb.PRESET_RAISE_3X, amount=300),
@@ -28,6 +29,7 @@ UNOPENED = pb.LegalActions(
     min_to=100,
     max_to=9_900,
     all_in_to=9_900,
+    can_all_in=True,
     presets=[
         pb.PresetAmount(preset=pb.PRESET_POT_33, amount=148),
         pb.PresetAmount(preset=pb.PRESET_POT_50, amount=225),
@@ -36,7 +38,7 @@ UNOPENED = pb.LegalActions(
     ],
 )
 # Short: 80 behind facing a bet of 100: fold or all-in (a call for less), no raise.
-SHORT = pb.LegalActions(can_fold=True, call_amount=80, all_in_to=80)
+SHORT = pb.LegalActions(can_fold=True, call_amount=80, all_in_to=80, can_all_in=True)
 # Pot-Limit Omaha facing a bet: the maximum raise is the pot limit (NK-3.7), below the stack.
 POT_LIMIT = pb.LegalActions(
     can_fold=True, call_amount=100, bet_kind=pb.ACTION_KIND_RAISE, min_to=200, max_to=550, all_in_to=9_900

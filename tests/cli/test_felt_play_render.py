@@ -115,6 +115,7 @@ def test_legal_actions_list_each_command_with_min_and_max() -> None:
         min_to=200,
         max_to=9_900,
         all_in_to=9_900,
+        can_all_in=True,
         presets=[
             pb.PresetAmount(preset=pb.PRESET_RAISE_2X, amount=200),
             pb.PresetAmount(preset=pb.PRESET_RAISE_3X, amount=300),
@@ -134,6 +135,7 @@ def test_legal_actions_when_checking_and_betting_are_open() -> None:
         min_to=100,
         max_to=9_900,
         all_in_to=9_900,
+        can_all_in=True,
         presets=[pb.PresetAmount(preset=pb.PRESET_POT_100, amount=450)],
     )
     lines = render.legal_lines(legal, 5_000)

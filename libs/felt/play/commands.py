@@ -128,9 +128,9 @@ def _sized(verb: str, rest: list[str], legal: pb.LegalActions) -> Command:
 
 
 def all_in_allowed(legal: pb.LegalActions) -> bool:
-    """An all-in that bets or raises must fit the limit: in Pot-Limit the stack may exceed the pot-size
-    raise (NK-3.7), and then all-in is not an action the player has."""
-    return bool(legal.min_to) and 0 < legal.all_in_to <= legal.max_to
+    """The server says: in Pot-Limit the stack may exceed the pot-size raise (NK-3.7), and then all-in is not
+    an action the player has."""
+    return legal.can_all_in
 
 
 def _all_in(legal: pb.LegalActions) -> Command:
@@ -138,10 +138,7 @@ def _all_in(legal: pb.LegalActions) -> Command:
         return Act(pb.ACTION_KIND_ALL_IN)
     if legal.min_to:
         return Invalid(f"all-in is above the pot limit: raise to at most {legal.max_to} (r {legal.max_to})")
-    if legal.call_amount > 0:
-        # No raise is open: all-in can only be a call of every chip left, which the server checks.
-        return Act(pb.ACTION_KIND_ALL_IN)
-    return Invalid("you cannot go all-in now")
+    return Invalid("you cannot go all-in now: no raise is open to you (call, check or fold)")
 
 
 def _preset(rest: list[str], legal: pb.LegalActions) -> Command:

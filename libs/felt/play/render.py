@@ -143,7 +143,7 @@ def legal_lines(legal: pb.LegalActions, decision_ms_left: int = 0, time_bank_ms_
         verb = "b bet" if legal.bet_kind == pb.ACTION_KIND_BET else "r raise to"
         span = str(legal.min_to) if legal.min_to == legal.max_to else f"{legal.min_to}..{legal.max_to}"
         options.append(f"{verb} {span}")
-    if legal.min_to and 0 < legal.all_in_to <= legal.max_to:  # Pot-Limit: not above the pot-size raise
+    if legal.can_all_in:  # Pot-Limit: not above the pot-size raise
         options.append(f"a all-in ({legal.all_in_to})")
     lines = [f"Your turn ({clock}): " + " · ".join(options)]
     if legal.presets:

@@ -80,7 +80,7 @@ class LegalActions:
 
     @property
     def can_all_in(self) -> bool:
-        """Whether the ALL_IN command is legal now: a call of the whole stack, or a bet/raise within max_to."""
+        """Whether ALL_IN is legal now: a call of the whole stack, or a bet/raise within max_to."""
         if self.call_amount == self.stack:
             return True
         return self.max_to > 0 and self.all_in_to <= self.max_to

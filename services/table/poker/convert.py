@@ -228,6 +228,7 @@ def legal_pb(legal: LegalActions) -> pb.LegalActions:
         min_to=legal.min_to,
         max_to=legal.max_to,
         all_in_to=legal.all_in_to,
+        can_all_in=legal.can_all_in,
     )
     resolved = sizing(legal)
     if resolved is not None:

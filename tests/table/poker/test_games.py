@@ -21,8 +21,12 @@ def test_plo_deals_four_cards_and_caps_raises_at_the_pot_nk_3_7(stack: Stack) ->
     legal = view.legal
     # Blinds 50/100, the button to act: call 50, pot after the call 200, raise to 100 + 200 = 300.
     assert (legal.call_amount, legal.min_to, legal.max_to) == (50, 200, 300)
+    assert legal.all_in_to > legal.max_to and not legal.can_all_in  # the stack is above the pot-size raise
     with pytest.raises(grpc.RpcError) as over:
         stack.act("ana", "plo", pb.ACTION_KIND_RAISE, 301)
+    assert reason(over.value) == "ABOVE_POT_LIMIT"
+    with pytest.raises(grpc.RpcError) as over:
+        stack.act("ana", "plo", pb.ACTION_KIND_ALL_IN)
     assert reason(over.value) == "ABOVE_POT_LIMIT"
     stack.act("ana", "plo", pb.ACTION_KIND_RAISE, 300)
     stack.act("bob", "plo", pb.ACTION_KIND_FOLD)
