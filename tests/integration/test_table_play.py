@@ -210,10 +210,12 @@ def choose(legal: pb.LegalActions, rng: random.Random, style: str) -> list[dict[
     if can_raise and legal.min_to > 1 and rng.random() < illegal:
         tries.append({"kind": legal.bet_kind, "amount": legal.min_to - 1, "illegal": True})
     r = rng.random()
-    if r < all_in and can_raise and legal.all_in_to > legal.max_to:
-        tries.append({"kind": legal.bet_kind, "amount": legal.max_to})  # pot limit: the pot, not all-in
-    elif r < all_in and can_raise:  # an all-in raise needs the betting open to this player (NK-3.5)
+    if (
+        r < all_in and legal.can_all_in
+    ):  # not above a pot-size raise (NK-3.7), nor into closed betting (NK-3.5)
         tries.append({"kind": pb.ACTION_KIND_ALL_IN})
+    elif r < all_in and can_raise:
+        tries.append({"kind": legal.bet_kind, "amount": legal.max_to})  # pot limit: the pot instead
     elif can_raise and r < all_in + raise_:
         pick = rng.random()
         if pick < 0.4:
