@@ -210,9 +210,8 @@ def choose(legal: pb.LegalActions, rng: random.Random, style: str) -> list[dict[
     if can_raise and legal.min_to > 1 and rng.random() < illegal:
         tries.append({"kind": legal.bet_kind, "amount": legal.min_to - 1, "illegal": True})
     r = rng.random()
-    if (
-        r < all_in and legal.can_all_in
-    ):  # not above a pot-size raise (NK-3.7), nor into closed betting (NK-3.5)
+    # All-in when offered: never above a pot-size raise (NK-3.7) nor into closed betting (NK-3.5).
+    if r < all_in and legal.can_all_in:
         tries.append({"kind": pb.ACTION_KIND_ALL_IN})
     elif r < all_in and can_raise:
         tries.append({"kind": legal.bet_kind, "amount": legal.max_to})  # pot limit: the pot instead
