@@ -403,12 +403,21 @@ class Player:
                 )
                 self.sat_out_after = hand
             elif self.sat_out_after and not self.sat_in_after and hand >= self.sat_out_after + 3:
-                self._unary(
-                    self.stub.SitIn, pb.SitInRequest(request_id=self._rid("in"), table_id=self.table_id)
-                )
                 self.sat_in_after = hand
+                self._sit_in_after_break()
         except grpc.RpcError:
             pass  # counted in self.errors
+
+    def _sit_in_after_break(self) -> None:
+        try:
+            self._unary(self.stub.SitIn, pb.SitInRequest(request_id=self._rid("in"), table_id=self.table_id))
+        except grpc.RpcError as error:
+            # Busted in the hand still running when the break began: a re-buy sits them in (NK-6.1).
+            if _error_text(error)[0] != "NO_CHIPS":
+                raise
+            self.errors["NO_CHIPS"] -= 1
+            self._rebuy()
+            self.rebuys += 1
 
     def _turn(self) -> None:
         """Answer a turn from the view (with its legal actions and version); a stale version (the hand
