@@ -181,15 +181,6 @@ def hu(shared_stack: Stack) -> str:
 
 
 @pytest.fixture
-def deps(tmp_path: Path) -> Iterator[tuple[Path, RunningService, RunningService]]:
-    with (
-        running(dealer_spec, config_for_tests("dealer", tmp_path)) as dealer,
-        running(wallet_spec, config_for_tests("wallet", tmp_path)) as wallet,
-    ):
-        yield tmp_path, dealer, wallet
-
-
-@pytest.fixture
 def stack(deps: tuple[Path, RunningService, RunningService]) -> Iterator[Stack]:
     data_dir, dealer, wallet = deps
     clock = MsClock()
