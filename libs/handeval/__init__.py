@@ -5,6 +5,7 @@ See docs/evaluator.md for the algorithm, the strength scale and the limits.
 
 from handeval.api import (
     DEFAULT_ITERATIONS,
+    DEFAULT_VS_RANDOM_ITERATIONS,
     EXACT_MAX_BOARDS,
     MAX_BATCH_HANDS,
     MAX_EQUITY_HANDS,
@@ -12,6 +13,7 @@ from handeval.api import (
     MIN_EQUITY_HANDS,
     category_of,
     equity,
+    equity_vs_random,
     evaluate,
     evaluate_batch,
     strength7,
@@ -22,6 +24,7 @@ from handeval.values import BatchResult, Category, EquityResult, HandValue, Rule
 
 __all__ = [
     "DEFAULT_ITERATIONS",
+    "DEFAULT_VS_RANDOM_ITERATIONS",
     "EXACT_MAX_BOARDS",
     "MAX_BATCH_HANDS",
     "MAX_EQUITY_HANDS",
@@ -39,6 +42,7 @@ __all__ = [
     "card_text",
     "category_of",
     "equity",
+    "equity_vs_random",
     "evaluate",
     "evaluate_batch",
     "parse_card",

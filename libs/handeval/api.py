@@ -25,6 +25,8 @@ DEFAULT_ITERATIONS = 1_000_000
 MAX_ITERATIONS = 100_000_000
 MIN_EQUITY_HANDS = 2
 MAX_EQUITY_HANDS = 10
+#: Deals `equity_vs_random` plays when no iterations are given.
+DEFAULT_VS_RANDOM_ITERATIONS = 100_000
 
 #: strength7(c0, ..., c6): the C function itself (METH_FASTCALL), the fastest single-hand call.
 strength7 = _core.strength7
@@ -207,3 +209,66 @@ def equity(
     )
     unit = _core.TIE_UNIT * samples
     return EquityResult(tuple(s / unit for s in shares), wins, ties, samples, exact)
+
+
+def equity_vs_random(
+    rule: Rule,
+    hole: Sequence[int],
+    board: Sequence[int] = (),
+    opponents: int = 1,
+    iterations: int = DEFAULT_VS_RANDOM_ITERATIONS,
+    seed: int = 0,
+) -> float:
+    """Share of the pot (ties split) `hole` wins against `opponents` hands dealt uniformly at random from
+    the unseen cards, the board completed at random: Monte Carlo over `iterations` deals, one C call with
+    the GIL released, xoshiro256** seeded with `seed` (0: a random seed from os.urandom).
+
+    HOLDEM: 2 hole cards per hand (NK-1.3); OMAHA: 4, exactly two with three of the board (NK-1.4)."""
+    rule = _check_rule(rule)
+    if rule not in _HOLE_CARDS:
+        raise InvalidHand(
+            f"equity supports HOLDEM and OMAHA, not {rule.name}", field="rule", reason="UNSUPPORTED_RULE"
+        )
+    per = _HOLE_CARDS[rule]
+    h, b = _codes(hole, "hole_cards"), _codes(board, "board")
+    if len(h) != per:
+        raise _wrong_count("hole_cards", f"{rule.name} needs {per} hole cards, got {len(h)}")
+    if len(b) not in (0, 3, 4, 5):
+        raise _wrong_count("board", f"board must have 0, 3, 4 or 5 cards, got {len(b)}")
+    _no_duplicates((("hole_cards", h), ("board", b)))
+    if isinstance(opponents, bool) or not isinstance(opponents, int):
+        raise InvalidHand(
+            f"opponents must be an int, got {opponents!r}", field="opponents", reason="BAD_OPPONENTS"
+        )
+    if opponents < MIN_EQUITY_HANDS - 1:
+        raise InvalidHand(
+            f"equity_vs_random needs at least {MIN_EQUITY_HANDS - 1} opponent, got {opponents}",
+            field="opponents",
+            reason="TOO_FEW_HANDS",
+        )
+    if opponents > MAX_EQUITY_HANDS - 1:
+        raise InvalidHand(
+            f"equity_vs_random takes at most {MAX_EQUITY_HANDS - 1} opponents, got {opponents}",
+            field="opponents",
+            reason="TOO_MANY_HANDS",
+        )
+    if 52 - per - len(b) < opponents * per + 5 - len(b):  # never with <= 9 opponents; kept as a guard
+        raise InvalidHand(
+            "not enough cards left to deal the opponents and the board",
+            field="opponents",
+            reason="NOT_ENOUGH_CARDS",
+        )
+    if (
+        isinstance(iterations, bool)
+        or not isinstance(iterations, int)
+        or not 1 <= iterations <= MAX_ITERATIONS
+    ):
+        raise InvalidHand(
+            f"iterations must be 1..{MAX_ITERATIONS}", field="iterations", reason="BAD_ITERATIONS"
+        )
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        raise InvalidHand("seed must be 0..2**64-1", field="seed", reason="BAD_SEED")
+    if seed == 0:
+        seed = int.from_bytes(os.urandom(8), "little") or 1
+    _wins, _ties, shares, samples = _core.equity_vs_random(rule.value, h, b, opponents, iterations, seed)
+    return shares / (_core.TIE_UNIT * samples)

@@ -194,6 +194,41 @@ static PyObject *equity(PyObject *self, PyObject *args) {
     return r;
 }
 
+/* equity_vs_random(rule, hole, board, opponents, iterations, seed) -> (wins, ties, shares, samples);
+ * shares are in units of 1/TIE_UNIT pot. */
+static PyObject *equity_vs_random(PyObject *self, PyObject *args) {
+    (void)self;
+    he_vs_random_in in;
+    memset(&in, 0, sizeof in);
+    const char *hole, *board;
+    Py_ssize_t nhole, nboard;
+    unsigned long long iterations, seed;
+    if (!PyArg_ParseTuple(args, "iy#y#iKK", &in.rule, &hole, &nhole, &board, &nboard, &in.opponents,
+                          &iterations, &seed))
+        return NULL;
+    if (nhole > 4 || nboard > 5) {
+        PyErr_SetString(PyExc_ValueError, "bad equity_vs_random arguments");
+        return NULL;
+    }
+    in.hole = (const uint8_t *)hole;
+    in.nhole = (int)nhole;
+    in.board = (const uint8_t *)board;
+    in.nboard = (int)nboard;
+    in.iterations = iterations;
+    in.seed = seed;
+    he_vs_random_out out;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = he_equity_vs_random(&in, &out);
+    Py_END_ALLOW_THREADS
+    if (rc != 0) {
+        PyErr_SetString(PyExc_ValueError, "invalid equity_vs_random input");
+        return NULL;
+    }
+    return Py_BuildValue("KKKK", (unsigned long long)out.wins, (unsigned long long)out.ties,
+                         (unsigned long long)out.shares, (unsigned long long)out.samples);
+}
+
 static PyObject *enumerate_impl(int seven) {
     uint64_t counts[11];
     int distinct;
@@ -241,6 +276,8 @@ static PyMethodDef methods[] = {
     {"batch", batch, METH_VARARGS, "batch(rule, cpk, packed, out_strengths, out_categories) -> (status, index)"},
     {"equity", equity, METH_VARARGS,
      "equity(rule, nhands, holes, board, dead, iterations, seed, exact_limit) -> (wins, ties, shares, n, exact)"},
+    {"equity_vs_random", equity_vs_random, METH_VARARGS,
+     "equity_vs_random(rule, hole, board, opponents, iterations, seed) -> (wins, ties, shares, n)"},
     {"enumerate7", enumerate7, METH_NOARGS, "enumerate7() -> (category counts, distinct strengths, hands)"},
     {"enumerate5", enumerate5, METH_NOARGS, "enumerate5() -> (category counts, distinct strengths, hands)"},
     {"set_batch_threads", set_batch_threads, METH_O,

@@ -114,6 +114,28 @@ typedef struct {
 
 /* Returns 0, or -1 on invalid input (caller validates first; this only guards against crashes). */
 int he_equity(const he_equity_in *in, he_equity_out *out);
+/* Equity of one hand against `opponents` hands dealt uniformly at random from the unseen cards, the board
+ * completed at random too: Monte Carlo over `iterations` deals (xoshiro256** seeded like he_equity). */
+typedef struct {
+    int rule;              /* HE_HOLDEM or HE_OMAHA */
+    const uint8_t *hole;   /* 2 (Hold'em) or 4 (Omaha) cards */
+    int nhole;
+    const uint8_t *board;  /* 0, 3, 4 or 5 cards */
+    int nboard;
+    int opponents;         /* 1..HE_MAX_EQUITY_HANDS - 1 */
+    uint64_t iterations;   /* deals, >= 1 */
+    uint64_t seed;         /* PRNG seed (non-zero chosen by the caller) */
+} he_vs_random_in;
+
+typedef struct {
+    uint64_t wins;    /* deals the hand won alone */
+    uint64_t ties;    /* deals it shared the best hand */
+    uint64_t shares;  /* in units of 1 / HE_TIE_UNIT of a pot */
+    uint64_t samples;
+} he_vs_random_out;
+
+/* Returns 0, or -1 on invalid input (caller validates first; this only guards against crashes). */
+int he_equity_vs_random(const he_vs_random_in *in, he_vs_random_out *out);
 /* Number of ways to choose k of n (saturating at UINT64_MAX). */
 uint64_t he_choose(int n, int k);
 

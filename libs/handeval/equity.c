@@ -191,3 +191,123 @@ int he_equity(const he_equity_in *in, he_equity_out *out) {
     out->samples = in->iterations;
     return 0;
 }
+
+/* ---- equity against random hands: one hero hand, opponents dealt at random every deal ---- */
+
+/* Omaha strength: the best of the 6 hole pairs x 10 board triples (NK-1.4), stopping early once it
+ * exceeds `stop` (the caller only needs to know the hand beats `stop`). */
+static inline int omaha_strength(const uint64_t pk[6], const uint64_t pb[6], const uint64_t tk[10],
+                                 const uint64_t tb[10], int stop) {
+    int top = 0;
+    for (int p = 0; p < 6; p++)
+        for (int t = 0; t < 10; t++) {
+            int v = he_eval_key_inline(pk[p] + tk[t], pb[p] | tb[t]);
+            if (v > top) {
+                top = v;
+                if (top > stop) return top;
+            }
+        }
+    return top;
+}
+
+static inline void omaha_pairs(const uint8_t hole[4], uint64_t pk[6], uint64_t pb[6]) {
+    int p = 0;
+    for (int i = 0; i < 4; i++)
+        for (int j = i + 1; j < 4; j++, p++) {
+            pk[p] = HE_SUIT_BASE + he_card_key[hole[i]] + he_card_key[hole[j]];
+            pb[p] = he_card_bit[hole[i]] | he_card_bit[hole[j]];
+        }
+}
+
+int he_equity_vs_random(const he_vs_random_in *in, he_vs_random_out *out) {
+    memset(out, 0, sizeof *out);
+    int per = in->rule == HE_HOLDEM ? 2 : in->rule == HE_OMAHA ? 4 : 0;
+    if (!per || in->nhole != per || in->opponents < 1 || in->opponents > HE_MAX_EQUITY_HANDS - 1) return -1;
+    if (in->nboard < 0 || in->nboard > 5 || in->nboard == 1 || in->nboard == 2 || in->iterations == 0) return -1;
+    uint64_t used = 0;
+    for (int i = 0; i < per + in->nboard; i++) {
+        uint8_t x = i < per ? in->hole[i] : in->board[i - per];
+        if (x >= 52 || (used >> x & 1)) return -1;
+        used |= 1ull << x;
+    }
+    uint8_t deck[52];
+    int ndeck = 0;
+    for (int x = 0; x < 52; x++)
+        if (!(used >> x & 1)) deck[ndeck++] = (uint8_t)x;
+    int need = 5 - in->nboard, draw = in->opponents * per + need;
+    if (draw > ndeck) return -1;
+
+    uint64_t board_key = 0, board_bits = 0;
+    uint8_t board[5];
+    for (int i = 0; i < in->nboard; i++) {
+        board[i] = in->board[i];
+        board_key += he_card_key[board[i]];
+        board_bits |= he_card_bit[board[i]];
+    }
+    uint64_t hero_key = HE_SUIT_BASE + he_card_key[in->hole[0]] + he_card_key[in->hole[1]];
+    uint64_t hero_bits = he_card_bit[in->hole[0]] | he_card_bit[in->hole[1]];
+    uint64_t hero_pk[6], hero_pb[6];
+    if (per == 4) omaha_pairs(in->hole, hero_pk, hero_pb);
+
+    rng_t rng;
+    uint64_t sm = in->seed;
+    for (int i = 0; i < 4; i++) rng.s[i] = splitmix64(&sm);
+    uint64_t wins = 0, ties = 0, shares = 0;
+    for (uint64_t it = 0; it < in->iterations; it++) {
+        /* partial Fisher-Yates: deck[0..draw) is a uniform draw without replacement; the board's missing
+         * cards first, then the opponents' hands (any fixed assignment of a uniform draw is uniform) */
+        for (int k = 0; k < draw; k++) {
+            int j = k + (int)bounded(&rng, (uint32_t)(ndeck - k));
+            uint8_t t = deck[j];
+            deck[j] = deck[k];
+            deck[k] = t;
+        }
+        uint64_t key = board_key, bits = board_bits;
+        for (int k = 0; k < need; k++) {
+            board[in->nboard + k] = deck[k];
+            key += he_card_key[deck[k]];
+            bits |= he_card_bit[deck[k]];
+        }
+        const uint8_t *opp = deck + need;
+        int hero, lost = 0, tied = 0;
+        if (per == 2) {
+            hero = he_eval_key_inline(key + hero_key, bits | hero_bits);
+            for (int o = 0; o < in->opponents; o++, opp += 2) {
+                int s = he_eval_key_inline(key + HE_SUIT_BASE + he_card_key[opp[0]] + he_card_key[opp[1]],
+                                           bits | he_card_bit[opp[0]] | he_card_bit[opp[1]]);
+                if (s > hero) { lost = 1; break; }
+                tied += s == hero;
+            }
+        } else {
+            uint64_t tk[10], tb[10];
+            int n = 0;
+            for (int i = 0; i < 5; i++)
+                for (int j = i + 1; j < 5; j++)
+                    for (int k = j + 1; k < 5; k++) {
+                        tk[n] = he_card_key[board[i]] + he_card_key[board[j]] + he_card_key[board[k]];
+                        tb[n++] = he_card_bit[board[i]] | he_card_bit[board[j]] | he_card_bit[board[k]];
+                    }
+            hero = omaha_strength(hero_pk, hero_pb, tk, tb, HE_NUM_STRENGTHS);
+            for (int o = 0; o < in->opponents; o++, opp += 4) {
+                uint64_t pk[6], pb[6];
+                omaha_pairs(opp, pk, pb);
+                int s = omaha_strength(pk, pb, tk, tb, hero);
+                if (s > hero) { lost = 1; break; }
+                tied += s == hero;
+            }
+        }
+        if (lost) continue;
+        if (tied) {
+            ties++;
+            shares += HE_TIE_UNIT / (uint64_t)(tied + 1);
+        } else {
+            wins++;
+            shares += HE_TIE_UNIT;
+        }
+    }
+    out->wins = wins;
+    out->ties = ties;
+    out->shares = shares;
+    out->samples = in->iterations;
+    return 0;
+}
