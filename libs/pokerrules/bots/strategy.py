@@ -31,6 +31,9 @@ class BotProfile:
     value_edge: float = 1.35  # bet for value above this multiple of a fair share
     raise_edge: float = 1.7  # raise a bet above this multiple
     call_margin: float = 0.03  # equity needed above the pot odds to call
+    # equity: samples × iterations random deals (opponents' hands and the board) in one C call; two fields
+    # rather than one so existing profiles keep their meaning (the old estimate sampled `samples` opponent
+    # sets and finished `iterations` boards for each)
     samples: int = 32
     iterations: int = 16
     pacing: bool = True

@@ -169,6 +169,19 @@ def test_equity_estimate_from_own_cards_only() -> None:
     assert nuts == 1.0
 
 
+def test_equity_estimate_is_one_seeded_c_call_over_samples_times_iterations_deals() -> None:
+    """NK-1.4 for Omaha hands; the deals come from `handeval.equity_vs_random`, seeded from the bot's rng,
+    so the same rng state gives the same estimate (and `decide` stays deterministic)."""
+    handeval = pytest.importorskip("handeval")
+    hole, board = parse_cards("As Ah Ks Kh"), parse_cards("2c 7d 9h")
+    estimate = estimate_equity(hole, board, 3, random.Random(5), samples=8, iterations=16)
+    assert estimate == estimate_equity(hole, board, 3, random.Random(5), samples=8, iterations=16)
+    seed = random.Random(5).getrandbits(62) | 1
+    assert estimate == handeval.equity_vs_random(handeval.Rule.OMAHA, hole, board, 3, 8 * 16, seed)
+    strong = estimate_equity(hole, (), 1, random.Random(6), samples=64, iterations=64)
+    assert 0.6 < strong < 0.8  # AAKK double-suited against one random Omaha hand
+
+
 def test_nk_7_6_bots_fill_seats_and_play_at_a_table() -> None:
     """NK-7.6 with NK-6.1: bots sit where allowed, are marked BOT, and play many hands at the table core
     through `bot_move` + `act` like people; chips are conserved throughout."""
