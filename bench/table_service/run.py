@@ -73,6 +73,14 @@ GAME: dict[str, Any] = {
     "max_buy_in": 10_000,
 }
 FLOOR_EVERY_SECONDS = 0.1  # live phase: one health Check this often during the window
+CALL_WORKERS = 16  # servicekit's default FELT_<SERVICE>_MAX_WORKERS
+
+
+def _workers_env(streams: int) -> dict[str, str]:
+    """The table service is a sync gRPC server: each WatchTable stream holds one of its worker threads for
+    its whole life, and with every worker held any other call waits for good. The default 16 workers leave
+    room for 15 watchers at most, so the benchmark gives it the default for calls plus one per stream."""
+    return {"FELT_TABLE_MAX_WORKERS": str(CALL_WORKERS + streams)}
 
 
 def _port() -> int:
@@ -479,16 +487,20 @@ def _finish(stack: Stack, players: list[Player]) -> bool:
 def live(args: argparse.Namespace) -> bool:
     """Act latency with the bot tables at their human pacing and scripted players who take a think time."""
     with tempfile.TemporaryDirectory() as tmp:
-        stack = Stack(Path(tmp), PHASE_ENV["live"], args.server_times)
+        env = PHASE_ENV["live"] | _workers_env(args.live_tables * args.live_players)
+        stack = Stack(Path(tmp), env, args.server_times)
         try:
+            # Every bot seated and a hand dealt with them (their buy-ins are wallet calls, not play), then the
+            # scripted tables past their first hands.
+            seating = time.perf_counter()
             bot_ids = _bot_tables(stack.ops, args.tables, args.seats)
+            _every_table_dealing(stack.ops, bot_ids, args.seats - 1, hands=1)
+            seating = time.perf_counter() - seating
             latencies = Latencies()
             players = _players_at_tables(stack, args.live_tables, args.live_players, latencies, args.think)
             for player in players:
                 player.start()
             lat_ids = {p.table for p in players}
-            # Every bot seated and a hand dealt with them; the scripted tables past their first hands.
-            _every_table_dealing(stack.ops, bot_ids, args.seats - 1, hands=1)
             _every_table_dealing(stack.ops, lat_ids, args.live_players, hands=3)
             load_start = os.getloadavg()[0]
             probe = FloorProbe(stack.address)
@@ -510,7 +522,8 @@ def live(args: argparse.Namespace) -> bool:
             print(f"| floor: a health Check every {FLOOR_EVERY_SECONDS * 1000:.0f} ms during the window: p50 / p99 ms ({len(floor)} calls) | {_p50_p99(floor)} |")  # fmt: skip
             print(f"| hands/s of the {args.tables} bot tables in the window | {hands_per_s:.2f} |")
             print(f"| load average (1 min) at the window's start → end | {load_start:.2f} → {load_end:.2f} |")
-            print()
+            print(f"\n(the bot tables took {seating:.0f} s to seat their bots and deal a hand; table service "
+                  f"worker threads: {env['FELT_TABLE_MAX_WORKERS']}, {CALL_WORKERS} + one per stream)")  # fmt: skip
             return _finish(stack, players)
         finally:
             stack.stop()
@@ -519,7 +532,8 @@ def live(args: argparse.Namespace) -> bool:
 def stress(args: argparse.Namespace) -> bool:
     """Saturation: closed-loop scripted tables alone and under unpaced bot tables; the bot tables' hands/s."""
     with tempfile.TemporaryDirectory() as tmp:
-        stack = Stack(Path(tmp), PHASE_ENV["stress"], args.server_times)
+        env = PHASE_ENV["stress"] | _workers_env(args.latency_tables * args.latency_players)
+        stack = Stack(Path(tmp), env, args.server_times)
         try:
             ops, table_pid = stack.ops, stack.table_proc.pid
             latencies = Latencies()
@@ -580,7 +594,8 @@ def stress(args: argparse.Namespace) -> bool:
                 ):
                     inside = _server_act_ms(stack.log, start, end)
                     print(f"| Act inside the table service ({label}, its log's duration_ms): p50 / p99 ms | {_p50_p99(inside)} |")  # fmt: skip
-            print(f"\nload average during the bot tables: {load_start:.2f} → {load_end:.2f}")
+            print(f"\nload average during the bot tables: {load_start:.2f} → {load_end:.2f}; table service "
+                  f"worker threads: {env['FELT_TABLE_MAX_WORKERS']}, {CALL_WORKERS} + one per stream")  # fmt: skip
             return _finish(stack, players)
         finally:
             stack.stop()
