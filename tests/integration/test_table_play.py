@@ -334,8 +334,7 @@ class Player:
 
     def _stream(self, call: Any) -> None:
         try:
-            for reply in call:
-                event = reply.event
+            for event in (e for reply in call for e in reply.events):
                 self._record("event", event)
                 self.events.append(event)
                 if not self._on_event(event):
@@ -500,10 +499,10 @@ class Observer:
 
     def _stream(self) -> None:
         try:
-            for reply in self._call:
-                self.events.append(reply.event)
-                self.viewer.received.append(Received(self.table_id, "event", reply.event))
-                if reply.event.WhichOneof("event") == "hand_ended":
+            for event in (e for reply in self._call for e in reply.events):
+                self.events.append(event)
+                self.viewer.received.append(Received(self.table_id, "event", event))
+                if event.WhichOneof("event") == "hand_ended":
                     self.hands_ended += 1
                     if self.hands_ended % 10 == 0:  # now and then the view a watcher gets
                         view = self.stub.GetTableView(pb.GetTableViewRequest(table_id=self.table_id)).view

@@ -66,8 +66,9 @@ class _Watcher(threading.Thread):
                     if lost:
                         lost = False
                         self.events.put("Back at the table.")
-                    self._next_seq = response.event.seq + 1
-                    self.events.put(response.event)
+                    for event in response.events:
+                        self._next_seq = event.seq + 1
+                        self.events.put(event)
             except grpc.RpcError as error:
                 if self._stopped.is_set():
                     return

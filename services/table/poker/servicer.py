@@ -26,6 +26,7 @@ from services.table.poker.tables import check_settings
 
 M = TypeVar("M", bound=Message)
 WATCH_POLL_SECONDS = 0.5
+WATCH_BATCH = 256  # events in one stream message at most (a watcher catching up on a long log)
 MAX_PAGE = 100
 MAX_INVITES = 100
 MAX_TABLES_PER_HOST = 20  # private tables live on; a player cannot fill the service with them
@@ -314,10 +315,16 @@ class TableServicer(pb_grpc.TableServiceServicer):
             table.watch_opened(viewer)
             context.add_callback(lambda: table.watch_closed(viewer))
         while context.is_active():
-            for row in table.wait_events(next_seq, WATCH_POLL_SECONDS):
-                if row.private_player is None or row.private_player == viewer:
-                    yield pb.WatchTableResponse(event=pb.TableEvent.FromString(row.body))
-                next_seq = row.seq + 1
+            rows = table.wait_events(next_seq, WATCH_POLL_SECONDS)
+            if not rows:
+                continue
+            next_seq = rows[-1].seq + 1
+            mine = [r.body for r in rows if r.private_player is None or r.private_player == viewer]
+            for start in range(0, len(mine), WATCH_BATCH):
+                response = pb.WatchTableResponse()
+                for body in mine[start : start + WATCH_BATCH]:
+                    response.events.add().MergeFromString(body)
+                yield response
 
     # Histories ---------------------------------------------------------------------------------------
 

@@ -193,6 +193,7 @@ class Watcher:
 
     def __init__(self, stub: pb_grpc.TableServiceStub, table_id: str, from_seq: int = 0) -> None:
         self.events: list[pb.TableEvent] = []
+        self.messages: list[list[pb.TableEvent]] = []  # the events of each stream message
         self._call = stub.WatchTable(pb.WatchTableRequest(table_id=table_id, from_seq=from_seq), timeout=60)
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
@@ -200,7 +201,8 @@ class Watcher:
     def _read(self) -> None:
         try:
             for response in self._call:
-                self.events.append(response.event)
+                self.messages.append(list(response.events))
+                self.events.extend(response.events)
         except grpc.RpcError:
             pass
 

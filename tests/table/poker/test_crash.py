@@ -108,9 +108,9 @@ def test_sigkill_mid_hand_voids_when_it_cannot_resume(process: tuple[PokerProces
     assert summary.voided and summary.net == 0
     events = stack.tables("ana").WatchTable(pb.WatchTableRequest(table_id="hu", from_seq=1), timeout=3)
     voided = None
-    for response in events:
-        if response.event.HasField("hand_voided"):
-            voided = response.event.hand_voided
+    for event in (e for response in events for e in response.events):
+        if event.HasField("hand_voided"):
+            voided = event.hand_voided
             events.cancel()
             break
     assert voided is not None

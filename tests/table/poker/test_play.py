@@ -187,3 +187,45 @@ def test_hands_keep_coming_with_people(stack: Stack, hu: str) -> None:
         stack.act(to_act(stack, hu), hu, pb.ACTION_KIND_FOLD)
         wait_until(lambda n=number: stack.view("ana", hu).hand_number == n + 1)
     assert stack.view("ana", hu).button in (1, 2)
+
+
+def test_one_stream_message_per_change_of_the_table(stack: Stack, hu: str) -> None:
+    """An action and the turn it passes on arrive together, as do a round's end, the board and the next
+    turn: a client never sees a half-applied change, and the server writes once per change."""
+    heads_up(stack, hu)
+    eve = Watcher(stack.tables("eve"), hu)
+    try:
+        wait_until(lambda: "turn_to_act" in eve.kinds())
+        live = len(eve.messages)
+        stack.act("ana", hu, pb.ACTION_KIND_CALL)  # NK-2.2: the button acts first heads-up
+        wait_until(lambda: len(eve.messages) > live)
+        stack.act("bob", hu, pb.ACTION_KIND_CHECK)
+        wait_until(lambda: len(eve.messages) > live + 1)
+        called, checked = ([str(e.WhichOneof("event")) for e in m] for m in eve.messages[live : live + 2])
+        assert called == ["player_acted", "turn_to_act"]
+        assert checked[0] == "player_acted" and checked[-1] == "turn_to_act"
+        assert "board_dealt" in checked
+        seqs = [e.seq for m in eve.messages for e in m]
+        assert seqs == sorted(set(seqs))  # in order, none twice (the players' hole cards left out)
+    finally:
+        eve.close()
+
+
+def test_a_watcher_catching_up_gets_the_log_in_bounded_messages(
+    stack: Stack, hu: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from services.table.poker import servicer
+
+    monkeypatch.setattr(servicer, "WATCH_BATCH", 3)
+    heads_up(stack, hu)
+    stack.act("ana", hu, pb.ACTION_KIND_FOLD)
+    last = stack.view("eve", hu).last_seq
+    eve = Watcher(stack.tables("eve"), hu, from_seq=1)
+    try:
+        wait_until(lambda: eve.events and eve.events[-1].seq >= last)
+        assert max(len(m) for m in eve.messages) == 3
+        seqs = [e.seq for e in eve.events]
+        assert seqs == sorted(set(seqs)) and seqs[0] == 1 and last in seqs
+        assert not any(e.HasField("hole_cards_dealt") for e in eve.events)
+    finally:
+        eve.close()
