@@ -114,7 +114,9 @@ class PokerTable:
             if last < next_seq:
                 return []
             if self._recent and self._recent[0].seq <= next_seq:
-                return [e for e in self._recent if e.seq >= next_seq]
+                # The newest events are at the right end and seqs are contiguous: index from there,
+                # so a watcher that keeps up costs one or two lookups, not a scan of the whole deque.
+                return [self._recent[-k] for k in range(last - next_seq + 1, 0, -1)]
         return self._store.events(self.table_id, next_seq, last)
 
     def now(self) -> int:
