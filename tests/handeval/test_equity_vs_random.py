@@ -22,8 +22,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 # Exact pre-flop equity against one random hand: the mean of `equity`'s exact enumeration (C(48, 5)
-# boards) over all C(50, 2) = 1,225 opponent hands, computed once outside the tests (~40 s each); the
-# usual published figures are 85.2 % and 34.6 %.
+# boards) over all C(50, 2) = 1,225 opponent hands, computed once outside the tests (~40 s each) as
+# `sum(equity(Rule.HOLDEM, [hole, list(opp)]).equities[0] for opp in combinations(rest, 2)) / 1225`;
+# the usual published figures are 85.2 % and 34.6 %.
 AA_VS_RANDOM = 0.852037133
 SEVEN_TWO_OFF_VS_RANDOM = 0.345836473
 
