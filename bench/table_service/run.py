@@ -195,7 +195,9 @@ class Player:
     def _stream(self) -> None:
         try:
             for reply in self.call:
-                self._on(reply.event, time.perf_counter())
+                at = time.perf_counter()
+                for event in reply.events:  # one message per change of the table
+                    self._on(event, at)
         except grpc.RpcError as error:
             if error.code() != grpc.StatusCode.CANCELLED:
                 self.failures.append(str(error))
