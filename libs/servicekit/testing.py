@@ -1,14 +1,22 @@
-"""Test helpers: a real server on a free port, and tokens signed with its key."""
+"""Test helpers: a real server on a free port, tokens signed with its key, and a service run as a
+supervisor of worker processes (`python -m services.<name>`) whose announced address tests read."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import grpc
+from prometheus_client.multiprocess import MultiProcessCollector
 
 from servicekit import auth, client
 from servicekit.config import ServerConfig, load_server_config
@@ -58,3 +66,83 @@ def running(
         yield RunningService(service)
     finally:
         service.stop(grace=1.0)
+
+
+class Supervised:
+    """`python -m services.<service>` with FELT_<SERVICE>_WORKERS worker processes behind one port
+    (servicekit/workers.py), started from `cwd` (the repository) on `data_dir`, its stdout and stderr in
+    `<service>.out` / `<service>.err` there, the workers' metrics files in `prom/` there. Construction
+    returns once the supervisor announced its address (`felt serve`'s "listening on" line)."""
+
+    def __init__(
+        self,
+        service: str,
+        data_dir: Path,
+        *,
+        cwd: Path,
+        workers: int = 2,
+        env: Mapping[str, str] | None = None,
+        announce_seconds: float = 60.0,
+    ) -> None:
+        self.service = service
+        self.data_dir = data_dir
+        self.metrics_dir = data_dir / "prom"
+        self.metrics_dir.mkdir()
+        self.out, self.err = data_dir / f"{service}.out", data_dir / f"{service}.err"
+        environment = {
+            **os.environ,
+            f"FELT_{service.upper()}_WORKERS": str(workers),
+            "PROMETHEUS_MULTIPROC_DIR": str(self.metrics_dir),
+            **(env or {}),
+        }
+        argv = [sys.executable, "-m", f"services.{service}", "--port", "0", "--metrics-port", "0"]
+        with open(self.out, "wb") as out, open(self.err, "wb") as err:
+            self.proc = subprocess.Popen(
+                [*argv, "--data-dir", str(data_dir)], cwd=cwd, env=environment, stdout=out, stderr=err
+            )
+        self.address, self.metrics_url = self._announced(announce_seconds)
+
+    def _announced(self, seconds: float) -> tuple[str, str]:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            for line in self.err.read_text(errors="replace").splitlines():
+                if "listening on " in line:
+                    return line.split("listening on ")[1].split()[0], line.split("metrics ")[1].strip()
+            assert self.proc.poll() is None, self.err.read_text() + self.out.read_text()
+            time.sleep(0.05)
+        raise AssertionError(f"the {self.service} supervisor did not announce its address")
+
+    def ready_workers(self) -> list[tuple[int, int]]:
+        """(worker index, pid) of every worker_ready event so far, in order (a restart adds one)."""
+        found = []
+        for line in self.out.read_text(errors="replace").splitlines():
+            if '"worker_ready"' in line:
+                event = json.loads(line)
+                found.append((int(event["worker"]), int(event["pid"])))
+        return found
+
+    def handled_by(self, pid: int, method: str, code: str | None = None) -> float:
+        """grpc_server_handled_total of one worker for `method` (and `code`, e.g. "OK", if given), from
+        that worker's own files in the multiprocess metrics directory."""
+        files = [str(p) for p in self.metrics_dir.glob(f"*_{pid}.db")]
+        total = 0.0
+        for metric in MultiProcessCollector.merge(files, accumulate=True):  # type: ignore[no-untyped-call]
+            for sample in metric.samples:
+                if (
+                    sample.name == "grpc_server_handled_total"
+                    and sample.labels.get("grpc_method") == method
+                    and (code is None or sample.labels.get("grpc_code") == code)
+                ):
+                    total += sample.value
+        return total
+
+    def stop(self, timeout: float = 30.0) -> int:
+        """SIGTERM (the supervisor drains its workers), SIGKILL after `timeout`; the exit code."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode

@@ -7,12 +7,9 @@ server seed or salt is ever on disk (the whole data directory, metrics files inc
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import signal
-import subprocess
-import sys
 import tempfile
 import time
 import urllib.request
@@ -26,84 +23,26 @@ from dealing.commitments import position_salt
 from dealing.shuffle import shoe_order
 from poker.dealer.v1 import dealer_service_pb2 as pb
 from poker.dealer.v1 import dealer_service_pb2_grpc as pb_grpc
-from prometheus_client.multiprocess import MultiProcessCollector
 from servicekit import auth
 from servicekit.auth import Role
 from servicekit.errors import details_of
+from servicekit.testing import Supervised
 
 REPO = Path(__file__).resolve().parents[2]
 CHANNELS = 12  # the kernel spreads connections: all 12 on one worker has odds 1 in 2,048
 SHOES = 24
 
 
-class Dealers:
+class Dealers(Supervised):
     """`python -m services.dealer` with FELT_DEALER_WORKERS=2, its logs in files."""
 
     def __init__(self, data_dir: Path) -> None:
-        self.data_dir = data_dir
-        self.metrics_dir = data_dir / "prom"
-        self.metrics_dir.mkdir()
-        self.out, self.err = data_dir / "dealer.out", data_dir / "dealer.err"
-        env = {
-            **os.environ,
-            "FELT_DEALER_WORKERS": "2",
-            "FELT_DEALER_MAX_WORKERS": "8",
-            "PROMETHEUS_MULTIPROC_DIR": str(self.metrics_dir),
-        }
-        with open(self.out, "wb") as out, open(self.err, "wb") as err:
-            self.proc = subprocess.Popen(
-                [
-                    *(sys.executable, "-m", "services.dealer", "--port", "0", "--metrics-port", "0"),
-                    *("--data-dir", str(data_dir)),
-                ],
-                cwd=REPO,
-                env=env,
-                stdout=out,
-                stderr=err,
-            )
-        self.address, self.metrics_url = self._announced()
-
-    def _announced(self) -> tuple[str, str]:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            for line in self.err.read_text(errors="replace").splitlines():
-                if "listening on " in line:
-                    return line.split("listening on ")[1].split()[0], line.split("metrics ")[1].strip()
-            assert self.proc.poll() is None, self.err.read_text() + self.out.read_text()
-            time.sleep(0.05)
-        raise AssertionError("the dealer supervisor did not announce its address")
-
-    def ready_workers(self) -> list[tuple[int, int]]:
-        found = []
-        for line in self.out.read_text(errors="replace").splitlines():
-            if '"worker_ready"' in line:
-                event = json.loads(line)
-                found.append((int(event["worker"]), int(event["pid"])))
-        return found
-
-    def calls_served_by(self, pid: int, method: str) -> float:
-        files = [str(p) for p in self.metrics_dir.glob(f"*_{pid}.db")]
-        total = 0.0
-        for metric in MultiProcessCollector.merge(files, accumulate=True):
-            for sample in metric.samples:
-                if sample.name == "grpc_server_handled_total" and sample.labels.get("grpc_method") == method:
-                    total += sample.value
-        return total
+        super().__init__("dealer", data_dir, cwd=REPO, workers=2, env={"FELT_DEALER_MAX_WORKERS": "8"})
 
     def summed(self, name: str) -> float:
         """A metric summed over every worker, from the supervisor's one /metrics endpoint."""
         text = urllib.request.urlopen(self.metrics_url, timeout=5).read().decode()
         return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(name + "{"))
-
-    def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
 
 
 @pytest.fixture
@@ -176,7 +115,7 @@ def test_shoes_stay_with_their_worker_and_die_with_it(dealers: Dealers) -> None:
         cards = dealt[shoe.shoe_id]
         assert [c.position for c in cards] == list(range(6)) and len({c.card for c in cards}) == 6
     for _, pid in workers:  # the kernel gave connections to both
-        assert dealers.calls_served_by(pid, "Deal") > 0
+        assert dealers.handled_by(pid, "Deal") > 0
     assert dealers.summed("poker_dealer_shoes_created_total") == SHOES  # replays made no shoe
     assert dealers.summed("poker_dealer_forwarded_calls_total") > 0
 

@@ -7,12 +7,9 @@ reach the surviving worker), the supervisor starts it again, and SIGTERM drains 
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import signal
-import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -25,9 +22,9 @@ from grpc_health.v1.health_pb2 import HealthCheckRequest, HealthCheckResponse
 from grpc_health.v1.health_pb2_grpc import HealthStub
 from poker.wallet.v1 import wallet_service_pb2 as pb
 from poker.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
-from prometheus_client.multiprocess import MultiProcessCollector
 from servicekit import auth
 from servicekit.auth import Role
+from servicekit.testing import Supervised
 
 from .conftest import LedgerLocation
 
@@ -37,68 +34,17 @@ PLAYERS = 8
 START_CHIPS = 100_000
 
 
-class Supervised:
-    """`python -m services.wallet` with FELT_WALLET_WORKERS=2, its logs in files."""
+class Wallets(Supervised):
+    """`python -m services.wallet` with FELT_WALLET_WORKERS=2 on `location`'s store, its logs in files."""
 
     def __init__(self, location: LedgerLocation) -> None:
         self.location = location
-        self.metrics_dir = location.data_dir / "prom"
-        self.metrics_dir.mkdir()
-        self.out = location.data_dir / "wallet.out"
-        self.err = location.data_dir / "wallet.err"
-        env = {
-            **os.environ,
-            "WALLET_DATABASE_URL": location.database_url,
-            "FELT_WALLET_WORKERS": "2",
-            "FELT_WALLET_MAX_WORKERS": "8",
-            "PROMETHEUS_MULTIPROC_DIR": str(self.metrics_dir),
-        }
-        with open(self.out, "wb") as out, open(self.err, "wb") as err:
-            self.proc = subprocess.Popen(
-                [
-                    *(sys.executable, "-m", "services.wallet", "--port", "0", "--metrics-port", "0"),
-                    *("--data-dir", str(location.data_dir)),
-                ],
-                cwd=REPO,
-                env=env,
-                stdout=out,
-                stderr=err,
-            )
-        self.address, self.metrics_url = self._announced()
-
-    def _announced(self) -> tuple[str, str]:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            for line in self.err.read_text(errors="replace").splitlines():
-                if "listening on " in line:
-                    address = line.split("listening on ")[1].split()[0]
-                    return address, line.split("metrics ")[1].strip()
-            assert self.proc.poll() is None, self.err.read_text() + self.out.read_text()
-            time.sleep(0.05)
-        raise AssertionError("the wallet supervisor did not announce its address")
-
-    def ready_workers(self) -> list[tuple[int, int]]:
-        """(worker index, pid) of every worker_ready event so far, in order."""
-        found = []
-        for line in self.out.read_text(errors="replace").splitlines():
-            if '"worker_ready"' in line:
-                event = json.loads(line)
-                found.append((int(event["worker"]), int(event["pid"])))
-        return found
+        env = {"WALLET_DATABASE_URL": location.database_url, "FELT_WALLET_MAX_WORKERS": "8"}
+        super().__init__("wallet", location.data_dir, cwd=REPO, workers=2, env=env)
 
     def transfers_served_by(self, pid: int) -> float:
         """OK Transfer calls counted by one worker (its own file in the multiprocess directory)."""
-        files = [str(p) for p in self.metrics_dir.glob(f"*_{pid}.db")]
-        total = 0.0
-        for metric in MultiProcessCollector.merge(files, accumulate=True):
-            for sample in metric.samples:
-                if (
-                    sample.name == "grpc_server_handled_total"
-                    and sample.labels.get("grpc_method") == "Transfer"
-                    and sample.labels.get("grpc_code") == "OK"
-                ):
-                    total += sample.value
-        return total
+        return self.handled_by(pid, "Transfer", code="OK")
 
     def transfers_in_endpoint(self) -> float:
         """The same counter summed over every worker, from the supervisor's /metrics."""
@@ -110,18 +56,8 @@ class Supervised:
                 total += float(line.rsplit(" ", 1)[1])
         return total
 
-    def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
 
-
-def _channels(wallet: Supervised) -> tuple[list[grpc.Channel], tuple[tuple[str, str]]]:
+def _channels(wallet: Wallets) -> tuple[list[grpc.Channel], tuple[tuple[str, str]]]:
     token = auth.issue_token(auth.load_keys(wallet.location.data_dir), "table", Role.SERVICE)
     channels = [
         # Own subchannel pool: otherwise channels to one address share one connection (one worker).
@@ -160,7 +96,7 @@ def _until_answered(
 def test_two_workers_share_the_port_and_a_sigkill_loses_no_acknowledged_transfer(
     location: LedgerLocation,
 ) -> None:
-    wallet = Supervised(location)
+    wallet = Wallets(location)
     try:
         channels, md = _channels(wallet)
         stubs = [pb_grpc.WalletServiceStub(ch) for ch in channels]
