@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import grpc
 import pytest
@@ -31,18 +31,37 @@ TABLES = (
 )
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
+Now = TypeVar("Now", int, float)
+
+
+class ManualClock(Generic[Now]):
+    """A clock only the test moves; the service's clock thread reads it, hence the lock."""
+
+    def __init__(self, start: Now) -> None:
+        self.now: Now = start
         self._lock = threading.Lock()
 
-    def __call__(self) -> float:
+    def __call__(self) -> Now:
         with self._lock:
             return self.now
 
-    def advance(self, seconds: float) -> None:
+    def advance(self, by: Now) -> None:
         with self._lock:
-            self.now += seconds
+            self.now += by
+
+
+class FakeClock(ManualClock[float]):
+    """Seconds, as the casino tables count (`clock=`)."""
+
+    def __init__(self) -> None:
+        super().__init__(1000.0)
+
+
+class MsClock(ManualClock[int]):
+    """Integer milliseconds, as the poker tables count (`poker_clock=`)."""
+
+    def __init__(self) -> None:
+        super().__init__(1_000_000)
 
 
 @dataclass

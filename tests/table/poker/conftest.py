@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import itertools
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -27,24 +26,12 @@ from services.dealer.server import service_spec as dealer_spec
 from services.table.poker.tables import parse_tables
 from services.table.server import service_spec as table_spec
 from services.wallet.server import service_spec as wallet_spec
+from tests.table.conftest import MsClock
+from tests.table.conftest import wait_until as table_wait_until
 
 # Heads-up-ready tables without bots (scripted players), and one with bots.
 TABLES = "hu:NLHE:50/100:2000-10000:6,plo:PLO:50/100:2000-10000:6,botty:NLHE:50/100:2000-10000:6:bots=3"
 _ids = itertools.count(1)
-
-
-class MsClock:
-    def __init__(self) -> None:
-        self.now = 1_000_000
-        self._lock = threading.Lock()
-
-    def __call__(self) -> int:
-        with self._lock:
-            return self.now
-
-    def advance(self, ms: int) -> None:
-        with self._lock:
-            self.now += ms
 
 
 def rid(prefix: str = "r") -> str:
@@ -116,14 +103,7 @@ class Stack:
 
 def wait_until(check: Callable[[], Any], timeout: float = 10.0) -> Any:
     """Poll `check` until it returns something true (the clock thread acts on its next tick)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        time.sleep(0.02)
+    return table_wait_until(check, timeout)
 
 
 def reason(error: grpc.RpcError) -> str:
