@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 import threading
 import time
 import urllib.request
@@ -304,6 +306,21 @@ def test_log_level_comes_from_the_environment(tmp_path: Path, capsys: pytest.Cap
         assert '"event": "rpc"' not in capsys.readouterr().out
     finally:
         configure_logging("INFO")
+
+
+def test_log_lines_go_to_the_stdout_current_when_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytest swaps sys.stdout for each test: a line goes to the stream current when it is written, not
+    to the one current when logging was configured (closed by then: writing there raised ValueError)."""
+    from servicekit.logging import configure_logging, get_logger
+
+    then, now = io.StringIO(), io.StringIO()
+    monkeypatch.setattr(sys, "stdout", then)
+    configure_logging("INFO")
+    then.close()
+    monkeypatch.setattr(sys, "stdout", now)
+    get_logger(service="echo").info("after_the_swap")
+    line = json.loads(now.getvalue())
+    assert line["event"] == "after_the_swap" and line["service"] == "echo" and line["level"] == "info"
 
 
 def test_a_remembered_token_is_refused_once_it_expires(tmp_path: Path) -> None:
