@@ -90,6 +90,7 @@ class ServerConfig:
     metrics_port: int | None  # None: no metrics HTTP server (tests that do not scrape)
     data_dir: Path
     max_workers: int = 16
+    max_streams: int | None = None  # None: the service's own default (ServiceSpec.max_streams)
     shutdown_grace_seconds: float = 10.0
     production: bool = False
     log_level: str = "INFO"
@@ -118,6 +119,7 @@ def load_server_config(
         ),
         data_dir=data_dir(environ),
         max_workers=setting(prefix + "MAX_WORKERS", 16, parse=int, environ=environ),
+        max_streams=setting(prefix + "MAX_STREAMS", None, parse=int, environ=environ),
         shutdown_grace_seconds=setting("FELT_SHUTDOWN_GRACE_SECONDS", 10.0, parse=float, environ=environ),
         production=setting("FELT_ENV", "development", environ=environ) == "production",
         log_level=setting("FELT_LOG_LEVEL", "INFO", environ=environ),

@@ -7,6 +7,7 @@ handler's thread, around the servicer method.
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -39,9 +40,37 @@ else:
     _ServerInterceptor = grpc.ServerInterceptor
 
 
+class StreamSlots:
+    """A sync gRPC server runs each server stream on a pool thread for the stream's whole life. A service
+    with long-lived streams (a table's watchers) reserves that many threads beyond those for calls, and a
+    stream beyond them is refused at once (RESOURCE_EXHAUSTED): without the cap, open streams could take
+    every thread and each later call would wait for one forever."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._free = threading.BoundedSemaphore(capacity)
+
+    def take(self) -> None:
+        if not self._free.acquire(blocking=False):
+            raise errors.resource_exhausted(
+                "STREAMS_EXHAUSTED",
+                f"this server holds its limit of {self.capacity} open streams; retry later or elsewhere",
+            )
+
+    def give_back(self) -> None:
+        self._free.release()
+
+
 class RpcInterceptor(_ServerInterceptor):
-    def __init__(self, service: str, keys: auth.KeyPair, allow_anonymous: bool) -> None:
+    def __init__(
+        self,
+        service: str,
+        keys: auth.KeyPair,
+        allow_anonymous: bool,
+        stream_slots: StreamSlots | None = None,
+    ) -> None:
         self._service = service
+        self._stream_slots = stream_slots
         self._verifier = auth.TokenVerifier(keys)
         self._allow_anonymous = allow_anonymous
         self._log = get_logger()
@@ -164,12 +193,18 @@ class RpcInterceptor(_ServerInterceptor):
     ) -> Callable[[Any, grpc.ServicerContext], Iterator[Any]]:
         grpc_type = "server_stream"
 
+        slots = None if open_method else self._stream_slots
+
         def handle(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
             started = time.perf_counter()
             metrics.STARTED.labels(grpc_type, grpc_service, grpc_method).inc()
             code, reason = grpc.StatusCode.OK, ""
+            holding = False
             try:
                 self._begin(request, context, open_method)
+                if slots is not None:
+                    slots.take()
+                    holding = True
                 yield from behavior(request, context)
             except errors.DomainError as exc:
                 code, reason = exc.code, exc.reason
@@ -185,6 +220,8 @@ class RpcInterceptor(_ServerInterceptor):
                 code, reason = grpc.StatusCode.INTERNAL, "INTERNAL"
                 self._fail(exc, context)
             finally:
+                if holding:
+                    slots.give_back()  # type: ignore[union-attr]
                 self._finish(grpc_type, grpc_service, grpc_method, code, started, open_method, reason)
 
         return handle

@@ -17,7 +17,7 @@ from grpc_reflection.v1alpha import reflection
 
 from servicekit import auth, metrics
 from servicekit.config import ServerConfig
-from servicekit.interceptor import RpcInterceptor
+from servicekit.interceptor import RpcInterceptor, StreamSlots
 from servicekit.logging import configure_logging, get_logger
 
 READY_POLL_SECONDS = 0.5
@@ -34,6 +34,10 @@ class ServiceSpec:
     ready: Callable[[], bool] = lambda: True  # dependencies answer (SERVING only once true)
     on_stop: Callable[[], None] = lambda: None  # release resources after the drain
     options: Sequence[tuple[str, object]] = field(default_factory=tuple)
+    # Open server streams the service holds at most, each on a thread of its own beyond `max_workers`
+    # (which then always serve calls); a stream past the limit is refused with RESOURCE_EXHAUSTED.
+    # 0: streams share the `max_workers` threads with calls (services whose streams are short).
+    max_streams: int = 0
     # Addresses for calls between a service's own worker processes ("unix:/path"), served by a second
     # server with its own threads: a call that arrives there never waits behind calls of this process
     # that are themselves waiting on a sibling (no cycle of full thread pools between workers).
@@ -63,9 +67,13 @@ class Service:
         self.config = config
         self.keys = keys or auth.load_keys(config.data_dir, config.production)
         self.log = get_logger(service=spec.name)
-        interceptor = RpcInterceptor(spec.name, self.keys, spec.allow_anonymous)
+        streams = spec.max_streams if config.max_streams is None else config.max_streams
+        slots = StreamSlots(streams) if streams > 0 else None
+        interceptor = RpcInterceptor(spec.name, self.keys, spec.allow_anonymous, slots)
         self.server = grpc.server(
-            futures.ThreadPoolExecutor(max_workers=config.max_workers, thread_name_prefix=spec.name),
+            futures.ThreadPoolExecutor(
+                max_workers=config.max_workers + streams, thread_name_prefix=spec.name
+            ),
             interceptors=[interceptor],
             options=list(_server_options(spec.options).items()),
         )

@@ -32,6 +32,9 @@ from services.table.poker.store import TableStore
 CASINO = casino_pb.DESCRIPTOR.services_by_name["CasinoService"]
 TABLE = table_pb.DESCRIPTOR.services_by_name["TableService"]
 HEALTH_TIMEOUT_SECONDS = 0.5
+# Every seated player and watcher holds a stream (WatchTable, WatchCasinoTable) for as long as they stay:
+# a thread each in this sync server. 1,000 covers 100 full ten-seat tables; FELT_TABLE_MAX_STREAMS sets it.
+MAX_STREAMS = 1_000
 
 
 def _serving(channel: grpc.Channel) -> bool:
@@ -95,7 +98,12 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
         return _serving(dealer_channel) and _serving(wallet_channel)
 
     return ServiceSpec(
-        name="table", services=[CASINO, TABLE], register=register, ready=ready, on_stop=on_stop
+        name="table",
+        services=[CASINO, TABLE],
+        register=register,
+        ready=ready,
+        on_stop=on_stop,
+        max_streams=MAX_STREAMS,
     )
 
 
