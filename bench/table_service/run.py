@@ -73,14 +73,6 @@ GAME: dict[str, Any] = {
     "max_buy_in": 10_000,
 }
 FLOOR_EVERY_SECONDS = 0.1  # live phase: one health Check this often during the window
-CALL_WORKERS = 16  # servicekit's default FELT_<SERVICE>_MAX_WORKERS
-
-
-def _workers_env(streams: int) -> dict[str, str]:
-    """The table service is a sync gRPC server: each WatchTable stream holds one of its worker threads for
-    its whole life, and with every worker held any other call waits for good. The default 16 workers leave
-    room for 15 watchers at most, so the benchmark gives it the default for calls plus one per stream."""
-    return {"FELT_TABLE_MAX_WORKERS": str(CALL_WORKERS + streams)}
 
 
 def _port() -> int:
@@ -489,8 +481,7 @@ def _finish(stack: Stack, players: list[Player]) -> bool:
 def live(args: argparse.Namespace) -> bool:
     """Act latency with the bot tables at their human pacing and scripted players who take a think time."""
     with tempfile.TemporaryDirectory() as tmp:
-        env = PHASE_ENV["live"] | _workers_env(args.live_tables * args.live_players)
-        stack = Stack(Path(tmp), env, args.server_times)
+        stack = Stack(Path(tmp), PHASE_ENV["live"], args.server_times)
         try:
             # Every bot seated and a hand dealt with them (their buy-ins are wallet calls, not play), then the
             # scripted tables past their first hands.
@@ -524,8 +515,7 @@ def live(args: argparse.Namespace) -> bool:
             print(f"| floor: a health Check every {FLOOR_EVERY_SECONDS * 1000:.0f} ms during the window: p50 / p99 ms ({len(floor)} calls) | {_p50_p99(floor)} |")  # fmt: skip
             print(f"| hands/s of the {args.tables} bot tables in the window | {hands_per_s:.2f} |")
             print(f"| load average (1 min) at the window's start → end | {load_start:.2f} → {load_end:.2f} |")
-            print(f"\n(the bot tables took {seating:.0f} s to seat their bots and deal a hand; table service "
-                  f"worker threads: {env['FELT_TABLE_MAX_WORKERS']}, {CALL_WORKERS} + one per stream)")  # fmt: skip
+            print(f"\n(the bot tables took {seating:.0f} s to seat their bots and deal a hand)")
             return _finish(stack, players)
         finally:
             stack.stop()
@@ -534,8 +524,7 @@ def live(args: argparse.Namespace) -> bool:
 def stress(args: argparse.Namespace) -> bool:
     """Saturation: closed-loop scripted tables alone and under unpaced bot tables; the bot tables' hands/s."""
     with tempfile.TemporaryDirectory() as tmp:
-        env = PHASE_ENV["stress"] | _workers_env(args.latency_tables * args.latency_players)
-        stack = Stack(Path(tmp), env, args.server_times)
+        stack = Stack(Path(tmp), PHASE_ENV["stress"], args.server_times)
         try:
             ops, table_pid = stack.ops, stack.table_proc.pid
             latencies = Latencies()
@@ -596,8 +585,7 @@ def stress(args: argparse.Namespace) -> bool:
                 ):
                     inside = _server_act_ms(stack.log, start, end)
                     print(f"| Act inside the table service ({label}, its log's duration_ms): p50 / p99 ms | {_p50_p99(inside)} |")  # fmt: skip
-            print(f"\nload average during the bot tables: {load_start:.2f} → {load_end:.2f}; table service "
-                  f"worker threads: {env['FELT_TABLE_MAX_WORKERS']}, {CALL_WORKERS} + one per stream")  # fmt: skip
+            print(f"\nload average during the bot tables: {load_start:.2f} → {load_end:.2f}")
             return _finish(stack, players)
         finally:
             stack.stop()
