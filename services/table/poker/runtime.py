@@ -36,6 +36,7 @@ from services.table.poker.money import Escrow
 from services.table.poker.snapshot import from_snapshot, to_snapshot
 from services.table.poker.store import Commit, HandRow, Payout, StoredEvent, TableStore
 from services.table.poker.tables import table_config
+from services.table.poker.wakeup import Wakeup
 
 HANDS = prometheus_client.Counter(
     "poker_table_hands_total", "Poker hands finished, by how they ended.", ["end"]
@@ -89,7 +90,7 @@ class PokerTable:
         self.lock = threading.RLock()
         # New events for WatchTable streams: their own lock, so a stream never waits for a command, and
         # the latest events in memory, so a stream that keeps up never reads the database.
-        self.published = threading.Condition()
+        self.published = Wakeup()
         self._recent: deque[StoredEvent] = deque(maxlen=RECENT_EVENTS)
         self.seq = store.last_seq(table_id)
         self.recovered = False
@@ -107,9 +108,8 @@ class PokerTable:
 
     def wait_events(self, next_seq: int, timeout: float) -> list[StoredEvent]:
         """Events from `next_seq` on, waiting up to `timeout` seconds for one (all viewers' events)."""
-        with self.published:
-            if self.seq < next_seq:
-                self.published.wait(timeout)
+        self.published.wait(lambda: self.seq >= next_seq, timeout)
+        with self.published.lock:
             last = self.seq
             if last < next_seq:
                 return []
@@ -187,10 +187,10 @@ class PokerTable:
             commit.request = (key, build(new, self.seq + len(stored), t))
         self._store.commit(self.table_id, commit)
         self.state = new
-        with self.published:
+        with self.published.lock:
             self.seq += len(stored)
             self._recent.extend(stored)
-            self.published.notify_all()
+        self.published.wake_all()
         if payouts:
             self._payouts_due = True
         TIMEOUTS.inc(sum(isinstance(ev, te.TimedOut) for ev in t.events))
