@@ -45,16 +45,24 @@ def test_one_flop_against_brute_force() -> None:
     rest = [c for c in range(52) if c not in flop]
     threshold = hm._qualifying_strength(handeval)
     odds = {10: 100, 9: 20, 8: 10, 7: 3, 6: 2}
+    # Two-card sets of the 47 live cards (by position), in itertools.combinations order, and for each
+    # one the sets that share no card with it: the Dealer's 990 holdings for that Turn and River.
+    pairs47 = np.array(list(itertools.combinations(range(47), 2)), dtype=np.intp)
+    first, second = pairs47[:, None, :], pairs47[None, :, :]
+    apart = (first[..., :1] != second).all(axis=2) & (first[..., 1:] != second).all(axis=2)
+    _, dealer_pairs = np.nonzero(apart)  # row by row, each row's sets in combinations order
     for pair in (0, 300, 777):
         a, c = (rest[i] for i in hm.PAIRS49[pair])
         live = [x for x in rest if x not in (a, c)]
-        rows, dealer_rows = [], []
-        for t, r in itertools.combinations(live, 2):
-            others = [x for x in live if x not in (t, r)]
-            rows.append([a, c, *flop, t, r])
-            dealer_rows += [[d1, d2, *flop, t, r] for d1, d2 in itertools.combinations(others, 2)]
-        p_s, p_c = evaluate("HOLDEM", np.array(rows, dtype=np.uint8))
-        d_s, _ = evaluate("HOLDEM", np.array(dealer_rows, dtype=np.uint8))
+        live_cards = np.array(live, dtype=np.uint8)
+        turn_river = live_cards[pairs47]  # every (Turn, River), as itertools.combinations(live, 2)
+        rows = np.empty((len(turn_river), 7), dtype=np.uint8)
+        rows[:, :2], rows[:, 2:5], rows[:, 5:] = (a, c), flop, turn_river
+        dealer_rows = np.empty((len(dealer_pairs), 7), dtype=np.uint8)
+        dealer_rows[:, :2], dealer_rows[:, 2:5] = live_cards[pairs47[dealer_pairs]], flop
+        dealer_rows[:, 5:] = np.repeat(turn_river, hm.DEALER_HOLDINGS, axis=0)
+        p_s, p_c = evaluate("HOLDEM", rows)
+        d_s, _ = evaluate("HOLDEM", dealer_rows)
         d_s = d_s.reshape(len(rows), hm.DEALER_HOLDINGS)
         p = p_s[:, None]
         ante = np.array([odds.get(int(x), 1) for x in p_c])[:, None]
