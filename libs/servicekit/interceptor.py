@@ -46,9 +46,11 @@ class StreamSlots:
     stream beyond them is refused at once (RESOURCE_EXHAUSTED): without the cap, open streams could take
     every thread and each later call would wait for one forever."""
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, service: str, capacity: int) -> None:
         self.capacity = capacity
         self._free = threading.BoundedSemaphore(capacity)
+        self._open = metrics.STREAMS_OPEN.labels(service)
+        metrics.STREAMS_LIMIT.labels(service).set(capacity)
 
     def take(self) -> None:
         if not self._free.acquire(blocking=False):
@@ -56,8 +58,10 @@ class StreamSlots:
                 "STREAMS_EXHAUSTED",
                 f"this server holds its limit of {self.capacity} open streams; retry later or elsewhere",
             )
+        self._open.inc()
 
     def give_back(self) -> None:
+        self._open.dec()
         self._free.release()
 
 

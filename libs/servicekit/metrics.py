@@ -30,6 +30,19 @@ HANDLING_SECONDS = prometheus_client.Histogram(
     ["grpc_type", "grpc_service", "grpc_method"],
     buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
 )
+# Long-lived server streams (a table's watchers) hold a thread each; a service reserves a limit of them.
+STREAMS_OPEN = prometheus_client.Gauge(
+    "felt_server_streams_open",
+    "Server streams open now, of those a service limits (ServiceSpec.max_streams).",
+    ["service"],
+    multiprocess_mode="livesum",
+)
+STREAMS_LIMIT = prometheus_client.Gauge(
+    "felt_server_streams_limit",
+    "Server streams a service holds at most; one past it is refused with RESOURCE_EXHAUSTED.",
+    ["service"],
+    multiprocess_mode="livemax",
+)
 
 
 def code_label(code: grpc.StatusCode) -> str:

@@ -68,7 +68,7 @@ class Service:
         self.keys = keys or auth.load_keys(config.data_dir, config.production)
         self.log = get_logger(service=spec.name)
         streams = spec.max_streams if config.max_streams is None else config.max_streams
-        slots = StreamSlots(streams) if streams > 0 else None
+        slots = StreamSlots(spec.name, streams) if streams > 0 else None
         interceptor = RpcInterceptor(spec.name, self.keys, spec.allow_anonymous, slots)
         self.server = grpc.server(
             futures.ThreadPoolExecutor(

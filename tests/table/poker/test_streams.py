@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
+import prometheus_client
 import pytest
 from poker.table.v1 import table_service_pb2 as pb
 from servicekit.testing import RunningService, running
@@ -36,6 +37,8 @@ def test_calls_are_served_while_every_stream_slot_is_taken(small: Stack) -> None
     watchers = [Watcher(small.tables(name), "hu") for name in ("ana", "bob", "eve", "joe")]
     try:
         wait_until(lambda: all("turn_to_act" in w.kinds() for w in watchers))
+        assert _streams("felt_server_streams_open") == STREAMS  # what operators see (FeltStreamsNearLimit)
+        assert _streams("felt_server_streams_limit") == STREAMS
         # More calls at once than call threads, while four streams hold four threads: all answered.
         for _ in range(3):
             player = to_act(small, "hu")
@@ -77,3 +80,7 @@ def _first_stream_that_opens(stack: Stack, player: str, attempts: int = 10) -> W
         except AssertionError:
             watcher.close()  # refused (or not yet): try again
     raise AssertionError("no stream slot came free")
+
+
+def _streams(name: str) -> float | None:
+    return prometheus_client.REGISTRY.get_sample_value(name, {"service": "table"})
