@@ -305,6 +305,11 @@ class Stack:
         )
         return self._table_stub(name, auth.Role.PLAYER)
 
+    def pids(self) -> dict[str, int]:
+        """The services' processes and this one (the players, their streams and the probe)."""
+        procs = {"table": self.table_proc, "dealer": self.dealer, "wallet": self.wallet_proc}
+        return {k: p.pid for k, p in procs.items()} | {"bench": os.getpid()}
+
     def invariants_hold(self) -> bool:
         return bool(self.wallet.GetLedgerSummary(wpb.GetLedgerSummaryRequest()).invariants_hold)
 
@@ -497,10 +502,13 @@ def live(args: argparse.Namespace) -> bool:
             _every_table_dealing(stack.ops, lat_ids, args.live_players, hands=3)
             load_start = os.getloadavg()[0]
             probe = FloorProbe(stack.address)
+            cpu0 = {k: _cpu_seconds(pid) for k, pid in stack.pids().items()}
             h0, t0, window = _hands(stack.ops, bot_ids), time.perf_counter(), time.time()
             samples, act_ms = _measure_latency(latencies, args.live_seconds)
             window_end = time.time()
-            hands_per_s = (_hands(stack.ops, bot_ids) - h0) / (time.perf_counter() - t0)
+            elapsed = time.perf_counter() - t0
+            hands_per_s = (_hands(stack.ops, bot_ids) - h0) / elapsed
+            cpu = {k: (_cpu_seconds(pid) - cpu0[k]) * 100 / elapsed for k, pid in stack.pids().items()}
             floor = probe.stop()
             load_end = os.getloadavg()[0]
             think = f"{args.think[0]:g}–{args.think[1]:g} s"
@@ -514,6 +522,8 @@ def live(args: argparse.Namespace) -> bool:
                 print(f"| Act inside the table service (its log's duration_ms): p50 / p99 ms | {_p50_p99(inside)} |")  # fmt: skip
             print(f"| floor: a health Check every {FLOOR_EVERY_SECONDS * 1000:.0f} ms during the window: p50 / p99 ms ({len(floor)} calls) | {_p50_p99(floor)} |")  # fmt: skip
             print(f"| hands/s of the {args.tables} bot tables in the window | {hands_per_s:.2f} |")
+            print(f"| CPU in the window, % of one core: table / dealer / wallet / this benchmark's process | "
+                  f"{' / '.join(f'{v:.0f}' for v in cpu.values())} |")  # fmt: skip
             print(f"| load average (1 min) at the window's start → end | {load_start:.2f} → {load_end:.2f} |")
             print(f"\n(the bot tables took {seating:.0f} s to seat their bots and deal a hand)")
             return _finish(stack, players)
@@ -548,7 +558,7 @@ def stress(args: argparse.Namespace) -> bool:
             load_start = os.getloadavg()[0]
             rates = []
             spy = _py_spy(args.py_spy, "bots", table_pid, args.seconds)
-            services = {"table": table_pid, "dealer": stack.dealer.pid, "wallet": stack.wallet_proc.pid}
+            services = stack.pids()
             cpu0 = {k: _cpu_seconds(pid) for k, pid in services.items()}
             all_hands0 = _hands(ops, bot_ids | lat_ids)
             for _ in range(args.runs):
