@@ -359,3 +359,12 @@ def test_serving_only_once_dependencies_answer(tmp_path: Path) -> None:
         while health.Check(health_pb2.HealthCheckRequest()).status != health_pb2.HealthCheckResponse.SERVING:
             assert time.monotonic() < deadline, "never became SERVING"
             time.sleep(0.05)
+
+
+def test_a_service_process_hands_the_gil_over_every_millisecond(echo: RunningService) -> None:
+    """Threads woken for calls and stream messages wait at most ~1 ms for the GIL, not Python's 5 ms."""
+    import sys
+
+    from servicekit.server import SWITCH_INTERVAL_SECONDS
+
+    assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL_SECONDS) == pytest.approx(0.001)
