@@ -6,13 +6,16 @@ Metric objects are process-wide singletons (one registry per process); several s
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
-from wsgiref.simple_server import WSGIServer
+from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import grpc
 import prometheus_client
 from google.protobuf.descriptor import ServiceDescriptor
+from prometheus_client.exposition import ThreadingWSGIServer
 
 STARTED = prometheus_client.Counter(
     "grpc_server_started_total",
@@ -82,7 +85,24 @@ def precreate(methods: Iterable[MethodInfo]) -> None:
             HANDLED.labels(m.grpc_type, m.service, m.method, code_label(code))
 
 
-def start_metrics_server(host: str, port: int) -> tuple[WSGIServer, int]:
+# How often the metrics HTTP server's loop looks at its stop flag: shutdown() waits for that look.
+# prometheus_client's own start_http_server polls every 0.5 s, half a second added to every stop.
+STOP_POLL_SECONDS = 0.05
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # scrapes are not news: no stderr line each
+        pass
+
+
+def start_metrics_server(
+    host: str, port: int, registry: prometheus_client.CollectorRegistry = prometheus_client.REGISTRY
+) -> tuple[WSGIServer, int]:
     """Serve /metrics over HTTP on its own port (0 picks a free one); returns the server and its port."""
-    server, _thread = prometheus_client.start_http_server(port, addr=host)
+    app = prometheus_client.make_wsgi_app(registry)
+    server = make_server(host, port, app, ThreadingWSGIServer, handler_class=_QuietHandler)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": STOP_POLL_SECONDS}, daemon=True
+    )
+    thread.start()
     return server, int(server.server_port)

@@ -35,6 +35,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from servicekit import metrics
 from servicekit.config import ServerConfig, positive_int, setting
 from servicekit.logging import get_logger
 from servicekit.server import ServiceSpec, serve_forever
@@ -181,9 +182,9 @@ class Supervisor:
 
         registry = prometheus_client.CollectorRegistry()
         multiprocess.MultiProcessCollector(registry, path=str(self._metrics_dir))  # type: ignore[no-untyped-call]
-        server, _thread = prometheus_client.start_http_server(port, addr=self.config.host, registry=registry)
-        self._metrics_server = server
-        self.metrics_port = int(server.server_port)
+        self._metrics_server, self.metrics_port = metrics.start_metrics_server(
+            self.config.host, port, registry
+        )
 
     def watch(self) -> None:
         """Until asked to stop: start again any worker that exits."""
