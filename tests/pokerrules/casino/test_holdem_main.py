@@ -109,8 +109,10 @@ def test_suit_relabelling_maps_any_flop_onto_its_class() -> None:
         assert direct.thb_value[pair] == via_class.thb_value[mapped]
 
 
+@pytest.mark.slow
 def test_strategy_files_list_every_hand_and_flop_class(tmp_path: Path) -> None:
-    """`felt math --strategy-out`: one row per (Flop class, hole cards) and per pre-flop holding."""
+    """`felt math --strategy-out`: one row per (Flop class, hole cards) and per pre-flop holding (slow: two
+    files of 2.06 million rows each, 9 s on the CI machine)."""
     from types import SimpleNamespace
 
     n = len(hm.flop_classes())
