@@ -3,14 +3,11 @@ supervisor of worker processes (`python -m services.<name>`) whose announced add
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -68,32 +65,7 @@ def running(
     try:
         yield RunningService(service)
     finally:
-        stop_promptly(service, grace=1.0)
-
-
-def stop_promptly(service: Service, grace: float) -> None:
-    """`service.stop(grace)`, without waiting out the metrics endpoint's poll. The HTTP server's
-    shutdown() returns only once its serve_forever loop wakes from select(), every 0.5 s: half a second
-    per service stopped, most of a contract test's teardown. A connection to the metrics port wakes the
-    loop at once; connections are made until stop() returns (refused once the port is closed)."""
-    stopped = threading.Event()
-
-    def wake_metrics_server() -> None:
-        address = (service.config.host, service.metrics_port)
-        while not stopped.wait(0.02):
-            with contextlib.suppress(OSError), socket.create_connection(address, timeout=0.5):
-                pass
-
-    waker = None
-    if service.metrics_port is not None:
-        waker = threading.Thread(target=wake_metrics_server, name=f"{service.spec.name}-stop", daemon=True)
-        waker.start()
-    try:
-        service.stop(grace=grace)
-    finally:
-        stopped.set()
-        if waker is not None:
-            waker.join()
+        service.stop(grace=1.0)
 
 
 class Supervised:

@@ -26,7 +26,7 @@ from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
 from servicekit import auth, client
 from servicekit.auth import Role
 from servicekit.server import build
-from servicekit.testing import RunningService, config_for_tests, running, stop_promptly
+from servicekit.testing import RunningService, config_for_tests, running
 
 from services.dealer.server import service_spec as dealer_spec
 from services.table.server import service_spec as table_spec
@@ -223,7 +223,7 @@ def test_session_rides_out_a_table_service_restart(tmp_path: Path) -> None:
             def read(prompt: str) -> str:
                 answer = next(answers, "q")
                 if answer == "RESTART":
-                    stop_promptly(services[0], grace=1.0)
+                    services[0].stop(grace=1.0)
                     services[0] = build(table_spec(config), config).start()
                     answer = "CAREFUL"
                 return check_or_fold(lines) if answer == "CAREFUL" else answer
@@ -234,7 +234,7 @@ def test_session_rides_out_a_table_service_restart(tmp_path: Path) -> None:
             session = Session(stub, TABLE, Console(read, lines.append), BUY_IN)
             assert session.run() == 0
         finally:
-            stop_promptly(services[0], grace=1.0)
+            services[0].stop(grace=1.0)
         out = "\n".join(lines)
         assert "Lost the connection to the table" in out and "Back at the table." in out, out[-3000:]
         after = out[out.index("Back at the table.") :]

@@ -8,7 +8,7 @@ from pathlib import Path
 import grpc
 import pytest
 from poker.table.v1 import casino_service_pb2 as pb
-from servicekit.testing import config_for_tests, running, stop_promptly
+from servicekit.testing import config_for_tests, running
 
 from services.wallet.server import service_spec as wallet_spec
 from tests.table.conftest import Stack, bets, rpc_reason
@@ -29,7 +29,7 @@ def test_settlement_waits_for_the_wallet(stack: Stack, tmp_path: Path) -> None:
     casino.PlaceBets(pb.PlaceBetsRequest(table_id="ch-touch", seat=1, bets=bets(ante=10)))
     casino.DealRound(pb.DealRoundRequest(table_id="ch-touch"))
     port = stack.wallet.service.port
-    stop_promptly(stack.wallet.service, grace=0.5)
+    stack.wallet.service.stop(grace=0.5)
 
     with pytest.raises(grpc.RpcError) as error:
         casino.Decide(pb.DecideRequest(table_id="ch-touch", seat=1, decision=pb.CASINO_DECISION_CALL))
@@ -61,7 +61,7 @@ def test_clear_bets_while_the_wallet_is_away_gives_the_chips_back_later(stack: S
     casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="ch-touch"))
     casino.PlaceBets(pb.PlaceBetsRequest(table_id="ch-touch", seat=1, bets=bets(ante=10, aa_bonus=5)))
     port = stack.wallet.service.port
-    stop_promptly(stack.wallet.service, grace=0.5)
+    stack.wallet.service.stop(grace=0.5)
 
     view = casino.ClearBets(pb.ClearBetsRequest(table_id="ch-touch", seat=1)).round
     assert view.phase == "BETTING" and not view.seats[0].bets

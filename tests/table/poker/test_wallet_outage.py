@@ -9,7 +9,7 @@ from pathlib import Path
 import grpc
 import pytest
 from poker.table.v1 import table_service_pb2 as pb
-from servicekit.testing import config_for_tests, running, stop_promptly
+from servicekit.testing import config_for_tests, running
 
 from services.wallet.server import service_spec as wallet_spec
 from tests.table.poker.conftest import Stack, chips_on_table, reason, rid, wait_until
@@ -28,7 +28,7 @@ def test_wallet_away_refuses_buy_ins_and_pays_leavers_later(stack: Stack, tmp_pa
     stack.fund("bob", 20_000)
     stack.join("ana", "hu", buy_in=5_000)
     port = stack.wallet.service.port
-    stop_promptly(stack.wallet.service, grace=0.5)
+    stack.wallet.service.stop(grace=0.5)
 
     with pytest.raises(grpc.RpcError) as away:
         stack.join("bob", "hu", buy_in=5_000)
