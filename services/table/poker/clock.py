@@ -52,7 +52,8 @@ class TableClock:
             if table.state.hand_in_progress:
                 self._bot_turn(now)
                 return
-            self._bots_between_hands()
+            if self._bots_between_hands():
+                return  # one seat change a tick, and all of them before the next hand starts
             if not table.state.can_start_hand():
                 self._next_hand_at = None
                 return
@@ -89,12 +90,13 @@ class TableClock:
             self._bot_plan = None
             table.run("act", {"player": plan.player, **replay.action_body(plan.action), "now": now})
 
-    def _bots_between_hands(self) -> None:
+    def _bots_between_hands(self) -> bool:
+        """Make the next bot seat change, if any; True when one was made."""
         table = self.table
         settings = table.settings
         change = bot_change(table.table_id, table.state, settings.bot_seats if settings.bots_allowed else 0)
         if change is None:
-            return
+            return False
         if change.sit:
             body = {
                 "player": change.player,
@@ -106,3 +108,4 @@ class TableClock:
             table.run_with_money("sit", body, change.player, is_bot=True)
         else:
             table.run("leave", {"player": change.player, "reason": "LEFT"})
+        return True

@@ -11,7 +11,7 @@ import urllib.request
 from poker.table.v1 import table_service_pb2 as pb
 from servicekit.auth import Role
 
-from tests.table.poker.conftest import Stack, Watcher, chips_on_table, heads_up, wait_until
+from tests.table.poker.conftest import Stack, Watcher, chips_on_table, heads_up, rid, wait_until
 
 
 def test_time_out_folds_facing_a_bet_nk_a4(stack: Stack) -> None:
@@ -104,3 +104,40 @@ def test_escrow_matches_the_table_between_bot_hands(stack: Stack) -> None:
 
     wait_until(quiet, timeout=30)
     assert stack.ledger_ok()
+
+
+def test_a_busted_bot_is_replaced_before_the_next_hand_nk_7_6(stack: Stack) -> None:
+    """Bots at 20 big blinds bust often; each time, a bot sits in the free seat before the next hand is
+    dealt (with no pause between hands the clock used to deal the next hand first, a seat short)."""
+    settings = pb.TableSettings(
+        game=pb.GAME_NO_LIMIT_HOLDEM,
+        small_blind=50,
+        big_blind=100,
+        min_buy_in=1_000,
+        max_buy_in=2_000,
+        seats=4,
+        bots_allowed=True,
+        bot_seats=3,
+    )
+    table_id = (
+        stack.tables("ops", Role.OPERATOR)
+        .CreateTable(pb.CreateTableRequest(request_id=rid("busts"), settings=settings))
+        .table.table_id
+    )
+    observer = Watcher(stack.tables("eve"), table_id)
+    try:
+        wait_until(lambda: observer.kinds().count("player_left") >= 3, timeout=60)
+        seated: set[int] = set()
+        dealt = 0
+        for event in list(observer.events):
+            kind = event.WhichOneof("event")
+            if kind == "player_seated":
+                seated.add(event.player_seated.seat)
+            elif kind == "player_left":
+                seated.discard(event.player_left.seat)
+            elif kind == "hand_started":
+                dealt += 1
+                assert len(seated) == 3, f"hand {event.hand_number} dealt to {sorted(seated)}"
+        assert dealt > 3
+    finally:
+        observer.close()
