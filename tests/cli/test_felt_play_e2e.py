@@ -35,6 +35,7 @@ from services.wallet.server import service_spec as wallet_spec
 TABLE = "play-1"
 BUY_IN = 10_000  # 100 big blinds, the default
 LEFT = re.compile(r"You left the table: (\d+) chips go back to your wallet\.")
+SIZE_REFUSED = re.compile(r"(raise to|bet) must be \d+\.\.\d+|you cannot bet or raise now")
 
 
 @dataclass
@@ -151,7 +152,8 @@ def test_ctrl_c_leaves_the_table_and_returns_the_stack(stack: Stack) -> None:
     session = Session(stub, TABLE, Console(read, lines.append), BUY_IN)
     assert session.run() == 0
     out = "\n".join(lines)
-    assert any(m in out for m in ("raise to must be 200..", "bet must be 100..", "cannot bet or raise now"))
+    # What is legal depends on the bots before ben (a raise makes the minimum raise-to higher than 200).
+    assert SIZE_REFUSED.search(out) is not None, out[-3000:]
     assert session.returned > 0 and LEFT.search(out) is not None, out[-3000:]
     assert stack.settled_balance("ben", session.returned) == session.returned
     assert "ben" not in stack.seats()
