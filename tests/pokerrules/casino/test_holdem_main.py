@@ -73,7 +73,7 @@ def test_one_flop_against_brute_force() -> None:
         wins = (p > d_s).sum(axis=1)
         losses = (p < d_s).sum(axis=1)
         straight = np.where(p_c >= Category.STRAIGHT, wins, 0)
-        turns = {}
+        turns: dict[int, list[int]] = {}
         for (t, r), w, lo, s in zip(itertools.combinations(live, 2), wins, losses, straight, strict=True):
             for turn in (t, r):
                 acc = turns.setdefault(turn, [0, 0, 0])
@@ -126,3 +126,15 @@ def test_strategy_files_list_every_hand_and_flop_class(tmp_path: Path) -> None:
     assert len(Path(turn).read_text().splitlines()) == 1 + n * hm.N_PAIRS
     lines = Path(pre).read_text().splitlines()
     assert lines[0] == "hole_cards,decision" and len(lines) == 1 + 1326 and lines[1] == "2c 2d,FLOP"
+
+
+def test_ranks_count_the_smaller_and_the_smaller_or_equal_elements_of_each_row() -> None:
+    """The per-row counts the inclusion–exclusion starts from, against a direct count, ties included."""
+    rng = np.random.default_rng(7)
+    for rows, size, top in ((5, 46, 10), (3, 1_081, 7_462), (4, 46, 1)):
+        values = rng.integers(0, top, (rows, size)).astype(np.int32)
+        packed = hm._ranks(values).reshape(rows, size)
+        less = (values[:, None, :] < values[:, :, None]).sum(axis=2)
+        leq = (values[:, None, :] <= values[:, :, None]).sum(axis=2)
+        assert np.array_equal(packed & 0xFFFF, less)
+        assert np.array_equal(packed >> 16, leq)

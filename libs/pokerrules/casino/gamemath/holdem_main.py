@@ -73,24 +73,31 @@ def flop_classes() -> tuple[FlopClass, ...]:
 
 @dataclass(frozen=True)
 class _Layout:
-    """Flop-independent index arrays over the 49 non-Flop positions."""
+    """Flop-independent index arrays over the 49 non-Flop positions, for the pairs (board, holding) of
+    disjoint two-card sets. They come board by board (1,081 holdings each, the rows), holdings in pair order;
+    the sums per holding take them holding by holding (1,081 boards each), boards in pair order."""
 
-    board: IntArray  # per (board, holding) pair: the board's pair index
-    holding: IntArray  # the holding's pair index
-    t: IntArray
+    t: IntArray  # per pair: the board's positions
     r: IntArray
-    a: IntArray
+    a: IntArray  # the holding's positions
     c: IntArray
-    group_members: IntArray  # (1176 * 49, 46): pair rows of the holdings containing a position on a board
-    group_of_a: IntArray  # per pair row: (group row, column) of its holding in the group of card a
-    col_in_a: IntArray
+    # Group (board, position p): the 46 holdings of that board containing p, one group after the other:
+    group_members: IntArray  # per group slot: its pair
+    slot_of_a: IntArray  # per pair: its slot in the group of its holding's card a
+    slot_of_c: IntArray  # ... and in the group of its card c
+    group_of_a: IntArray  # per pair: the group of its holding's card a (slot_of_a // GROUP_SIZE)
     group_of_c: IntArray
-    col_in_c: IntArray
+    by_holding: IntArray  # the pairs holding by holding
+    # Per (holding, Turn position not in the holding), the 46 pairs (holding by holding) whose board contains
+    # the Turn:
+    turn_members: IntArray
+
+
+GROUP_SIZE = 46  # the holdings containing a given live card: with each of the 46 other live cards
 
 
 @cache
 def _layout() -> _Layout:
-    index = {p: i for i, p in enumerate(PAIRS49)}
     boards, holdings = [], []
     for b, (t, r) in enumerate(PAIRS49):
         for h, (a, c) in enumerate(PAIRS49):
@@ -102,49 +109,58 @@ def _layout() -> _Layout:
     pairs = np.array(PAIRS49, dtype=np.int64)
     t, r = pairs[board, 0], pairs[board, 1]
     a, c = pairs[holding, 0], pairs[holding, 1]
-    row_of = {(int(b), int(h)): i for i, (b, h) in enumerate(zip(board, holding, strict=True))}
-    members = np.full((N_PAIRS * 49, 46), -1, dtype=np.int64)
-    group_of_a = np.empty(len(board), dtype=np.int64)
-    col_in_a = np.empty(len(board), dtype=np.int64)
-    group_of_c = np.empty(len(board), dtype=np.int64)
-    col_in_c = np.empty(len(board), dtype=np.int64)
-    for b, (tt, rr) in enumerate(PAIRS49):
-        for p in range(49):
-            if p in (tt, rr):
-                continue
-            g = b * 49 + p
-            others = [q for q in range(49) if q not in (tt, rr, p)]
-            for col, q in enumerate(others):
-                h = index[(min(p, q), max(p, q))]
-                row = row_of[(b, h)]
-                members[g, col] = row
-                if p < q:
-                    group_of_a[row], col_in_a[row] = g, col
-                else:
-                    group_of_c[row], col_in_c[row] = g, col
-    del index
-    return _Layout(board, holding, t, r, a, c, members, group_of_a, col_in_a, group_of_c, col_in_c)
+    n = len(board)
+    # Each pair sits in two groups: (board, a) as item i, (board, c) as item n + i.
+    order = np.argsort(np.concatenate([board * 49 + a, board * 49 + c]), kind="stable")
+    slot = np.empty(2 * n, dtype=np.int64)
+    slot[order] = np.arange(2 * n, dtype=np.int64)
+    slot_of_a, slot_of_c = slot[:n], slot[n:]
+    by_holding = np.argsort(holding, kind="stable")
+    h_h, t_h, r_h = holding[by_holding], t[by_holding], r[by_holding]
+    # Each pair counts for two Turns: its board's t (River r) and its r (River t).
+    turn_members = np.argsort(np.concatenate([h_h * 49 + t_h, h_h * 49 + r_h]), kind="stable") % n
+    return _Layout(
+        t,
+        r,
+        a,
+        c,
+        order % n,
+        slot_of_a,
+        slot_of_c,
+        slot_of_a // GROUP_SIZE,
+        slot_of_c // GROUP_SIZE,
+        by_holding,
+        turn_members,
+    )
 
 
-def _less_and_leq(values: npt.NDArray[np.int16]) -> tuple[IntArray, IntArray]:
-    """Per element: how many elements of its row are smaller, and how many are smaller or equal."""
-    rows, n = values.shape
-    # int32 throughout: these arrays are large and allocated once per Flop.
-    order = np.argsort(values, axis=1, kind="stable").astype(np.int32)
-    ordered = np.take_along_axis(values, order, axis=1)
-    idx = np.arange(n, dtype=np.int32)
-    same = ordered[:, 1:] == ordered[:, :-1]
-    start = np.broadcast_to(idx, (rows, n)).copy()
-    start[:, 1:][same] = 0
-    np.maximum.accumulate(start, axis=1, out=start)
-    end = np.broadcast_to(idx + 1, (rows, n)).copy()
-    end[:, :-1][same] = n
-    end = np.minimum.accumulate(end[:, ::-1], axis=1)[:, ::-1]
-    less = np.empty((rows, n), dtype=np.int32)
-    leq = np.empty((rows, n), dtype=np.int32)
-    np.put_along_axis(less, order, start, axis=1)
-    np.put_along_axis(leq, order, end, axis=1)
-    return less.astype(np.int64), leq.astype(np.int64)
+_STRENGTH_BITS = 13  # strengths are below 2^13 (7,462 classes)
+_RANK_BITS = 16  # `_ranks` packs "smaller" below and "smaller or equal" above this many bits
+
+
+def _ranks(values: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
+    """Per element of a (rows, size) array of strengths: how many elements of its row are smaller (less),
+    and how many are smaller or equal (leq); flat, in the array's order, packed as less + leq << 16.
+    Packed values add and subtract field by field as long as each result's fields are in range."""
+    rows, size = values.shape
+    column_bits = size.bit_length()
+    # One sort per row (no argsort, no take/put_along_axis): the column rides below the strength in an int32
+    # key, so the sorted keys say where each element goes back to; ranks follow from the runs of equal
+    # strengths.
+    keys = (values << column_bits) | np.arange(size, dtype=np.int32)
+    keys.sort(axis=1)
+    new_run = np.empty((rows, size), dtype=bool)
+    new_run[:, 0] = True
+    np.not_equal(keys[:, 1:] >> column_bits, keys[:, :-1] >> column_bits, out=new_run[:, 1:])
+    starts = np.flatnonzero(new_run)
+    lengths = np.diff(starts, append=rows * size).astype(np.int32)
+    less = (starts % size).astype(np.int32)
+    ranks_sorted = np.repeat(less + ((less + lengths) << _RANK_BITS), lengths)
+    target = (keys & np.int32((1 << column_bits) - 1)).astype(np.intp)
+    target += (np.arange(rows, dtype=np.intp) * size)[:, None]
+    ranks = np.empty(rows * size, dtype=np.int32)
+    ranks[target.ravel()] = ranks_sorted
+    return ranks
 
 
 @dataclass(frozen=True)
@@ -174,62 +190,80 @@ def _qualifying_strength(h: Any) -> int:
     return int(h.evaluate(h.Rule.HOLDEM, [8, 9], [14, 7, 0]).strength)
 
 
+@cache
+def _ante_odds() -> IntArray:
+    """The Ante's odds (CH-7.1) per hand category: 1 to 1 below a Flush."""
+    odds = np.ones(max(Category) + 1, dtype=np.int64)
+    for cat, o in CH_ANTE_ODDS.items():
+        odds[cat] = o
+    return odds
+
+
 def evaluate_flop(flop: tuple[int, int, int]) -> FlopResult:
     import handeval
 
     h: Any = handeval
     lay = _layout()
     rest = np.array([c for c in range(52) if c not in flop], dtype=np.uint8)
-    packed = np.empty((len(lay.board), 7), dtype=np.uint8)
+    packed = np.empty((len(lay.t), 7), dtype=np.uint8)
     packed[:, 0], packed[:, 1] = rest[lay.a], rest[lay.c]
-    packed[:, 2:5] = np.array(flop, dtype=np.uint8)
+    packed[:, 2], packed[:, 3], packed[:, 4] = flop
     packed[:, 5], packed[:, 6] = rest[lay.t], rest[lay.r]
     result = h.evaluate_batch(h.Rule.HOLDEM, 7, packed.tobytes())
     strength = np.frombuffer(memoryview(result.strengths).cast("B"), dtype=np.uint32).astype(np.int16)
     category = np.frombuffer(memoryview(result.categories).cast("B"), dtype=np.uint8).astype(np.int64)
     q0 = _qualifying_strength(h)
 
-    less_row, leq_row = (x.ravel() for x in _less_and_leq(strength.reshape(N_PAIRS, HOLDINGS_PER_BOARD)))
-    sentinel = np.int16(32767)
-    group_values = np.where(lay.group_members >= 0, strength[np.maximum(lay.group_members, 0)], sentinel)
-    less_g, leq_g = _less_and_leq(group_values.astype(np.int16))
-    less_a, leq_a = less_g[lay.group_of_a, lay.col_in_a], leq_g[lay.group_of_a, lay.col_in_a]
-    less_c, leq_c = less_g[lay.group_of_c, lay.col_in_c], leq_g[lay.group_of_c, lay.col_in_c]
-    below_q0 = (strength < q0).astype(np.int64)
-    nq_row = below_q0.reshape(N_PAIRS, HOLDINGS_PER_BOARD).sum(axis=1)[lay.board]
-    nq_group = np.where(lay.group_members >= 0, below_q0[np.maximum(lay.group_members, 0)], 0).sum(axis=1)
+    s = strength.astype(np.int32)
+    if int(s.max()) >> _STRENGTH_BITS:
+        raise ValueError("a strength above 2^13 does not fit the sort keys of _ranks")
+    row_values = s.reshape(N_PAIRS, HOLDINGS_PER_BOARD)
+    row_ranks = _ranks(row_values)
+    group_values = s[lay.group_members].reshape(-1, GROUP_SIZE)
+    group_ranks = _ranks(group_values)
+    nq_row = (row_values < q0).sum(axis=1)
+    nq_group = (group_values < q0).sum(axis=1)
 
     # Dealer holdings disjoint from the player's (inclusion–exclusion; the player's own holding is the only
-    # one sharing both cards).
-    p = strength.astype(np.int64)
-    less_d = less_row - less_a - less_c
-    leq_d = leq_row - leq_a - leq_c + 1
-    nq_d = nq_row - nq_group[lay.group_of_a] - nq_group[lay.group_of_c] + (p < q0)
+    # one sharing both cards, counted in both groups). Both fields of the result are in range.
+    ranks_d = row_ranks - group_ranks[lay.slot_of_a] - group_ranks[lay.slot_of_c] + (1 << _RANK_BITS)
+    nq_d = np.repeat(nq_row, HOLDINGS_PER_BOARD) - nq_group[lay.group_of_a] - nq_group[lay.group_of_c]
+    nq_d += s < q0
+    # What the sums need, holding by holding (one gather): fields of one int64, each in range.
+    word = ranks_d.astype(np.int64)  # less (16 bits), leq (16 bits)
+    word |= nq_d.astype(np.int64) << 32  # at most 990: 16 bits
+    word |= category << 48  # up to ROYAL_FLUSH: 8 bits
+    word |= (s >= q0).astype(np.int64) << 56
+    word = word[lay.by_holding]
+    less_d = word & 0xFFFF
+    leq_d = (word >> 16) & 0xFFFF
+    nq_d = (word >> 32) & 0xFFFF
+    category = (word >> 48) & 0xFF
+    qualified_player = (word >> 56).astype(bool)
 
     # Casino Hold'em (CH-5.3 to CH-5.6, CH-7.1).
-    odds = np.ones(len(p), dtype=np.int64)
-    for cat, o in CH_ANTE_ODDS.items():
-        odds[category == cat] = o
-    qualified_player = p >= q0
+    odds = _ante_odds()[category]
     win_q = np.where(qualified_player, less_d - nq_d, 0)
     tie_q = np.where(qualified_player, leq_d - less_d, 0)
-    lose_q = DEALER_HOLDINGS - nq_d - win_q - tie_q
-    ch_net = nq_d * odds + win_q * (odds + 2) - 3 * lose_q
-    ch_call = np.bincount(lay.holding, weights=ch_net, minlength=N_PAIRS).astype(np.int64)
-    ch_counts = np.stack(
-        [np.bincount(lay.holding, weights=x, minlength=N_PAIRS) for x in (nq_d, win_q, tie_q, lose_q)], axis=1
-    ).astype(np.int64)
+    # Per holding, sums over its 1,081 boards (contiguous); the Dealer wins the rest of the 990 per board.
+    nq_sum, win_sum, tie_sum, paid_sum = (
+        x.reshape(N_PAIRS, HOLDINGS_PER_BOARD).sum(axis=1, dtype=np.int64)
+        for x in (nq_d, win_q, tie_q, (nq_d + win_q) * odds)
+    )
+    lose_sum = HOLDINGS_PER_BOARD * DEALER_HOLDINGS - nq_sum - win_sum - tie_sum
+    ch_call = paid_sum + 2 * win_sum - 3 * lose_sum  # Σ (not qualified + win) × odds + 2 win − 3 lose
+    ch_counts = np.stack([nq_sum, win_sum, tie_sum, lose_sum], axis=1)
 
-    # Texas Hold'em Bonus (THB-4.2 to THB-4.5): per (holding, Turn card) sums over the River card.
-    wins = less_d
+    # Texas Hold'em Bonus (THB-4.2 to THB-4.5): per (holding, Turn card) sums over the 46 River cards, each
+    # count at most 990: below 2^16, so the three counts add as 16-bit fields of one int64.
+    wins = less_d.astype(np.int64)
     losses = DEALER_HOLDINGS - leq_d
     straight_wins = np.where(category >= Category.STRAIGHT, wins, 0)
-    per_turn = np.zeros((3, N_PAIRS * 49), dtype=np.int64)
-    for turn in (lay.t, lay.r):  # a board {x, y} is Turn x / River y and Turn y / River x
-        key = lay.holding * 49 + turn
-        for i, x in enumerate((wins, losses, straight_wins)):
-            per_turn[i] += np.bincount(key, weights=x, minlength=N_PAIRS * 49).astype(np.int64)
-    w_t, l_t, s_t = (x.reshape(N_PAIRS, 49) for x in per_turn)
+    fields = wins + (losses << 16) + (straight_wins << 32)
+    per_turn = np.zeros(N_PAIRS * 49, dtype=np.int64)
+    per_turn[_valid_turns().ravel()] = fields[lay.turn_members].reshape(-1, 46).sum(axis=1)
+    w_t, l_t, s_t = ((per_turn >> shift) & 0xFFFF for shift in (0, 16, 32))
+    w_t, l_t, s_t = (x.reshape(N_PAIRS, 49) for x in (w_t, l_t, s_t))
     river_bet = w_t > l_t  # the River bet (1 × Ante) pays 1 to 1: bet when wins outnumber losses
     base = s_t + 2 * w_t - 3 * l_t + np.maximum(w_t - l_t, 0)  # Flop bet made; Turn checked; River optimal
     edge_of_turn_bet = (w_t - l_t).sum(axis=1)
@@ -314,6 +348,20 @@ class HoldemMain:
         return -self.thb_net / (1 + 2 * self.thb_flop_rate + self.thb_turn_rate + self.thb_river_rate)
 
 
+@cache
+def _pair_index49() -> IntArray:
+    """(x, y) -> the pair index of {x, y} among the 49 positions (-1 on the diagonal)."""
+    pair_index = np.full((49, 49), -1, dtype=np.int64)
+    for i, (x, y) in enumerate(PAIRS49):
+        pair_index[x, y] = pair_index[y, x] = i
+    return pair_index
+
+
+@cache
+def _holdings52() -> IntArray:
+    return np.array(HOLDINGS52, dtype=np.int64)
+
+
 def _images_of_holdings(flop: tuple[int, int, int], perm: tuple[int, ...]) -> tuple[IntArray, IntArray]:
     """For every 52-card holding H' and the image Flop σ(flop): the pair index over `flop`'s 49 other cards of
     σ⁻¹(H'), and whether H' misses the image Flop."""
@@ -322,10 +370,7 @@ def _images_of_holdings(flop: tuple[int, int, int], perm: tuple[int, ...]) -> tu
         inverse[t] = s
     position = np.full(52, -1, dtype=np.int64)
     position[[c for c in range(52) if c not in flop]] = np.arange(49)
-    pair_index = np.full((49, 49), -1, dtype=np.int64)
-    for i, (x, y) in enumerate(PAIRS49):
-        pair_index[x, y] = pair_index[y, x] = i
-    holdings = np.array(HOLDINGS52, dtype=np.int64)
+    pair_index, holdings = _pair_index49(), _holdings52()
     mapped = (holdings & ~3) | np.array(inverse)[holdings & 3]
     p1, p2 = position[mapped[:, 0]], position[mapped[:, 1]]
     valid = (p1 >= 0) & (p2 >= 0)
