@@ -33,6 +33,11 @@ def validate_id(field: str, value: str) -> None:
         )
 
 
+def validate_owner(field: str, owner: str) -> None:
+    if not _OWNER.fullmatch(owner):
+        raise invalid(field, "MALFORMED_OWNER", f"{field} must be 1-128 characters without spaces")
+
+
 def validate_hold_reference(prefix: str, hold_id: str, hold_request_id: str) -> None:
     """A hold is named by exactly one of its id and the request id of the caller's Hold."""
     if hold_id and hold_request_id:
@@ -98,8 +103,7 @@ def validate(command: c.Command) -> None:
                 raise invalid(
                     "kind", "KIND_NOT_CREATABLE", "the issuance account exists once, from the start"
                 )
-            if not _OWNER.fullmatch(command.owner):
-                raise invalid("owner", "MALFORMED_OWNER", "owner must be 1-128 characters without spaces")
+            validate_owner("owner", command.owner)
         case c.Issue():
             validate_id("account_id", command.account_id)
             _not_issuance("account_id", command.account_id)

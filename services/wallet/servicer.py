@@ -19,7 +19,7 @@ import prometheus_client
 from ledger import commands as c
 from ledger import model as m
 from ledger.errors import ErrorKind, LedgerError
-from ledger.validation import validate_id
+from ledger.validation import validate_id, validate_owner
 from poker.wallet.v1 import wallet_service_pb2 as pb
 from poker.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
 from servicekit import errors
@@ -155,6 +155,8 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
         caller = current_caller()
         kind = convert.account_kind("kind", request.kind, optional=True)
         owner = request.owner or None
+        if owner is not None:
+            self._guard(lambda: validate_owner("owner", request.owner))
         if caller.is_player:
             if owner not in (None, caller.subject):
                 raise _denied("accounts")

@@ -399,11 +399,15 @@ def test_a_players_footprint_is_its_own_account(location: LedgerLocation) -> Non
         assert table.GetAccount(pb.GetAccountRequest(account_id=own.account_id)).account.pending == 5
 
 
-def test_lookups_by_request_id_name_the_field(location: LedgerLocation) -> None:
-    """Malformed ids are INVALID_ARGUMENT naming the field (never echoed); unknown ones NOT_FOUND."""
+def test_malformed_ids_in_reads_are_invalid_and_never_echoed(location: LedgerLocation) -> None:
+    """Malformed ids, owners and page tokens are INVALID_ARGUMENT naming the field (never echoed); unknown
+    ids and request ids NOT_FOUND."""
     with wallet(location) as svc:
         table = stub(svc, "table", Role.SERVICE)
         huge = "x" * 100_000
+        ana = table.CreateAccount(
+            pb.CreateAccountRequest(request_id="a", kind=pb.ACCOUNT_KIND_PLAYER, owner="ana")
+        ).account.account_id
         for fn, request, field in (
             (table.GetHold, pb.GetHoldRequest(hold_request_id=huge), "hold_request_id"),
             (table.GetHold, pb.GetHoldRequest(hold_id=huge), "hold_id"),
@@ -413,6 +417,9 @@ def test_lookups_by_request_id_name_the_field(location: LedgerLocation) -> None:
             (table.GetAccount, pb.GetAccountRequest(account_id=huge), "account_id"),
             (table.Capture, pb.CaptureRequest(request_id="c", hold_request_id=huge), "hold_request_id"),
             (table.Release, pb.ReleaseRequest(request_id="r"), "hold_id"),
+            (table.ListAccounts, pb.ListAccountsRequest(owner=huge), "owner"),
+            (table.ListAccounts, pb.ListAccountsRequest(page_token=huge), "page_token"),
+            (table.ListTransfers, pb.ListTransfersRequest(account_id=ana, page_token=huge), "page_token"),
         ):
             with pytest.raises(grpc.RpcError) as info:
                 fn(request)

@@ -72,6 +72,8 @@ class LedgerStore(Protocol):
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
+# Tokens we hand out are "<kind>:<seq>" in base64, far shorter.
+MAX_PAGE_TOKEN = 64
 
 
 def page_size(requested: int) -> int:
@@ -88,6 +90,8 @@ def decode_token(prefix: str, token: str, default: int) -> int:
     """Page tokens are opaque to clients: a position in the ledger's sequence."""
     if not token:
         return default
+    if len(token) > MAX_PAGE_TOKEN:
+        raise invalid("page_token", "MALFORMED_PAGE_TOKEN", "page_token was not returned by this list")
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
         kind, _, seq = raw.partition(":")
