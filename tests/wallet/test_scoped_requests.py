@@ -26,6 +26,7 @@ from .conftest import TABLE, TOURNAMENT, LedgerLocation, ScopedStore
 from .test_storage import account, balance, funded, refused
 
 FIXTURE = Path(__file__).parent / "fixtures" / "ledger_v1.json"
+CRASHED = "pt-t1-m2-s2-buy_in"  # an old buy-in still pending: the table crashed between Hold and Capture
 PLAYER_NAMED_TABLE = scope(Caller("table", Role.PLAYER))
 OPERATOR = scope(Caller("operator", Role.OPERATOR))
 PLAYER_NAMED_OPERATOR = scope(Caller("operator", Role.PLAYER))
@@ -183,8 +184,8 @@ def test_an_old_ledger_migrates_and_its_rows_keep_working(location: LedgerLocati
     assert old_buy_in is not None and old_buy_in.status is HoldStatus.CAPTURED
     assert store.get_transfer("pt-t1-q1-s1-out") is not None
     # The table's crash recovery finds its old buy-ins and captures by request id.
-    pending = store.hold_by_request(TABLE, "pt-t1-m2-s2-buy_in")
-    assert pending is not None and (pending.id, pending.status) == ("pt-t1-m2-s2-buy_in", HoldStatus.PENDING)
+    pending = store.hold_by_request(TABLE, CRASHED)
+    assert pending is not None and (pending.id, pending.status) == (CRASHED, HoldStatus.PENDING)
     found = store.transfer_by_request(TABLE, "cas-c1-r1-s1-ANTE-0-c")
     assert found is not None and found.id == "cas-c1-r1-s1-ANTE-0-c"
     # A repeat of an old request, as the upgraded table service sends it, is answered from it.
@@ -216,13 +217,13 @@ def test_an_old_ledger_migrates_and_its_rows_keep_working(location: LedgerLocati
     )
     assert isinstance(settled, BatchResult) and settled.batch_id == "cas-c1-r1-settle"
     assert [t.id for t in settled.transfers] == ["cas-c1-r1-s1-ANTE-0-c", "cas-c1-r1-settle-s1"]
-    held = store.execute(c.Hold("pt-t1-m2-s2-buy_in", bob, escrow, 100))
-    assert isinstance(held, Hold) and held.id == "pt-t1-m2-s2-buy_in"
+    held = store.execute(c.Hold(CRASHED, bob, escrow, 100))
+    assert isinstance(held, Hold) and held.id == CRASHED
     opened = store.execute(c.CreateAccount("casino-acct-1-ana", AccountKind.PLAYER, "ana"))
     assert isinstance(opened, Account) and opened.id == ana
     assert {a: balance(store, a) for a in before} == before
     # A pending old hold resolves by its request id.
-    released = store.execute(c.Release("pt-t1-m2-s2-buy_in-r", hold_request_id="pt-t1-m2-s2-buy_in"))
+    released = store.execute(c.Release("pt-t1-m2-s2-buy_in-r", hold_request_id=CRASHED))
     assert isinstance(released, Hold) and released.status is HoldStatus.RELEASED
     # The id a player squatted before the upgrade no longer blocks the casino's settlement.
     next_round = store.execute(
@@ -249,13 +250,21 @@ def test_an_old_ledger_migrates_and_its_rows_keep_working(location: LedgerLocati
     other = store.execute(c.Transfer("pt-t1-q1-s1-out", c.simple_postings(ana, bob, 1)), TOURNAMENT)
     assert isinstance(other, Transfer) and other.id.startswith("tr_")
     assert store.transfer_by_request(TOURNAMENT, "pt-t1-q1-s1-out") == other
-    assert balance(store, ana) == 945 - 10 - 1 and balance(store, house) == 15
+    # An old id the caller has used since names its own request only, never the old row.
+    store.execute(c.Transfer(CRASHED, c.simple_postings(ana, bob, 1)), TOURNAMENT)
+    assert store.hold_by_request(TOURNAMENT, CRASHED) is None
+    assert store.hold_by_request(TABLE, CRASHED) is not None
+    error = refused(
+        store.as_caller(TOURNAMENT), c.Hold(CRASHED, bob, escrow, 100)
+    )  # the old request, exactly
+    assert (error.reason, error.metadata["differs"]) == ("REQUEST_ID_REUSED", "operation")
+    assert balance(store, ana) == 945 - 10 - 2 and balance(store, house) == 15
     summary = store.summary()
     assert summary.invariants_hold, summary.violations
     assert summary.chips_issued == 1500
     store.close()
     reopened = location.open()  # nothing left to migrate; the old rows still answer
-    assert reopened.hold_by_request(TABLE, "pt-t1-m2-s2-buy_in") == released
+    assert reopened.hold_by_request(TABLE, CRASHED) == released
     assert reopened.summary().invariants_hold
 
 

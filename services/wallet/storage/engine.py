@@ -164,7 +164,7 @@ class Engine:
         """Runs one validated command of `caller` inside the store's transaction; raises LedgerError
         (the store rolls back) when refused."""
         cmd = self._resolve_holds(db, cmd, caller)
-        legacy = self._legacy_repeat(db, cmd)
+        legacy = self._legacy_repeat(db, cmd, caller)
         if legacy is not None:
             return Outcome(self._replay(db, cmd, legacy), replayed=True)
         ref = self._new_ref(cmd)
@@ -232,12 +232,15 @@ class Engine:
         )
         return (rows[0][0], rows[0][1], rows[0][2])
 
-    def _legacy_repeat(self, db: Connection, cmd: c.Command) -> str | None:
-        """The result of a request made before request ids were scoped, if this is exactly a repeat of it.
-        Those requests have no known caller, so only a perfect match binds: their id with another request
-        is a new request of this caller (never another's result, never a refusal)."""
+    def _legacy_repeat(self, db: Connection, cmd: c.Command, caller: str) -> str | None:
+        """The result of a request made before request ids were scoped, if this is exactly a repeat of it
+        and the caller has not used the id since. Those requests have no known caller, so only a perfect
+        match binds: their id with another request is a new request of this caller (never another's
+        result, never a refusal)."""
         if not self.legacy:
             return None
+        if self.q(db, "SELECT 1 FROM requests WHERE caller = ? AND id = ?", (caller, cmd.request_id)):
+            return None  # the caller's own request under this id decides (a repeat, or REQUEST_ID_REUSED)
         rows = self.q(
             db, "SELECT op, params, result_ref FROM legacy_requests WHERE id = ?", (cmd.request_id,)
         )
@@ -265,24 +268,24 @@ class Engine:
     def _refs(
         self, db: Connection, caller: str, request_ids: list[str], ops: Sequence[str]
     ) -> dict[str, str]:
-        """request id -> the id of what the caller's request of one of `ops` made; then, for the ids not
-        found, what a legacy request (whose results were named by their request ids) made."""
+        """request id -> the id of what the caller's request of one of `ops` made; for an id the caller
+        never used, what a legacy request (whose results were named by their request ids) made."""
         if not request_ids:
             return {}
         wanted = sorted(set(request_ids))
-        marks, op_marks = ", ".join("?" * len(wanted)), ", ".join("?" * len(ops))
-        found = {
-            r[0]: r[1]
+        marks = ", ".join("?" * len(wanted))
+        used = {
+            r[0]: (r[1], r[2])
             for r in self.q(
                 db,
-                f"SELECT id, result_ref FROM requests WHERE caller = ? AND id IN ({marks})"
-                f" AND op IN ({op_marks})",
-                (caller, *wanted, *ops),
+                f"SELECT id, op, result_ref FROM requests WHERE caller = ? AND id IN ({marks})",
+                (caller, *wanted),
             )
         }
-        missing = [i for i in wanted if i not in found]
+        found = {i: ref for i, (op, ref) in used.items() if op in ops}
+        missing = [i for i in wanted if i not in used]
         if missing and self.legacy:
-            marks = ", ".join("?" * len(missing))
+            marks, op_marks = ", ".join("?" * len(missing)), ", ".join("?" * len(ops))
             for r in self.q(
                 db,
                 f"SELECT id, result_ref FROM legacy_requests WHERE id IN ({marks}) AND op IN ({op_marks})",
