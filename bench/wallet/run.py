@@ -203,7 +203,7 @@ async def batch_load(
                 a, b = rng.sample(accounts, 2)
                 specs.append(
                     pb.TransferSpec(
-                        transfer_id="bb-" + uuid.uuid4().hex,
+                        request_id="bb-" + uuid.uuid4().hex,
                         postings=[
                             pb.Posting(account_id=a, side=pb.POSTING_SIDE_DEBIT, amount=1),
                             pb.Posting(account_id=b, side=pb.POSTING_SIDE_CREDIT, amount=1),
@@ -318,7 +318,10 @@ def bench_direct(name: str, database_url: str, clients_list: list[int], seconds:
     from ledger import commands as c
     from ledger.model import Account, AccountKind, IssueReason
 
+    from services.wallet.callers import scope
     from services.wallet.storage import open_store
+
+    caller = scope(auth.Caller("bench", Role.SERVICE))
 
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="wallet-bench-") as tmp:
@@ -326,9 +329,9 @@ def bench_direct(name: str, database_url: str, clients_list: list[int], seconds:
         try:
             accounts = []
             for i in range(ACCOUNTS):
-                made = store.execute(c.CreateAccount(f"d-open-{i}", AccountKind.PLAYER, f"d-{i}"))
+                made = store.execute(c.CreateAccount(f"d-open-{i}", AccountKind.PLAYER, f"d-{i}"), caller)
                 assert isinstance(made, Account)
-                store.execute(c.Issue(f"d-fund-{i}", made.id, 10**9, IssueReason.PURCHASE))
+                store.execute(c.Issue(f"d-fund-{i}", made.id, 10**9, IssueReason.PURCHASE), caller)
                 accounts.append(made.id)
             for clients in clients_list:
                 latencies: list[float] = []
@@ -339,7 +342,9 @@ def bench_direct(name: str, database_url: str, clients_list: list[int], seconds:
                     while time.perf_counter() < end:
                         a, b = rng.sample(accounts, 2)
                         t0 = time.perf_counter()
-                        store.execute(c.Transfer("dt-" + uuid.uuid4().hex, c.simple_postings(a, b, 1)))
+                        store.execute(
+                            c.Transfer("dt-" + uuid.uuid4().hex, c.simple_postings(a, b, 1)), caller
+                        )
                         latencies.append(time.perf_counter() - t0)
 
                 t0 = time.perf_counter()

@@ -1,5 +1,14 @@
 """What a caller asks the ledger to do. Each command knows its canonical parameters: a repeat of a
-request id must carry the same ones (idempotency, AIP-155)."""
+request id by the same caller must carry the same ones (idempotency, AIP-155).
+
+Request ids are the caller's (the store scopes them by caller); every id of what a command creates
+(account, hold, transfer, batch) is chosen by the store. A command names a hold by its id or by the
+request id of the caller's own Hold (`hold_request_id`); the store resolves the latter to the id first,
+so both forms are the same request and the parameters only ever hold ids.
+
+`legacy_params` is the form requests had when request ids were one global namespace (they were also the
+ids of the holds and transfers they made): a request stored then is a repeat when it matches that form.
+"""
 
 from __future__ import annotations
 
@@ -23,6 +32,9 @@ class CreateAccount:
     def params(self) -> dict[str, Any]:
         return {"kind": self.kind.value, "owner": self.owner}
 
+    def legacy_params(self) -> dict[str, Any]:
+        return self.params()
+
 
 @dataclass(frozen=True)
 class Issue:
@@ -43,18 +55,28 @@ class Issue:
             "memo": self.memo,
         }
 
+    def legacy_params(self) -> dict[str, Any]:
+        return self.params()
+
 
 @dataclass(frozen=True)
 class TransferSpec:
-    """One transfer: balanced postings under a client-chosen id."""
+    """One transfer of a batch: balanced postings under the caller's own request id for it."""
 
-    transfer_id: str
+    request_id: str
     postings: tuple[Posting, ...]
     memo: str = ""
 
     def params(self) -> dict[str, Any]:
         return {
-            "transfer_id": self.transfer_id,
+            "request_id": self.request_id,
+            "postings": _postings_params(self.postings),
+            "memo": self.memo,
+        }
+
+    def legacy_params(self) -> dict[str, Any]:
+        return {
+            "transfer_id": self.request_id,
             "postings": _postings_params(self.postings),
             "memo": self.memo,
         }
@@ -69,7 +91,7 @@ def simple_postings(from_account_id: str, to_account_id: str, amount: int) -> tu
 
 @dataclass(frozen=True)
 class Transfer:
-    """A single transfer; its request id is the transfer id."""
+    """A single transfer."""
 
     request_id: str
     postings: tuple[Posting, ...]
@@ -79,22 +101,35 @@ class Transfer:
     def params(self) -> dict[str, Any]:
         return {"postings": _postings_params(self.postings), "memo": self.memo}
 
+    def legacy_params(self) -> dict[str, Any]:
+        return self.params()
+
 
 @dataclass(frozen=True)
 class HoldResolution:
-    """Resolves a pending hold inside a batch: `capture_amount` chips post as transfer `transfer_id`,
-    the rest is released; 0 releases the whole hold."""
+    """Resolves a pending hold inside a batch: `capture_amount` chips post as a transfer whose request id
+    is `capture_request_id`, the rest is released; 0 releases the whole hold. The hold is named by
+    `hold_id` or by `hold_request_id` (the caller's own Hold)."""
 
-    hold_id: str
+    hold_id: str = ""
     capture_amount: int = 0
-    transfer_id: str = ""
+    capture_request_id: str = ""
     memo: str = ""
+    hold_request_id: str = ""
 
     def params(self) -> dict[str, Any]:
         return {
             "hold_id": self.hold_id,
             "capture_amount": self.capture_amount,
-            "transfer_id": self.transfer_id,
+            "capture_request_id": self.capture_request_id,
+            "memo": self.memo,
+        }
+
+    def legacy_params(self) -> dict[str, Any]:
+        return {
+            "hold_id": self.hold_id,
+            "capture_amount": self.capture_amount,
+            "transfer_id": self.capture_request_id,
             "memo": self.memo,
         }
 
@@ -110,15 +145,21 @@ class TransferBatch:
 
     def params(self) -> dict[str, Any]:
         params: dict[str, Any] = {"transfers": [t.params() for t in self.transfers]}
-        # Only when present: batches stored before resolutions existed replay with the same parameters.
         if self.resolutions:
             params["resolutions"] = [r.params() for r in self.resolutions]
         return params
 
+    def legacy_params(self) -> dict[str, Any]:
+        params: dict[str, Any] = {"transfers": [t.legacy_params() for t in self.transfers]}
+        # Only when present: batches stored before resolutions existed replay with the same parameters.
+        if self.resolutions:
+            params["resolutions"] = [r.legacy_params() for r in self.resolutions]
+        return params
+
     def member_ids(self) -> list[str]:
-        """The ids of the transfers the batch posts: captures first, then its transfers."""
-        captures = [r.transfer_id for r in self.resolutions if r.capture_amount > 0]
-        return captures + [t.transfer_id for t in self.transfers]
+        """The request ids of the transfers the batch posts: captures first, then its transfers."""
+        captures = [r.capture_request_id for r in self.resolutions if r.capture_amount > 0]
+        return captures + [t.request_id for t in self.transfers]
 
 
 @dataclass(frozen=True)
@@ -143,29 +184,43 @@ class Hold:
             "memo": self.memo,
         }
 
+    def legacy_params(self) -> dict[str, Any]:
+        return self.params()
+
 
 @dataclass(frozen=True)
 class Capture:
-    """Posts all (amount None) or part of a pending hold; the rest is released."""
+    """Posts all (amount None) or part of a pending hold; the rest is released. The hold is named by
+    `hold_id` or by `hold_request_id`."""
 
     request_id: str
-    hold_id: str
+    hold_id: str = ""
     amount: int | None = None
     memo: str = ""
+    hold_request_id: str = ""
     op: str = "Capture"
 
     def params(self) -> dict[str, Any]:
         return {"hold_id": self.hold_id, "amount": self.amount, "memo": self.memo}
 
+    def legacy_params(self) -> dict[str, Any]:
+        return self.params()
+
 
 @dataclass(frozen=True)
 class Release:
+    """Voids a pending hold, named by `hold_id` or by `hold_request_id`."""
+
     request_id: str
-    hold_id: str
+    hold_id: str = ""
+    hold_request_id: str = ""
     op: str = "Release"
 
     def params(self) -> dict[str, Any]:
         return {"hold_id": self.hold_id}
+
+    def legacy_params(self) -> dict[str, Any]:
+        return self.params()
 
 
 Command = CreateAccount | Issue | Transfer | TransferBatch | Hold | Capture | Release

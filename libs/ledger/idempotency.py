@@ -1,5 +1,6 @@
 """A repeat of a request id returns the first result; the same id with other parameters is refused
-with ALREADY_EXISTS naming what differs (AIP-155)."""
+with ALREADY_EXISTS naming what differs (AIP-155). Which requests count as the same id is the store's
+business: it scopes request ids by caller (two callers never share one)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,11 @@ def differing_fields(stored: dict[str, Any], new: dict[str, Any], prefix: str = 
 
 def _objects(a: list[Any], b: list[Any]) -> bool:
     return len(a) == len(b) and all(isinstance(v, dict) for v in a + b)
+
+
+def same_request(stored_op: str, stored_params: str, op: str, params: dict[str, Any]) -> bool:
+    """Whether a stored request is this one: the same operation and parameters."""
+    return stored_op == op and json.loads(stored_params) == json.loads(canonical(params))
 
 
 def check_replay(

@@ -9,7 +9,7 @@ from ledger import commands as c
 from ledger.errors import invalid
 from ledger.model import ISSUANCE_ACCOUNT_ID, AccountKind, Posting, Side
 
-# Request, transfer and hold ids are client-chosen; account ids are ours ("acc_...") but share the shape.
+# Request ids are the caller's; account, hold and transfer ids are ours ("acc_...") but share the shape.
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}")
 _OWNER = re.compile(r"[^\s\x00-\x1f]{1,128}")
 # Far below int64 so that sums of many postings never overflow a BIGINT.
@@ -31,6 +31,25 @@ def validate_id(field: str, value: str) -> None:
             "MALFORMED_ID",
             f"{field} must be 1-128 characters of [A-Za-z0-9_.:-], not starting with a symbol",
         )
+
+
+def validate_owner(field: str, owner: str) -> None:
+    if not _OWNER.fullmatch(owner):
+        raise invalid(field, "MALFORMED_OWNER", f"{field} must be 1-128 characters without spaces")
+
+
+def validate_hold_reference(prefix: str, hold_id: str, hold_request_id: str) -> None:
+    """A hold is named by exactly one of its id and the request id of the caller's Hold."""
+    if hold_id and hold_request_id:
+        raise invalid(
+            f"{prefix}hold_request_id",
+            "TWO_HOLD_REFERENCES",
+            "name the hold by hold_id or by hold_request_id, not both",
+        )
+    if hold_request_id:
+        validate_id(f"{prefix}hold_request_id", hold_request_id)
+    else:
+        validate_id(f"{prefix}hold_id", hold_id)
 
 
 def validate_amount(field: str, amount: int) -> None:
@@ -84,8 +103,7 @@ def validate(command: c.Command) -> None:
                 raise invalid(
                     "kind", "KIND_NOT_CREATABLE", "the issuance account exists once, from the start"
                 )
-            if not _OWNER.fullmatch(command.owner):
-                raise invalid("owner", "MALFORMED_OWNER", "owner must be 1-128 characters without spaces")
+            validate_owner("owner", command.owner)
         case c.Issue():
             validate_id("account_id", command.account_id)
             _not_issuance("account_id", command.account_id)
@@ -110,12 +128,12 @@ def validate(command: c.Command) -> None:
                 )
             validate_memo("memo", command.memo)
         case c.Capture():
-            validate_id("hold_id", command.hold_id)
+            validate_hold_reference("", command.hold_id, command.hold_request_id)
             if command.amount is not None:
                 validate_amount("amount", command.amount)
             validate_memo("memo", command.memo)
         case c.Release():
-            validate_id("hold_id", command.hold_id)
+            validate_hold_reference("", command.hold_id, command.hold_request_id)
 
 
 def _validate_batch(command: c.TransferBatch) -> None:
@@ -127,23 +145,25 @@ def _validate_batch(command: c.TransferBatch) -> None:
         raise invalid("resolutions", "BATCH_TOO_LARGE", f"a batch resolves at most {MAX_RESOLUTIONS} holds")
     seen = {command.request_id}
 
-    def distinct(field: str, transfer_id: str) -> None:
-        validate_id(field, transfer_id)
-        if transfer_id in seen:
+    def distinct(field: str, request_id: str) -> None:
+        validate_id(field, request_id)
+        if request_id in seen:
             raise invalid(
                 field,
                 "DUPLICATE_ID",
-                "transfer ids in a batch must be distinct and differ from the batch request_id",
+                "the request ids of a batch's transfers must be distinct and differ from the batch's",
             )
-        seen.add(transfer_id)
+        seen.add(request_id)
 
-    holds: set[str] = set()
+    holds: set[tuple[str, str]] = set()
     for i, r in enumerate(command.resolutions):
         field = f"resolutions[{i}]"
-        validate_id(f"{field}.hold_id", r.hold_id)
-        if r.hold_id in holds:
-            raise invalid(f"{field}.hold_id", "DUPLICATE_HOLD", "a batch resolves each hold once")
-        holds.add(r.hold_id)
+        validate_hold_reference(f"{field}.", r.hold_id, r.hold_request_id)
+        named = ("id", r.hold_id) if r.hold_id else ("request", r.hold_request_id)
+        if named in holds:
+            which = "hold_id" if r.hold_id else "hold_request_id"
+            raise invalid(f"{field}.{which}", "DUPLICATE_HOLD", "a batch resolves each hold once")
+        holds.add(named)
         if r.capture_amount < 0:
             raise invalid(
                 f"{field}.capture_amount",
@@ -152,13 +172,13 @@ def _validate_batch(command: c.TransferBatch) -> None:
             )
         if r.capture_amount > 0:
             validate_amount(f"{field}.capture_amount", r.capture_amount)
-            distinct(f"{field}.transfer_id", r.transfer_id)
-        elif r.transfer_id or r.memo:
+            distinct(f"{field}.capture_request_id", r.capture_request_id)
+        elif r.capture_request_id or r.memo:
             # A release posts no transfer: an id or memo for it would be silently dropped.
-            bad = f"{field}.transfer_id" if r.transfer_id else f"{field}.memo"
+            bad = f"{field}.capture_request_id" if r.capture_request_id else f"{field}.memo"
             raise invalid(bad, "RELEASE_POSTS_NO_TRANSFER", "a release (capture_amount 0) posts no transfer")
         validate_memo(f"{field}.memo", r.memo)
     for i, t in enumerate(command.transfers):
-        distinct(f"transfers[{i}].transfer_id", t.transfer_id)
+        distinct(f"transfers[{i}].request_id", t.request_id)
         validate_postings(f"transfers[{i}].postings", t.postings)
         validate_memo(f"transfers[{i}].memo", t.memo)

@@ -2,8 +2,11 @@
 
 Who may call what:
 - Service callers (table, tournament) and operators: everything.
-- A player: CreateAccount of its own PLAYER account (owner = its id); GetAccount, ListAccounts,
+- A player: CreateAccount of its own PLAYER account (owner = its id; one per kind and owner, so a
+  player opens at most one account, and a refused request stores nothing); GetAccount, ListAccounts,
   ListTransfers, GetTransfer and GetHold only for accounts it owns. Players never move chips.
+
+Every request id is the caller's own (`callers.scope`): the store keys it by (caller, request id).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import prometheus_client
 from ledger import commands as c
 from ledger import model as m
 from ledger.errors import ErrorKind, LedgerError
-from ledger.validation import validate_id
+from ledger.validation import validate_id, validate_owner
 from poker.wallet.v1 import wallet_service_pb2 as pb
 from poker.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
 from servicekit import errors
@@ -24,6 +27,7 @@ from servicekit.auth import Caller, Role, current_caller, require_role
 from servicekit.logging import bind_ids
 
 from services.wallet import convert
+from services.wallet.callers import scope
 from services.wallet.storage import BatchResult, CaptureResult, Clock, LedgerStore, StoreUnavailable
 
 TRANSFERS = prometheus_client.Counter(
@@ -78,7 +82,7 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
 
     def _run(self, command: c.Command) -> object:
         try:
-            outcome = self._store.execute_outcome(command)
+            outcome = self._store.execute_outcome(command, scope(current_caller()))
         except LedgerError as refused:
             REFUSED.labels(refused.kind.value).inc()
             raise to_domain_error(refused) from None
@@ -111,10 +115,9 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
 
     def _readable_account(self, account_id: str) -> m.Account:
         caller = current_caller()
-        account = self._guard(lambda: self._store.get_account(account_id)) if account_id else None
+        self._guard(lambda: validate_id("account_id", account_id))
+        account = self._guard(lambda: self._store.get_account(account_id))
         if account is None:
-            if not account_id:
-                raise errors.invalid_argument("account_id", "MISSING_ID", "account_id is required")
             raise errors.not_found(
                 "ACCOUNT_NOT_FOUND", f"account {account_id} does not exist", account_id=account_id
             )
@@ -152,6 +155,8 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
         caller = current_caller()
         kind = convert.account_kind("kind", request.kind, optional=True)
         owner = request.owner or None
+        if owner is not None:
+            self._guard(lambda: validate_owner("owner", request.owner))
         if caller.is_player:
             if owner not in (None, caller.subject):
                 raise _denied("accounts")
@@ -212,12 +217,13 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
         _mover()
         specs = tuple(
             c.TransferSpec(
-                t.transfer_id, convert.postings(f"transfers[{i}].postings", list(t.postings)), t.memo
+                t.request_id, convert.postings(f"transfers[{i}].postings", list(t.postings)), t.memo
             )
             for i, t in enumerate(request.transfers)
         )
         resolutions = tuple(
-            c.HoldResolution(r.hold_id, r.capture_amount, r.transfer_id, r.memo) for r in request.resolutions
+            c.HoldResolution(r.hold_id, r.capture_amount, r.capture_request_id, r.memo, r.hold_request_id)
+            for r in request.resolutions
         )
         result = self._run(c.TransferBatch(request.request_id, specs, resolutions))
         assert isinstance(result, BatchResult)
@@ -225,6 +231,7 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
         return pb.TransferBatchResponse(
             transfers=[convert.transfer_pb(t) for t in result.transfers],
             holds=[convert.hold_pb(h, now_ms) for h in result.holds],
+            batch_id=result.batch_id,
         )
 
     def Hold(self, request: pb.HoldRequest, context: grpc.ServicerContext) -> pb.HoldResponse:
@@ -250,7 +257,13 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
         if request.amount < 0:
             self._precheck_amount(request.amount)
         result = self._run(
-            c.Capture(request.request_id, request.hold_id, request.amount or None, request.memo)
+            c.Capture(
+                request.request_id,
+                request.hold_id,
+                request.amount or None,
+                request.memo,
+                hold_request_id=request.hold_request_id,
+            )
         )
         assert isinstance(result, CaptureResult)
         return pb.CaptureResponse(
@@ -259,37 +272,44 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
 
     def Release(self, request: pb.ReleaseRequest, context: grpc.ServicerContext) -> pb.ReleaseResponse:
         _mover()
-        hold = self._run(c.Release(request.request_id, request.hold_id))
+        hold = self._run(c.Release(request.request_id, request.hold_id, request.hold_request_id))
         assert isinstance(hold, m.Hold)
         return pb.ReleaseResponse(hold=convert.hold_pb(hold, self._clock()))
 
     # -- reads ----------------------------------------------------------------------------------
 
     def GetHold(self, request: pb.GetHoldRequest, context: grpc.ServicerContext) -> pb.GetHoldResponse:
-        hold = self._guard(lambda: self._store.get_hold(request.hold_id)) if request.hold_id else None
+        caller = current_caller()
+        if request.hold_request_id:
+            field, wanted = "hold_request_id", request.hold_request_id
+            self._guard(lambda: validate_id(field, wanted))
+            hold = self._guard(lambda: self._store.hold_by_request(scope(caller), wanted))
+        else:
+            field, wanted = "hold_id", request.hold_id
+            self._guard(lambda: validate_id(field, wanted))
+            hold = self._guard(lambda: self._store.get_hold(wanted))
         if hold is None:
-            raise errors.not_found(
-                "HOLD_NOT_FOUND", f"hold {request.hold_id} does not exist", hold_id=request.hold_id
-            )
-        if current_caller().is_player:
+            raise errors.not_found("HOLD_NOT_FOUND", f"no hold with {field} {wanted}", **{field: wanted})
+        if caller.is_player:
             self._readable_account(hold.debit_account_id)
         return pb.GetHoldResponse(hold=convert.hold_pb(hold, self._clock()))
 
     def GetTransfer(
         self, request: pb.GetTransferRequest, context: grpc.ServicerContext
     ) -> pb.GetTransferResponse:
-        transfer = (
-            self._guard(lambda: self._store.get_transfer(request.transfer_id))
-            if request.transfer_id
-            else None
-        )
+        caller = current_caller()
+        if request.transfer_request_id:
+            field, wanted = "transfer_request_id", request.transfer_request_id
+            self._guard(lambda: validate_id(field, wanted))
+            transfer = self._guard(lambda: self._store.transfer_by_request(scope(caller), wanted))
+        else:
+            field, wanted = "transfer_id", request.transfer_id
+            self._guard(lambda: validate_id(field, wanted))
+            transfer = self._guard(lambda: self._store.get_transfer(wanted))
         if transfer is None:
             raise errors.not_found(
-                "TRANSFER_NOT_FOUND",
-                f"transfer {request.transfer_id} does not exist",
-                transfer_id=request.transfer_id,
+                "TRANSFER_NOT_FOUND", f"no transfer with {field} {wanted}", **{field: wanted}
             )
-        caller = current_caller()
         if caller.is_player:
             owned = False
             for p in transfer.postings:

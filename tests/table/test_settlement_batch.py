@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from poker.table.v1 import casino_service_pb2 as pb
 from poker.wallet.v1 import wallet_service_pb2 as wpb
+from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
 from pokerrules.casino import Settlement
 from servicekit.testing import RunningService, running
 
@@ -82,7 +83,12 @@ def test_a_round_settles_in_exactly_one_wallet_batch(quiet_stack: Stack) -> None
         "Hold": 3,  # the Play bets of p1, p3 and p5 (TCP-2.2): a bet is a hold when placed
     }
 
-    batch_id = settlement_batch_id(TABLE, view.round)
+    from servicekit.auth import Role
+
+    # The wallet's id of the batch, found by the request id of its pool transfer (the table service's own).
+    table = wpb_grpc.WalletServiceStub(stack.wallet.channel("table", Role.SERVICE))
+    pool_leg = wpb.GetTransferRequest(transfer_request_id=f"{settlement_batch_id(TABLE, view.round)}-pool")
+    batch_id = table.GetTransfer(pool_leg).transfer.batch_id
     house = stack.operator.ListAccounts(wpb.ListAccountsRequest(kind=wpb.ACCOUNT_KIND_HOUSE, owner="casino"))
     pool = stack.operator.ListAccounts(
         wpb.ListAccountsRequest(kind=wpb.ACCOUNT_KIND_JACKPOT_POOL, owner=f"casino-{TABLE}")
@@ -127,7 +133,7 @@ def test_a_re_driven_settlement_is_a_replay(quiet_stack: Stack) -> None:
         "t", 7, Settlement(results), holds, {1: "p1"}, wallet.house(), wallet.player, wallet.pool
     )
     assert request.request_id == settlement_batch_id("t", 7) == "cas-t-r7-settle"
-    assert [(r.hold_id, r.capture_amount, r.transfer_id) for r in request.resolutions] == [
+    assert [(r.hold_request_id, r.capture_amount, r.capture_request_id) for r in request.resolutions] == [
         ("h-ante-1", 6, "h-ante-1-c"),
         ("h-ante-2", 4, "h-ante-2-c"),
         ("h-pp", 0, ""),
@@ -172,8 +178,9 @@ def test_a_hold_the_table_already_released_does_not_block_the_round(quiet_stack:
         account = stack.account("p1")
         assert (account.balance, account.pending) == (100 - 6 + 5, 0)
     assert stack.house_balance() == 6 - 5 and stack.ledger_ok()
+    table = wpb_grpc.WalletServiceStub(stack.wallet.channel("table", Role.SERVICE))  # the holds' maker
     statuses = {
-        h.hold_id: stack.operator.GetHold(wpb.GetHoldRequest(hold_id=h.hold_id)).hold.status for h in holds
+        h.hold_id: table.GetHold(wpb.GetHoldRequest(hold_request_id=h.hold_id)).hold.status for h in holds
     }
     assert statuses == {
         "x-ante-old": wpb.HOLD_STATUS_RELEASED,

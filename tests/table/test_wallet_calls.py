@@ -37,6 +37,12 @@ def _hold(hold_id: str, player: str, house: str, amount: int) -> wpb.HoldRequest
     return wpb.HoldRequest(request_id=hold_id, from_account_id=player, to_account_id=house, amount=amount)
 
 
+def _hold_id(deps: Deps, request_id: str) -> str:
+    """The wallet's id of the table service's hold (found by the request id of its Hold)."""
+    table = wpb_grpc.WalletServiceStub(deps[2].channel("table", Role.SERVICE))
+    return str(table.GetHold(wpb.GetHoldRequest(hold_request_id=request_id)).hold.hold_id)
+
+
 def test_release_is_done_whenever_the_chips_are_free(deps: Deps) -> None:
     calls, operator, player, house = _setup(deps)
     calls.release("never-made")  # its Hold never reached the wallet
@@ -44,7 +50,7 @@ def test_release_is_done_whenever_the_chips_are_free(deps: Deps) -> None:
     calls.release("h1")
     calls.release("h1")  # a replay
     calls.hold(_hold("h2", player, house, 20), "refused")
-    operator.Release(wpb.ReleaseRequest(request_id="elsewhere", hold_id="h2"))
+    operator.Release(wpb.ReleaseRequest(request_id="elsewhere", hold_id=_hold_id(deps, "h2")))
     calls.release("h2")  # released by another request: its chips are free, done
     account = operator.GetAccount(wpb.GetAccountRequest(account_id=player)).account
     assert (account.balance, account.pending) == (100, 0)
@@ -53,7 +59,7 @@ def test_release_is_done_whenever_the_chips_are_free(deps: Deps) -> None:
 def test_release_of_a_captured_hold_is_an_error(deps: Deps) -> None:
     calls, operator, player, house = _setup(deps)
     calls.hold(_hold("h3", player, house, 10), "refused")
-    operator.Capture(wpb.CaptureRequest(request_id="h3-c", hold_id="h3", amount=10))
+    operator.Capture(wpb.CaptureRequest(request_id="h3-c", hold_id=_hold_id(deps, "h3"), amount=10))
     with pytest.raises(grpc.RpcError) as error:
         calls.release("h3")
     assert details_of(error.value).reason == "HOLD_ALREADY_RESOLVED"

@@ -13,11 +13,15 @@ import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
+from ledger import commands as c
+from servicekit.auth import Caller, Role
 
-from services.wallet.storage import Clock, LedgerStore, open_store, wall_clock_ms
+from services.wallet.callers import scope
+from services.wallet.storage import Clock, LedgerStore, Outcome, Result, open_store, wall_clock_ms
 
 PG_ENV = "FELT_TEST_POSTGRES_URL"
 SKIP_MESSAGE = (
@@ -72,6 +76,32 @@ def postgres_session() -> Iterator[PostgresSession]:
         session.drop()
 
 
+# The callers of storage tests: request ids are scoped by caller (issue 13.1).
+TABLE = scope(Caller("table", Role.SERVICE))
+TOURNAMENT = scope(Caller("tournament", Role.SERVICE))
+
+
+class ScopedStore:
+    """A real store whose commands run as one caller (the table service unless told otherwise); every
+    other method is the store's own."""
+
+    def __init__(self, store: LedgerStore, caller: str = TABLE) -> None:
+        self.store = store
+        self.caller = caller
+
+    def execute(self, command: c.Command, caller: str | None = None) -> Result:
+        return self.store.execute(command, caller or self.caller)
+
+    def execute_outcome(self, command: c.Command, caller: str | None = None) -> Outcome:
+        return self.store.execute_outcome(command, caller or self.caller)
+
+    def as_caller(self, caller: str) -> ScopedStore:
+        return ScopedStore(self.store, caller)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+
 @dataclass
 class LedgerLocation:
     """Where one test's ledger lives; `open()` may be called again to simulate a restart."""
@@ -81,10 +111,10 @@ class LedgerLocation:
     data_dir: Path
     opened: list[LedgerStore] = field(default_factory=list)
 
-    def open(self, clock: Clock = wall_clock_ms) -> LedgerStore:
+    def open(self, clock: Clock = wall_clock_ms) -> ScopedStore:
         store = open_store(self.database_url, str(self.data_dir), clock=clock)
         self.opened.append(store)
-        return store
+        return ScopedStore(store)
 
     def close_all(self) -> None:
         for store in self.opened:
@@ -105,7 +135,7 @@ def location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LedgerL
 
 
 @pytest.fixture
-def store(location: LedgerLocation) -> LedgerStore:
+def store(location: LedgerLocation) -> ScopedStore:
     return location.open()
 
 

@@ -113,7 +113,7 @@ def _sent_request(rng: random.Random, accounts: list[str]) -> tuple[str, object,
         return _settle_request(a, b, c, amount)
     if rng.random() < 0.2:  # Hold of 2x then Capture of x: only the capture moves chips
         request = pb.CaptureRequest(
-            request_id="c-" + uuid.uuid4().hex, hold_id="h-" + uuid.uuid4().hex, amount=amount
+            request_id="c-" + uuid.uuid4().hex, hold_request_id="h-" + uuid.uuid4().hex, amount=amount
         )
         return "Capture", request, [(a, -amount), (b, amount)]
     if rng.random() < 0.7:
@@ -126,7 +126,7 @@ def _sent_request(rng: random.Random, accounts: list[str]) -> tuple[str, object,
         request_id="b-" + uuid.uuid4().hex,
         transfers=[
             pb.TransferSpec(
-                transfer_id=f"l-{uuid.uuid4().hex}",
+                request_id=f"l-{uuid.uuid4().hex}",
                 postings=[
                     pb.Posting(account_id=x, side=pb.POSTING_SIDE_DEBIT, amount=n),
                     pb.Posting(account_id=y, side=pb.POSTING_SIDE_CREDIT, amount=n),
@@ -144,12 +144,14 @@ def _settle_request(a: str, b: str, c: str, amount: int) -> tuple[str, object, l
     request = pb.TransferBatchRequest(
         request_id="s-" + uuid.uuid4().hex,
         resolutions=[
-            pb.HoldResolution(hold_id=won, capture_amount=amount, transfer_id="sc-" + uuid.uuid4().hex),
-            pb.HoldResolution(hold_id=lost),
+            pb.HoldResolution(
+                hold_request_id=won, capture_amount=amount, capture_request_id="sc-" + uuid.uuid4().hex
+            ),
+            pb.HoldResolution(hold_request_id=lost),
         ],
         transfers=[
             pb.TransferSpec(
-                transfer_id=f"l-{uuid.uuid4().hex}",
+                request_id=f"l-{uuid.uuid4().hex}",
                 postings=[
                     pb.Posting(account_id=b, side=pb.POSTING_SIDE_DEBIT, amount=amount),
                     pb.Posting(account_id=c, side=pb.POSTING_SIDE_CREDIT, amount=amount),
@@ -174,7 +176,7 @@ def _setup(method: str, request: object, deltas: list[tuple[str, int]]) -> list[
 def _hold_for(capture: object, deltas: list[tuple[str, int]]) -> pb.HoldRequest:
     (source, taken), (target, _) = deltas
     return pb.HoldRequest(
-        request_id=capture.hold_id,  # type: ignore[attr-defined]
+        request_id=capture.hold_request_id,  # type: ignore[attr-defined]
         from_account_id=source,
         to_account_id=target,
         amount=-taken * 2,
@@ -182,10 +184,11 @@ def _hold_for(capture: object, deltas: list[tuple[str, int]]) -> pb.HoldRequest:
 
 
 def _ids(method: str, request: object) -> list[str]:
+    """The request ids of the transfers a request posts."""
     if method in ("Transfer", "Capture"):
         return [request.request_id]  # type: ignore[attr-defined]
-    captures = [r.transfer_id for r in request.resolutions if r.capture_amount]  # type: ignore[attr-defined]
-    return captures + [t.transfer_id for t in request.transfers]  # type: ignore[attr-defined]
+    captures = [r.capture_request_id for r in request.resolutions if r.capture_amount]  # type: ignore[attr-defined]
+    return captures + [t.request_id for t in request.transfers]  # type: ignore[attr-defined]
 
 
 @pytest.mark.slow
@@ -265,9 +268,9 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(location: LedgerLocatio
         expected = {a: START_CHIPS for a in accounts}
         for method, request, deltas in acked + unknown:
             present = []
-            for transfer_id in _ids(method, request):
+            for transfer_request_id in _ids(method, request):
                 try:
-                    _call(stub, "GetTransfer", pb.GetTransferRequest(transfer_id=transfer_id))
+                    _call(stub, "GetTransfer", pb.GetTransferRequest(transfer_request_id=transfer_request_id))
                     present.append(True)
                 except grpc.RpcError as error:
                     assert error.code() is grpc.StatusCode.NOT_FOUND
@@ -282,7 +285,7 @@ def test_sigkill_under_load_loses_and_duplicates_nothing(location: LedgerLocatio
             # A settling batch resolved its holds exactly when its transfers are there.
             for r in getattr(request, "resolutions", []):
                 try:
-                    hold = _call(stub, "GetHold", pb.GetHoldRequest(hold_id=r.hold_id)).hold  # type: ignore[attr-defined]
+                    hold = _call(stub, "GetHold", pb.GetHoldRequest(hold_request_id=r.hold_request_id)).hold  # type: ignore[attr-defined]
                 except grpc.RpcError as error:  # cut off before its hold was made
                     assert error.code() is grpc.StatusCode.NOT_FOUND and not any(present)
                     continue

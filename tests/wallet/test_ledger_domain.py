@@ -53,12 +53,25 @@ def test_batch_hold_resolution_validation() -> None:
     cases = {
         (c.HoldResolution("h1"), c.HoldResolution("h1")): ("resolutions[1].hold_id", "DUPLICATE_HOLD"),
         (c.HoldResolution("h1", -1),): ("resolutions[0].capture_amount", "AMOUNT_NEGATIVE"),
-        (c.HoldResolution("h1", 5),): ("resolutions[0].transfer_id", "MISSING_ID"),
-        (c.HoldResolution("h1", 5, "x"),): ("transfers[0].transfer_id", "DUPLICATE_ID"),
-        (c.HoldResolution("h1", 5, "b"),): ("resolutions[0].transfer_id", "DUPLICATE_ID"),
-        (c.HoldResolution("h1", 0, "cap"),): ("resolutions[0].transfer_id", "RELEASE_POSTS_NO_TRANSFER"),
+        (c.HoldResolution("h1", 5),): ("resolutions[0].capture_request_id", "MISSING_ID"),
+        (c.HoldResolution("h1", 5, "x"),): ("transfers[0].request_id", "DUPLICATE_ID"),
+        (c.HoldResolution("h1", 5, "b"),): ("resolutions[0].capture_request_id", "DUPLICATE_ID"),
+        (c.HoldResolution("h1", 0, "cap"),): (
+            "resolutions[0].capture_request_id",
+            "RELEASE_POSTS_NO_TRANSFER",
+        ),
         (c.HoldResolution("h1", 0, "", "memo"),): ("resolutions[0].memo", "RELEASE_POSTS_NO_TRANSFER"),
         (c.HoldResolution("bad id"),): ("resolutions[0].hold_id", "MALFORMED_ID"),
+        (c.HoldResolution(),): ("resolutions[0].hold_id", "MISSING_ID"),
+        (c.HoldResolution("h1", hold_request_id="r1"),): (
+            "resolutions[0].hold_request_id",
+            "TWO_HOLD_REFERENCES",
+        ),
+        (c.HoldResolution(hold_request_id="bad id"),): ("resolutions[0].hold_request_id", "MALFORMED_ID"),
+        (
+            c.HoldResolution(hold_request_id="r1"),
+            c.HoldResolution(hold_request_id="r1"),
+        ): ("resolutions[1].hold_request_id", "DUPLICATE_HOLD"),
     }
     for resolutions, (field, reason) in cases.items():
         error = invalid(c.TransferBatch("b", (spec,), resolutions))
@@ -70,7 +83,32 @@ def test_batch_hold_resolution_validation() -> None:
 def test_a_batch_without_resolutions_keeps_its_stored_parameters() -> None:
     """Batches stored before hold resolutions existed replay with the parameters they were stored with."""
     spec = c.TransferSpec("x", c.simple_postings("a", "b", 1))
-    assert c.TransferBatch("b", (spec,)).params() == {"transfers": [spec.params()]}
+    assert c.TransferBatch("b", (spec,)).legacy_params() == {"transfers": [spec.legacy_params()]}
+
+
+def test_legacy_parameters_are_the_form_stored_before_request_ids_were_scoped() -> None:
+    """Then the batch's transfer ids were its members' request ids (`transfer_id`); a repeat of such a
+    request is recognised by that form."""
+    spec = c.TransferSpec("x", c.simple_postings("a", "b", 1), "m")
+    resolution = c.HoldResolution("h1", 5, "cap", "lost")
+    batch = c.TransferBatch("b", (spec,), (resolution,))
+    assert batch.legacy_params() == {
+        "transfers": [{"transfer_id": "x", "postings": [["a", "DEBIT", 1], ["b", "CREDIT", 1]], "memo": "m"}],
+        "resolutions": [{"hold_id": "h1", "capture_amount": 5, "transfer_id": "cap", "memo": "lost"}],
+    }
+    assert batch.params()["resolutions"] == [
+        {"hold_id": "h1", "capture_amount": 5, "capture_request_id": "cap", "memo": "lost"}
+    ]
+    for command in (c.Capture("k", "h"), c.Release("k", "h"), c.Transfer("t", spec.postings)):
+        assert command.legacy_params() == command.params()
+
+
+def test_a_hold_is_named_once() -> None:
+    assert invalid(c.Capture("k")).field == "hold_id"
+    assert invalid(c.Release("k", "h", "r")).reason == "TWO_HOLD_REFERENCES"
+    assert invalid(c.Capture("k", hold_request_id="no good")).field == "hold_request_id"
+    validate(c.Capture("k", hold_request_id="r"))
+    validate(c.Release("k", hold_request_id="r"))
 
 
 def test_hold_validation() -> None:

@@ -14,7 +14,7 @@ from ledger import commands as c
 from ledger.errors import LedgerError
 from ledger.model import Account, AccountKind, IssueReason
 
-from .conftest import LedgerLocation
+from .conftest import TABLE, LedgerLocation
 
 PLAYERS = 4
 HOUSE = PLAYERS  # index of the house account, which may overdraw
@@ -85,7 +85,12 @@ def run_sequence(store_location: LedgerLocation, ops: list[tuple]) -> None:  # t
         model.balance[i] += 300
     counter = itertools.count()
     done: list[tuple[c.Command, object]] = []  # successful commands and their results
-    hold_ids: list[str] = []
+    hold_ids: list[str] = []  # the request ids of the holds made (commands name them so, or by their id)
+
+    def hold_id(k: int) -> str:
+        found = stores[0].hold_by_request(TABLE, hold_ids[k])
+        assert found is not None
+        return found.id
 
     stores = [store]  # the current one; "restart" closes it and opens the same ledger again
 
@@ -124,7 +129,7 @@ def run_sequence(store_location: LedgerLocation, ops: list[tuple]) -> None:  # t
                     model.balance[i] -= held if amount is None else amount
                     model.balance[j] += held if amount is None else amount
                     model.holds[k][3] = 0
-                attempt(c.Capture(rid, hold_ids[k], amount), ok)
+                attempt(c.Capture(rid, hold_request_id=hold_ids[k], amount=amount), ok)
             case ("release", k):
                 if not hold_ids:
                     continue
@@ -133,7 +138,7 @@ def run_sequence(store_location: LedgerLocation, ops: list[tuple]) -> None:  # t
                 if ok:
                     model.pending[model.holds[k][0]] -= model.holds[k][2]
                     model.holds[k][3] = 0
-                attempt(c.Release(rid, hold_ids[k]), ok)
+                attempt(c.Release(rid, hold_id(k)), ok)
             case ("batch", legs):
                 trial = Model(list(model.balance), list(model.pending), model.holds)
                 ok = all(trial.move(i, j, amount) for (i, j), amount in legs)
@@ -161,8 +166,14 @@ def run_sequence(store_location: LedgerLocation, ops: list[tuple]) -> None:  # t
                     model.balance, model.pending = trial.balance, trial.pending
                     for k in chosen:
                         model.holds[k][3] = 0
-                resolutions = tuple(
-                    c.HoldResolution(hold_ids[k], amount, f"{rid}.c{k}" if amount else "")
+                resolutions = tuple(  # by the Hold's request id or by the hold's id, alternately
+                    c.HoldResolution(hold_id(k), amount, f"{rid}.c{k}" if amount else "")
+                    if k % 2
+                    else c.HoldResolution(
+                        capture_amount=amount,
+                        capture_request_id=f"{rid}.c{k}" if amount else "",
+                        hold_request_id=hold_ids[k],
+                    )
                     for k, amount in chosen.items()
                 )
                 specs = tuple(

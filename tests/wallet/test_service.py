@@ -93,7 +93,7 @@ def test_errors_carry_codes_and_reasons(location: LedgerLocation) -> None:
             "postings",
         )
         unbalanced = pb.TransferSpec(
-            transfer_id=rid(),
+            request_id=rid(),
             postings=[
                 pb.Posting(account_id=alice, side=pb.POSTING_SIDE_DEBIT, amount=3),
                 pb.Posting(account_id=bob, side=pb.POSTING_SIDE_CREDIT, amount=2),
@@ -110,21 +110,25 @@ def test_players_read_only_their_own_accounts_and_history(location: LedgerLocati
     with wallet(location) as svc:
         s = stub(svc)
         alice, bob = open_player(s, "alice", 100), open_player(s, "bob", 10)
-        s.Transfer(
+        a_to_b = s.Transfer(
             pb.TransferRequest(request_id="a-to-b", from_account_id=alice, to_account_id=bob, amount=5)
-        )
-        s.Transfer(
+        ).transfer.transfer_id
+        b_to_a = s.Transfer(
             pb.TransferRequest(request_id="b-to-a", from_account_id=bob, to_account_id=alice, amount=1)
-        )
+        ).transfer.transfer_id
         as_alice = stub(svc, "alice", Role.PLAYER)
         assert as_alice.GetAccount(pb.GetAccountRequest(account_id=alice)).account.balance == 96
         history = as_alice.ListTransfers(pb.ListTransfersRequest(account_id=alice))
-        assert [t.transfer_id for t in history.transfers][:2] == ["b-to-a", "a-to-b"]
+        assert [t.transfer_id for t in history.transfers][:2] == [b_to_a, a_to_b]
         listed = as_alice.ListAccounts(pb.ListAccountsRequest())
         assert [a.account_id for a in listed.accounts] == [alice]
         assert (
-            as_alice.GetTransfer(pb.GetTransferRequest(transfer_id="a-to-b")).transfer.postings[0].amount == 5
+            as_alice.GetTransfer(pb.GetTransferRequest(transfer_id=a_to_b)).transfer.postings[0].amount == 5
         )
+        # The request ids are the table service's: alice finds nothing by them.
+        by_request = pb.GetTransferRequest(transfer_request_id="a-to-b")
+        assert call_error(as_alice.GetTransfer, by_request).code is grpc.StatusCode.NOT_FOUND
+        assert s.GetTransfer(by_request).transfer.transfer_id == a_to_b
         denied = grpc.StatusCode.PERMISSION_DENIED
         assert call_error(as_alice.GetAccount, pb.GetAccountRequest(account_id=bob)).code is denied
         assert call_error(as_alice.ListTransfers, pb.ListTransfersRequest(account_id=bob)).code is denied
@@ -135,7 +139,7 @@ def test_players_read_only_their_own_accounts_and_history(location: LedgerLocati
         assert call_error(as_alice.Issue, issue).code is denied
         assert call_error(as_alice.GetLedgerSummary, pb.GetLedgerSummaryRequest()).code is denied
         as_carol = stub(svc, "carol", Role.PLAYER)
-        assert call_error(as_carol.GetTransfer, pb.GetTransferRequest(transfer_id="a-to-b")).code is denied
+        assert call_error(as_carol.GetTransfer, pb.GetTransferRequest(transfer_id=a_to_b)).code is denied
         # A player may open its own player account, and only that.
         own = pb.CreateAccountRequest(request_id=rid(), kind=pb.ACCOUNT_KIND_PLAYER, owner="carol")
         assert as_carol.CreateAccount(own).account.owner == "carol"
@@ -166,7 +170,7 @@ def _workload(s: pb_grpc.WalletServiceStub, alice: str, bob: str, escrow: str) -
                 request_id=rid(),
                 transfers=[
                     pb.TransferSpec(
-                        transfer_id=rid(),
+                        request_id=rid(),
                         postings=[
                             pb.Posting(account_id=alice, side=pb.POSTING_SIDE_DEBIT, amount=3),
                             pb.Posting(account_id=escrow, side=pb.POSTING_SIDE_CREDIT, amount=3),
@@ -176,7 +180,7 @@ def _workload(s: pb_grpc.WalletServiceStub, alice: str, bob: str, escrow: str) -
             ),
         ),
         ("Hold", pb.HoldRequest(request_id=hold_id, from_account_id=alice, to_account_id=escrow, amount=20)),
-        ("Capture", pb.CaptureRequest(request_id=rid(), hold_id=hold_id, amount=11)),
+        ("Capture", pb.CaptureRequest(request_id=rid(), hold_request_id=hold_id, amount=11)),
         (
             "CreateAccount",
             pb.CreateAccountRequest(request_id=rid(), kind=pb.ACCOUNT_KIND_JACKPOT_POOL, owner=rid()),
@@ -271,15 +275,16 @@ def test_holds_over_grpc_capture_release_and_sweep(location: LedgerLocation) -> 
         )
         assert buy_in.hold.status == pb.HOLD_STATUS_PENDING
         as_alice = stub(svc, "alice", Role.PLAYER)
-        assert as_alice.GetHold(pb.GetHoldRequest(hold_id="buyin-1")).hold.amount == 60
+        assert as_alice.GetHold(pb.GetHoldRequest(hold_id=buy_in.hold.hold_id)).hold.amount == 60
         assert as_alice.GetAccount(pb.GetAccountRequest(account_id=alice)).account.available == 40
-        captured = s.Capture(pb.CaptureRequest(request_id="seat-1", hold_id="buyin-1"))
+        captured = s.Capture(pb.CaptureRequest(request_id="seat-1", hold_request_id="buyin-1"))
         assert captured.hold.status == pb.HOLD_STATUS_CAPTURED and captured.transfer.postings[1].amount == 60
-        err = call_error(s.Release, pb.ReleaseRequest(request_id=rid(), hold_id="buyin-1"))
+        assert captured.hold.hold_id == buy_in.hold.hold_id
+        err = call_error(s.Release, pb.ReleaseRequest(request_id=rid(), hold_id=buy_in.hold.hold_id))
         assert (err.code, err.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "HOLD_ALREADY_RESOLVED")
         s.Hold(pb.HoldRequest(request_id="bet-1", from_account_id=alice, to_account_id=escrow, amount=30))
         assert (
-            s.Release(pb.ReleaseRequest(request_id=rid(), hold_id="bet-1")).hold.status
+            s.Release(pb.ReleaseRequest(request_id=rid(), hold_request_id="bet-1")).hold.status
             == pb.HOLD_STATUS_RELEASED
         )
         s.Hold(
@@ -288,7 +293,7 @@ def test_holds_over_grpc_capture_release_and_sweep(location: LedgerLocation) -> 
             )
         )
         deadline = time.monotonic() + 10
-        while s.GetHold(pb.GetHoldRequest(hold_id="bet-2")).hold.status != pb.HOLD_STATUS_EXPIRED:
+        while s.GetHold(pb.GetHoldRequest(hold_request_id="bet-2")).hold.status != pb.HOLD_STATUS_EXPIRED:
             assert time.monotonic() < deadline
             time.sleep(0.05)
         while s.GetAccount(pb.GetAccountRequest(account_id=alice)).account.pending:  # swept
@@ -312,7 +317,7 @@ def test_transfer_batch_resolves_holds_over_grpc(location: LedgerLocation) -> No
                 pb.HoldRequest(request_id=hold_id, from_account_id=alice, to_account_id=house, amount=amount)
             )
         payout = pb.TransferSpec(
-            transfer_id="round-1-pay",
+            request_id="round-1-pay",
             postings=[
                 pb.Posting(account_id=house, side=pb.POSTING_SIDE_DEBIT, amount=10),
                 pb.Posting(account_id=alice, side=pb.POSTING_SIDE_CREDIT, amount=10),
@@ -322,40 +327,51 @@ def test_transfer_batch_resolves_holds_over_grpc(location: LedgerLocation) -> No
             request_id="round-1",
             transfers=[payout],
             resolutions=[
-                pb.HoldResolution(hold_id="ante-1"),  # the Ante wins: stake back, 10 paid
-                pb.HoldResolution(hold_id="bonus-1", capture_amount=5, transfer_id="round-1-bonus"),
+                pb.HoldResolution(hold_request_id="ante-1"),  # the Ante wins: stake back, 10 paid
+                pb.HoldResolution(
+                    hold_request_id="bonus-1", capture_amount=5, capture_request_id="round-1-bonus"
+                ),
             ],
         )
         first = s.TransferBatch(request)
+        assert first.batch_id.startswith("batch_")
         assert [(t.kind, t.batch_id) for t in first.transfers] == [
-            (pb.TRANSFER_KIND_CAPTURE, "round-1"),
-            (pb.TRANSFER_KIND_BATCH, "round-1"),
+            (pb.TRANSFER_KIND_CAPTURE, first.batch_id),
+            (pb.TRANSFER_KIND_BATCH, first.batch_id),
         ]
+        held = {
+            r: s.GetHold(pb.GetHoldRequest(hold_request_id=r)).hold.hold_id for r in ("ante-1", "bonus-1")
+        }
         assert [(h.hold_id, h.status) for h in first.holds] == [
-            ("ante-1", pb.HOLD_STATUS_RELEASED),
-            ("bonus-1", pb.HOLD_STATUS_CAPTURED),
+            (held["ante-1"], pb.HOLD_STATUS_RELEASED),
+            (held["bonus-1"], pb.HOLD_STATUS_CAPTURED),
         ]
+        capture = s.GetTransfer(pb.GetTransferRequest(transfer_request_id="round-1-bonus")).transfer
+        assert capture == first.transfers[0] and first.holds[1].capture_transfer_id == capture.transfer_id
         assert s.TransferBatch(request) == first
         account = s.GetAccount(pb.GetAccountRequest(account_id=alice)).account
         assert (account.balance, account.available, account.pending) == (105, 105, 0)
         s.Hold(pb.HoldRequest(request_id="ante-2", from_account_id=alice, to_account_id=house, amount=10))
         again = pb.TransferBatchRequest(
             request_id="round-2",
-            resolutions=[pb.HoldResolution(hold_id="ante-2"), pb.HoldResolution(hold_id="ante-1")],
+            resolutions=[
+                pb.HoldResolution(hold_request_id="ante-2"),
+                pb.HoldResolution(hold_id=held["ante-1"]),
+            ],
         )
         err = call_error(s.TransferBatch, again)
         assert (err.code, err.reason, err.metadata["hold_id"]) == (
             grpc.StatusCode.FAILED_PRECONDITION,
             "HOLD_NOT_PENDING",
-            "ante-1",
+            held["ante-1"],
         )
         bad = pb.TransferBatchRequest(
-            request_id="round-2", resolutions=[pb.HoldResolution(hold_id="ante-2", capture_amount=-1)]
+            request_id="round-2", resolutions=[pb.HoldResolution(hold_request_id="ante-2", capture_amount=-1)]
         )
         err = call_error(s.TransferBatch, bad)
         assert err.code is grpc.StatusCode.INVALID_ARGUMENT
         assert err.violations[0].field == "resolutions[0].capture_amount"
-        assert s.GetHold(pb.GetHoldRequest(hold_id="ante-2")).hold.status == pb.HOLD_STATUS_PENDING
+        assert s.GetHold(pb.GetHoldRequest(hold_request_id="ante-2")).hold.status == pb.HOLD_STATUS_PENDING
         changed = pb.TransferBatchRequest(
             request_id="round-1", transfers=[payout], resolutions=request.resolutions[:1]
         )

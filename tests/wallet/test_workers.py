@@ -175,9 +175,9 @@ def test_two_workers_share_the_port_and_a_sigkill_loses_no_acknowledged_transfer
         expected = dict.fromkeys(accounts, START_CHIPS)
         for request in acked:
             got = _until_answered(
-                stubs[0].GetTransfer, pb.GetTransferRequest(transfer_id=request.request_id), md
+                stubs[0].GetTransfer, pb.GetTransferRequest(transfer_request_id=request.request_id), md
             )
-            assert got.transfer.transfer_id == request.request_id  # type: ignore[attr-defined]
+            assert got.transfer.postings[0].amount == request.amount  # type: ignore[attr-defined]
             expected[request.from_account_id] -= request.amount
             expected[request.to_account_id] += request.amount
         balances = {

@@ -66,9 +66,20 @@ class Wallet:
         self._wallet.release(hold_id)
 
     def _hold_status(self, hold_id: str) -> wpb.Hold:
-        request = wpb.GetHoldRequest(hold_id=hold_id)
+        request = wpb.GetHoldRequest(hold_request_id=hold_id)  # our Hold's request id
         hold: wpb.Hold = self._wallet.call(lambda: self._wallet.stub.GetHold(request)).hold
         return hold
+
+    def _captured_by_us(self, hold_id: str, hold: wpb.Hold) -> bool:
+        """Whether the hold was captured by our own capture of it (request id `<hold>-c`)."""
+        request = wpb.GetTransferRequest(transfer_request_id=_capture_id(hold_id))
+        try:
+            transfer = self._wallet.call(lambda: self._wallet.stub.GetTransfer(request)).transfer
+        except grpc.RpcError as error:
+            if errors.details_of(error).reason == "TRANSFER_NOT_FOUND":
+                return False
+            raise
+        return bool(transfer.transfer_id == hold.capture_transfer_id)
 
     # Settlement ----------------------------------------------------------------------------------------
 
@@ -111,9 +122,7 @@ class Wallet:
         live: list[HeldBet] = []
         for held in holds:
             got = self._hold_status(held.hold_id)
-            mine = got.status == wpb.HOLD_STATUS_CAPTURED and got.capture_transfer_id == _capture_id(
-                held.hold_id
-            )
+            mine = got.status == wpb.HOLD_STATUS_CAPTURED and self._captured_by_us(held.hold_id, got)
             if got.status == wpb.HOLD_STATUS_PENDING or mine:
                 live.append(held)
         request = settlement_batch(
@@ -124,7 +133,7 @@ class Wallet:
         request.resolutions.extend(captures)
         if request.transfers or request.resolutions:
             self._wallet.call(lambda: self._wallet.stub.TransferBatch(request))
-        captured = {r.hold_id for r in captures}
+        captured = {r.hold_request_id for r in captures}
         for held in live:
             if held.hold_id not in captured:
                 self.release(held.hold_id)
@@ -189,7 +198,9 @@ def settlement_batch_id(table_id: str, round_number: int) -> str:
 def _resolution(hold_id: str, capture: int) -> wpb.HoldResolution:
     # Derived from the hold: the same round always sends the same batch, so a re-drive is a replay.
     return wpb.HoldResolution(
-        hold_id=hold_id, capture_amount=capture, transfer_id=_capture_id(hold_id) if capture else ""
+        hold_request_id=hold_id,
+        capture_amount=capture,
+        capture_request_id=_capture_id(hold_id) if capture else "",
     )
 
 
@@ -199,7 +210,7 @@ def _capture_id(hold_id: str) -> str:
 
 def _pay(transfer_id: str, payer: str, payee: str, amount: int, memo: str) -> wpb.TransferSpec:
     return wpb.TransferSpec(
-        transfer_id=transfer_id,
+        request_id=transfer_id,
         postings=[
             wpb.Posting(account_id=payer, side=wpb.POSTING_SIDE_DEBIT, amount=amount),
             wpb.Posting(account_id=payee, side=wpb.POSTING_SIDE_CREDIT, amount=amount),

@@ -79,7 +79,7 @@ class WalletCalls:
     def hold(self, request: wpb.HoldRequest, refused: str) -> None:
         """Reserve chips. The wallet's INSUFFICIENT_FUNDS reaches the caller's client as FAILED_PRECONDITION
         INSUFFICIENT_FUNDS with `refused` as the message and the wallet's figures (account_id, available,
-        needed) as metadata."""
+        needed) as metadata. Later calls name the hold by its request id (`hold_request_id`)."""
         try:
             self.call(lambda: self.stub.Hold(request))
         except grpc.RpcError as error:
@@ -89,10 +89,11 @@ class WalletCalls:
             raise
 
     def release(self, hold_id: str) -> None:
-        """Give a hold back (request id `<hold>-r`: a repeat is a replay). Done too when its chips are already
-        free another way: a hold the wallet never made (its Hold lost before it arrived), one released by
-        another request, one expired. A captured hold is an error: its chips were taken."""
-        request = wpb.ReleaseRequest(request_id=f"{hold_id}-r", hold_id=hold_id)
+        """Give back the hold whose Hold had request id `hold_id` (request id `<hold>-r`: a repeat is a
+        replay). Done too when its chips are already free another way: a hold the wallet never made (its
+        Hold lost before it arrived), one released by another request, one expired. A captured hold is an
+        error: its chips were taken."""
+        request = wpb.ReleaseRequest(request_id=f"{hold_id}-r", hold_request_id=hold_id)
         try:
             self.call(lambda: self.stub.Release(request))
         except grpc.RpcError as error:

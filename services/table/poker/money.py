@@ -47,7 +47,7 @@ class Escrow:
             memo=f"buy-in at table {table_id}",
         )
         self.wallet.hold(hold, "not enough free chips in the wallet for this buy-in")
-        capture = wpb.CaptureRequest(request_id=f"{hold_id}-c", hold_id=hold_id, amount=amount)
+        capture = wpb.CaptureRequest(request_id=f"{hold_id}-c", hold_request_id=hold_id, amount=amount)
         self.wallet.call(lambda: self.wallet.stub.Capture(capture))
 
     def undo_buy_in(self, table_id: str, hold_id: str, player_id: str) -> None:
@@ -55,7 +55,8 @@ class Escrow:
         hold, or give back what was captured. Idempotent."""
         stub = self.wallet.stub
         try:
-            hold = self.wallet.call(lambda: stub.GetHold(wpb.GetHoldRequest(hold_id=hold_id))).hold
+            found = wpb.GetHoldRequest(hold_request_id=hold_id)  # our Hold's request id
+            hold = self.wallet.call(lambda: stub.GetHold(found)).hold
         except grpc.RpcError as error:
             if errors.details_of(error).reason == "HOLD_NOT_FOUND":
                 return

@@ -32,9 +32,12 @@ class LedgerStore(Protocol):
 
     kind: str
 
-    def execute(self, command: c.Command) -> Result: ...
+    def execute(self, command: c.Command, caller: str) -> Result:
+        """Runs `caller`'s command: its request id is scoped to `caller` (an opaque key naming the
+        caller's role and subject, `services.wallet.callers.scope`)."""
+        ...
 
-    def execute_outcome(self, command: c.Command) -> Outcome: ...
+    def execute_outcome(self, command: c.Command, caller: str) -> Outcome: ...
 
     def get_account(self, account_id: str) -> Account | None: ...
 
@@ -50,6 +53,16 @@ class LedgerStore(Protocol):
 
     def get_hold(self, hold_id: str) -> Hold | None: ...
 
+    def hold_by_request(self, caller: str, request_id: str) -> Hold | None:
+        """The hold `caller`'s Hold with this request id made (or one made before request ids were
+        scoped, whose id is that request id)."""
+        ...
+
+    def transfer_by_request(self, caller: str, request_id: str) -> Transfer | None:
+        """The transfer `caller`'s request with this id made (Transfer, Issue, Capture, a batch's
+        transfer or capture), or one made before request ids were scoped."""
+        ...
+
     def summary(self) -> LedgerSummary: ...
 
     def expire_holds(self) -> int: ...
@@ -59,6 +72,8 @@ class LedgerStore(Protocol):
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
+# Tokens we hand out are "<kind>:<seq>" in base64, far shorter.
+MAX_PAGE_TOKEN = 64
 
 
 def page_size(requested: int) -> int:
@@ -75,6 +90,8 @@ def decode_token(prefix: str, token: str, default: int) -> int:
     """Page tokens are opaque to clients: a position in the ledger's sequence."""
     if not token:
         return default
+    if len(token) > MAX_PAGE_TOKEN:
+        raise invalid("page_token", "MALFORMED_PAGE_TOKEN", "page_token was not returned by this list")
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
         kind, _, seq = raw.partition(":")

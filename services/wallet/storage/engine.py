@@ -1,5 +1,11 @@
 """The ledger's SQL, shared by the SQLite and PostgreSQL stores.
 
+Request ids are scoped by caller: every write runs for a `caller` (an opaque key naming its role and
+subject) and its request id is claimed as (caller, request id), so two callers never share one. Each
+caller has one namespace across the operations (a repeat for another operation is REQUEST_ID_REUSED),
+which is what lets a caller find its own hold or transfer by the request id that made it. What a
+request creates gets an id of ours (`hold_...`, `tr_...`, `batch_...`, `acc_...`), stored with the claim.
+
 Every write runs inside one database transaction opened by the store. Writes lock the accounts they
 touch in id order (`FOR UPDATE` on PostgreSQL; SQLite has one writer) and only then read balances, so
 concurrent transfers give the serial result: no lost update, no negative balance. Lock order is
@@ -17,7 +23,7 @@ from typing import Any, Protocol
 from ledger import commands as c
 from ledger.balances import apply_postings, require_available
 from ledger.errors import LedgerError, already_exists, failed_precondition, invalid, not_found
-from ledger.idempotency import canonical, check_replay
+from ledger.idempotency import canonical, check_replay, same_request
 from ledger.invariants import AccountAudit, KindTotal, LedgerSummary, find_violations
 from ledger.model import (
     ISSUANCE_ACCOUNT_ID,
@@ -51,10 +57,11 @@ class CaptureResult:
 
 @dataclass(frozen=True)
 class BatchResult:
-    """A batch's transfers (its captures first, then its transfers) and the holds it resolved."""
+    """A batch's id, its transfers (its captures first, then its transfers) and the holds it resolved."""
 
     transfers: tuple[Transfer, ...]
     holds: tuple[Hold, ...] = ()
+    batch_id: str = ""
 
 
 Result = Account | Transfer | BatchResult | Hold | CaptureResult
@@ -96,18 +103,42 @@ def _hold(row: Sequence[Any]) -> Hold:
     )
 
 
+def _no_hold_for(request_id: str) -> LedgerError:
+    return not_found(
+        "HOLD_NOT_FOUND", f"you made no hold with request id {request_id}", hold_request_id=request_id
+    )
+
+
 def new_account_id() -> str:
     return "acc_" + uuid.uuid4().hex
 
 
+def _new_id(prefix: str) -> str:
+    return prefix + uuid.uuid4().hex
+
+
+# The requests whose result is one transfer, so GetTransfer may find it by their request id. A batch's
+# own transfers are claimed as "BatchMember" (their request ids share the caller's namespace).
+_TRANSFER_OPS = ("Transfer", "Issue", "Capture", "BatchMember")
+_MEMBER = "BatchMember"
+
+
 class Engine:
     """SQL for one dialect: `?` placeholders are rewritten for psycopg, and row locks are only
-    requested where the database has them."""
+    requested where the database has them.
+
+    `legacy` says whether `legacy_requests` holds rows (requests made before request ids were scoped by
+    caller; the table is read-only, so an empty one stays empty): only then are they looked up."""
 
     def __init__(self, *, postgres: bool) -> None:
         self.postgres = postgres
+        self.legacy = True
         self._for_update = " FOR UPDATE" if postgres else ""
         self._sql_cache: dict[str, str] = {}
+
+    def check_legacy(self, db: Connection) -> None:
+        """Call once the migrations ran: whether there are legacy requests to consult."""
+        self.legacy = bool(self.q(db, "SELECT 1 FROM legacy_requests LIMIT 1"))
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -129,57 +160,93 @@ class Engine:
 
     # -- writes -------------------------------------------------------------------------------
 
-    def apply(self, db: Connection, cmd: c.Command, now_ms: int) -> Outcome:
-        """Runs one validated command inside the caller's transaction; raises LedgerError (the
-        caller rolls back) when refused."""
-        ref = new_account_id() if isinstance(cmd, c.CreateAccount) else cmd.request_id
-        if isinstance(cmd, c.Release):
-            ref = cmd.hold_id
-        stored = self._claim(db, cmd.request_id, cmd.op, canonical(cmd.params()), ref, now_ms)
+    def apply(self, db: Connection, cmd: c.Command, caller: str, now_ms: int) -> Outcome:
+        """Runs one validated command of `caller` inside the store's transaction; raises LedgerError
+        (the store rolls back) when refused."""
+        cmd = self._resolve_holds(db, cmd, caller)
+        legacy = self._legacy_repeat(db, cmd, caller)
+        if legacy is not None:
+            return Outcome(self._replay(db, cmd, legacy), replayed=True)
+        ref = self._new_ref(cmd)
+        stored = self._claim(db, caller, cmd.request_id, cmd.op, canonical(cmd.params()), ref, now_ms)
         if stored is not None:
             op, params, stored_ref = stored
             check_replay(cmd.request_id, op, params, cmd.op, cmd.params())
             return Outcome(self._replay(db, cmd, stored_ref), replayed=True)
-        return Outcome(self._first(db, cmd, ref, now_ms), replayed=False)
+        return Outcome(self._first(db, cmd, caller, ref, now_ms), replayed=False)
 
-    def _first(self, db: Connection, cmd: c.Command, ref: str, now_ms: int) -> Result:
+    @staticmethod
+    def _new_ref(cmd: c.Command) -> str:
+        """The id of what the command creates (a Release creates nothing: its hold's id)."""
+        match cmd:
+            case c.CreateAccount():
+                return new_account_id()
+            case c.Hold():
+                return _new_id("hold_")
+            case c.TransferBatch():
+                return _new_id("batch_")
+            case c.Release():
+                return cmd.hold_id
+        return _new_id("tr_")
+
+    def _first(self, db: Connection, cmd: c.Command, caller: str, ref: str, now_ms: int) -> Result:
         match cmd:
             case c.CreateAccount():
                 return self._create_account(db, cmd, ref, now_ms)
             case c.Issue():
-                return self._issue(db, cmd, now_ms)
+                return self._issue(db, cmd, ref, now_ms)
             case c.Transfer():
                 accounts = self._lock_accounts(db, [p.account_id for p in cmd.postings])
                 transfer, after = self._post(
-                    db, accounts, cmd.request_id, TransferKind.TRANSFER, cmd.postings, cmd.memo, now_ms
+                    db, accounts, ref, TransferKind.TRANSFER, cmd.postings, cmd.memo, now_ms
                 )
                 self._write_accounts(db, accounts, after)
                 return transfer
             case c.TransferBatch():
-                return self._batch(db, cmd, now_ms)
+                return self._batch(db, cmd, caller, ref, now_ms)
             case c.Hold():
-                return self._hold_chips(db, cmd, now_ms)
+                return self._hold_chips(db, cmd, ref, now_ms)
             case c.Capture():
-                return self._capture(db, cmd, now_ms)
+                return self._capture(db, cmd, ref, now_ms)
             case c.Release():
                 return self._release(db, cmd, now_ms)
         raise AssertionError(f"unknown command {cmd!r}")
 
     def _claim(
-        self, db: Connection, request_id: str, op: str, params: str, ref: str, now_ms: int
+        self, db: Connection, caller: str, request_id: str, op: str, params: str, ref: str, now_ms: int
     ) -> tuple[str, str, str] | None:
-        """Registers the request id, or returns how it was first used. On PostgreSQL a concurrent
-        first use makes this wait for that transaction, then see its outcome."""
+        """Registers the caller's request id, or returns how the caller first used it. On PostgreSQL a
+        concurrent first use makes this wait for that transaction, then see its outcome."""
         inserted = self.x(
             db,
-            "INSERT INTO requests (id, op, params, result_ref, created_at_ms) VALUES (?, ?, ?, ?, ?)"
-            " ON CONFLICT (id) DO NOTHING",
-            (request_id, op, params, ref, now_ms),
+            "INSERT INTO requests (caller, id, op, params, result_ref, created_at_ms)"
+            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (caller, id) DO NOTHING",
+            (caller, request_id, op, params, ref, now_ms),
         )
         if inserted == 1:
             return None
-        rows = self.q(db, "SELECT op, params, result_ref FROM requests WHERE id = ?", (request_id,))
+        rows = self.q(
+            db,
+            "SELECT op, params, result_ref FROM requests WHERE caller = ? AND id = ?",
+            (caller, request_id),
+        )
         return (rows[0][0], rows[0][1], rows[0][2])
+
+    def _legacy_repeat(self, db: Connection, cmd: c.Command, caller: str) -> str | None:
+        """The result of a request made before request ids were scoped, if this is exactly a repeat of it
+        and the caller has not used the id since. Those requests have no known caller, so only a perfect
+        match binds: their id with another request is a new request of this caller (never another's
+        result, never a refusal)."""
+        if not self.legacy:
+            return None
+        if self.q(db, "SELECT 1 FROM requests WHERE caller = ? AND id = ?", (caller, cmd.request_id)):
+            return None  # the caller's own request under this id decides (a repeat, or REQUEST_ID_REUSED)
+        rows = self.q(
+            db, "SELECT op, params, result_ref FROM legacy_requests WHERE id = ?", (cmd.request_id,)
+        )
+        if rows and same_request(rows[0][0], rows[0][1], cmd.op, cmd.legacy_params()):
+            return str(rows[0][2])
+        return None
 
     def _replay(self, db: Connection, cmd: c.Command, ref: str) -> Result:
         match cmd:
@@ -187,7 +254,7 @@ class Engine:
                 return self._must_account(db, ref)
             case c.TransferBatch():
                 holds = tuple(self._must_hold(db, r.hold_id) for r in cmd.resolutions)
-                return BatchResult(self._batch_transfers(db, ref), holds)
+                return BatchResult(self._batch_transfers(db, ref), holds, ref)
             case c.Hold() | c.Release():
                 return self._must_hold(db, ref)
             case c.Capture():
@@ -195,6 +262,69 @@ class Engine:
                 return CaptureResult(transfer, self._must_hold(db, transfer.hold_id))
             case _:
                 return self._must_transfer(db, ref)
+
+    # -- finding a caller's own holds and transfers by request id ----------------------------
+
+    def _refs(
+        self, db: Connection, caller: str, request_ids: list[str], ops: Sequence[str]
+    ) -> dict[str, str]:
+        """request id -> the id of what the caller's request of one of `ops` made; for an id the caller
+        never used, what a legacy request (whose results were named by their request ids) made."""
+        if not request_ids:
+            return {}
+        wanted = sorted(set(request_ids))
+        marks = ", ".join("?" * len(wanted))
+        used = {
+            r[0]: (r[1], r[2])
+            for r in self.q(
+                db,
+                f"SELECT id, op, result_ref FROM requests WHERE caller = ? AND id IN ({marks})",
+                (caller, *wanted),
+            )
+        }
+        found = {i: ref for i, (op, ref) in used.items() if op in ops}
+        missing = [i for i in wanted if i not in used]
+        if missing and self.legacy:
+            marks, op_marks = ", ".join("?" * len(missing)), ", ".join("?" * len(ops))
+            for r in self.q(
+                db,
+                f"SELECT id, result_ref FROM legacy_requests WHERE id IN ({marks}) AND op IN ({op_marks})",
+                (*missing, *ops),
+            ):
+                found[r[0]] = r[1]
+        return found
+
+    def hold_by_request(self, db: Connection, caller: str, request_id: str) -> Hold | None:
+        ref = self._refs(db, caller, [request_id], ("Hold",)).get(request_id)
+        return self.get_hold(db, ref) if ref else None
+
+    def transfer_by_request(self, db: Connection, caller: str, request_id: str) -> Transfer | None:
+        ref = self._refs(db, caller, [request_id], _TRANSFER_OPS).get(request_id)
+        return self.get_transfer(db, ref) if ref else None
+
+    def _resolve_holds(self, db: Connection, cmd: c.Command, caller: str) -> c.Command:
+        """The command with every hold named by its id: a hold named by the request id of the caller's
+        own Hold is looked up (HOLD_NOT_FOUND when the caller made no such hold)."""
+        match cmd:
+            case c.Capture() | c.Release() if cmd.hold_request_id:
+                ref = self._refs(db, caller, [cmd.hold_request_id], ("Hold",)).get(cmd.hold_request_id)
+                if ref is None:
+                    raise _no_hold_for(cmd.hold_request_id)
+                return dataclasses.replace(cmd, hold_id=ref, hold_request_id="")
+            case c.TransferBatch() if any(r.hold_request_id for r in cmd.resolutions):
+                named = [r.hold_request_id for r in cmd.resolutions if r.hold_request_id]
+                refs = self._refs(db, caller, named, ("Hold",))
+                resolutions: list[c.HoldResolution] = []
+                for i, r in enumerate(cmd.resolutions):
+                    if r.hold_request_id and r.hold_request_id not in refs:
+                        raise _no_hold_for(r.hold_request_id)
+                    hold_id = refs[r.hold_request_id] if r.hold_request_id else r.hold_id
+                    if any(hold_id == done.hold_id for done in resolutions):  # by its id and its request id
+                        field = f"resolutions[{i}].{'hold_request_id' if r.hold_request_id else 'hold_id'}"
+                        raise invalid(field, "DUPLICATE_HOLD", "a batch resolves each hold once")
+                    resolutions.append(dataclasses.replace(r, hold_id=hold_id, hold_request_id=""))
+                return dataclasses.replace(cmd, resolutions=tuple(resolutions))
+        return cmd
 
     def _create_account(self, db: Connection, cmd: c.CreateAccount, account_id: str, now_ms: int) -> Account:
         rows = self.q(db, "SELECT id FROM accounts WHERE kind = ? AND owner = ?", (cmd.kind.value, cmd.owner))
@@ -209,17 +339,19 @@ class Engine:
         )
         return self._must_account(db, account_id)
 
-    def _issue(self, db: Connection, cmd: c.Issue, now_ms: int) -> Transfer:
+    def _issue(self, db: Connection, cmd: c.Issue, transfer_id: str, now_ms: int) -> Transfer:
         postings = c.simple_postings(ISSUANCE_ACCOUNT_ID, cmd.account_id, cmd.amount)
         accounts = self._lock_accounts(db, [ISSUANCE_ACCOUNT_ID, cmd.account_id])
         transfer, after = self._post(
-            db, accounts, cmd.request_id, TransferKind.ISSUE, postings, cmd.memo, now_ms, reason=cmd.reason
+            db, accounts, transfer_id, TransferKind.ISSUE, postings, cmd.memo, now_ms, reason=cmd.reason
         )
         self._write_accounts(db, accounts, after)
         return transfer
 
-    def _batch(self, db: Connection, cmd: c.TransferBatch, now_ms: int) -> BatchResult:
-        self._claim_members(db, cmd, now_ms)
+    def _batch(
+        self, db: Connection, cmd: c.TransferBatch, caller: str, batch_id: str, now_ms: int
+    ) -> BatchResult:
+        transfer_ids = self._claim_members(db, cmd, caller, now_ms)
         # A hold's accounts never change: read them unlocked, lock accounts then holds (the lock order).
         hold_ids = [r.hold_id for r in cmd.resolutions]
         seen = self._holds(db, hold_ids, lock=False)
@@ -256,12 +388,12 @@ class Engine:
             transfer, state = self._post(
                 db,
                 state,
-                r.transfer_id,
+                transfer_ids[r.capture_request_id],
                 TransferKind.CAPTURE,
                 postings,
                 r.memo or hold.memo,
                 now_ms,
-                batch_id=cmd.request_id,
+                batch_id=batch_id,
                 hold_id=hold.id,
             )
             resolved.append(
@@ -279,51 +411,61 @@ class Engine:
             transfer, state = self._post(
                 db,
                 state,
-                spec.transfer_id,
+                transfer_ids[spec.request_id],
                 TransferKind.BATCH,
                 spec.postings,
                 spec.memo,
                 now_ms,
-                batch_id=cmd.request_id,
+                batch_id=batch_id,
             )
             out.append(transfer)
         self._write_resolved(db, resolved)
         self._write_accounts(db, accounts, state)
-        return BatchResult(tuple(out), tuple(resolved))
+        return BatchResult(tuple(out), tuple(resolved), batch_id)
 
-    def _claim_members(self, db: Connection, cmd: c.TransferBatch, now_ms: int) -> None:
-        """Claims the ids of the transfers the batch will post (they share the request-id namespace), in
-        two statements whatever the batch's size: round trips are the cost on PostgreSQL."""
+    def _claim_members(
+        self, db: Connection, cmd: c.TransferBatch, caller: str, now_ms: int
+    ) -> dict[str, str]:
+        """Claims the request ids of the transfers the batch will post (in the caller's namespace) and
+        returns the transfer id chosen for each, in two statements whatever the batch's size: round trips
+        are the cost on PostgreSQL."""
         ids = cmd.member_ids()
         if not ids:
-            return
+            return {}
         marks = ", ".join("?" * len(ids))
-        taken = {r[0] for r in self.q(db, f"SELECT id FROM requests WHERE id IN ({marks})", ids)}
+        taken = {
+            r[0]
+            for r in self.q(
+                db, f"SELECT id FROM requests WHERE caller = ? AND id IN ({marks})", (caller, *ids)
+            )
+        }
         if not taken:
+            refs = {i: _new_id("tr_") for i in ids}
             params = canonical({"batch_id": cmd.request_id})
             inserted = self.x(
                 db,
-                "INSERT INTO requests (id, op, params, result_ref, created_at_ms) VALUES "
-                + ", ".join(["(?, ?, ?, ?, ?)"] * len(ids))
-                + " ON CONFLICT (id) DO NOTHING",
-                [v for i in ids for v in (i, "BatchMember", params, i, now_ms)],
+                "INSERT INTO requests (caller, id, op, params, result_ref, created_at_ms) VALUES "
+                + ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(ids))
+                + " ON CONFLICT (caller, id) DO NOTHING",
+                [v for i in ids for v in (caller, i, _MEMBER, params, refs[i], now_ms)],
             )
             if inserted == len(ids):
-                return
+                return refs
             # A concurrent transaction claimed one of them and committed meanwhile (PostgreSQL).
             taken = {
                 r[0]
                 for r in self.q(
                     db,
-                    f"SELECT id FROM requests WHERE id IN ({marks}) AND (op <> 'BatchMember' OR params <> ?)",
-                    (*ids, params),
+                    f"SELECT id FROM requests WHERE caller = ? AND id IN ({marks})"
+                    f" AND (op <> '{_MEMBER}' OR params <> ?)",
+                    (caller, *ids, params),
                 )
             }
-        transfer_id = next((i for i in ids if i in taken), ids[0])
+        request_id = next((i for i in ids if i in taken), ids[0])
         raise already_exists(
             "TRANSFER_ID_IN_USE",
-            f"transfer id {transfer_id!r} is already used by another request",
-            transfer_id=transfer_id,
+            f"the request id {request_id!r} of a transfer of the batch is used by another of your requests",
+            request_id=request_id,
         )
 
     def _write_resolved(self, db: Connection, resolved: list[Hold]) -> None:
@@ -369,7 +511,7 @@ class Engine:
                 )
         return holds
 
-    def _hold_chips(self, db: Connection, cmd: c.Hold, now_ms: int) -> Hold:
+    def _hold_chips(self, db: Connection, cmd: c.Hold, hold_id: str, now_ms: int) -> Hold:
         locked = self._lock_accounts(db, [cmd.from_account_id, cmd.to_account_id])
         accounts = locked
         source = accounts[cmd.from_account_id]
@@ -383,12 +525,12 @@ class Engine:
         self.x(
             db,
             f"INSERT INTO holds ({_HOLD_COLS}) VALUES (?, ?, ?, ?, 'PENDING', ?, ?, ?, 0, '', NULL)",
-            (cmd.request_id, cmd.from_account_id, cmd.to_account_id, cmd.amount, cmd.memo, now_ms, expires),
+            (hold_id, cmd.from_account_id, cmd.to_account_id, cmd.amount, cmd.memo, now_ms, expires),
         )
         after = dict(accounts)
         after[source.id] = dataclasses.replace(source, debits_pending=source.debits_pending + cmd.amount)
         self._write_accounts(db, locked, after)
-        return self._must_hold(db, cmd.request_id)
+        return self._must_hold(db, hold_id)
 
     def _locked_pending_hold(
         self, db: Connection, hold_id: str, now_ms: int
@@ -410,7 +552,7 @@ class Engine:
             )
         return hold, accounts
 
-    def _capture(self, db: Connection, cmd: c.Capture, now_ms: int) -> CaptureResult:
+    def _capture(self, db: Connection, cmd: c.Capture, transfer_id: str, now_ms: int) -> CaptureResult:
         hold, accounts = self._locked_pending_hold(db, cmd.hold_id, now_ms)
         amount = hold.amount if cmd.amount is None else cmd.amount
         if amount > hold.amount:
@@ -423,7 +565,7 @@ class Engine:
         transfer, after = self._post(
             db,
             released,
-            cmd.request_id,
+            transfer_id,
             TransferKind.CAPTURE,
             postings,
             cmd.memo or hold.memo,

@@ -172,8 +172,52 @@ CREATE TRIGGER requests_no_delete BEFORE DELETE ON requests FOR EACH ROW EXECUTE
 INSERT INTO accounts (id, kind, owner, created_at_ms) VALUES ('acc_issuance', 'ISSUANCE', 'platform', 0);
 """
 
-SQLITE: list[tuple[int, str]] = [(1, _SQLITE_V1)]
-POSTGRES: list[tuple[int, str]] = [(1, _POSTGRES_V1)]
+# Version 2: request ids scoped by caller. The requests of version 1 (one global namespace; each was
+# also the id of the hold or transfer it made) are kept, read-only, in `legacy_requests`: a repeat that
+# matches one of them exactly is still answered from it, and their holds and transfers keep their ids.
+# New requests are keyed by (caller, id).
+_SQLITE_V2 = """
+ALTER TABLE requests RENAME TO legacy_requests;
+DROP TRIGGER requests_no_delete;
+CREATE TRIGGER legacy_requests_no_delete BEFORE DELETE ON legacy_requests
+BEGIN SELECT RAISE(ABORT, 'ledger: request ids are kept'); END;
+CREATE TRIGGER legacy_requests_no_insert BEFORE INSERT ON legacy_requests
+BEGIN SELECT RAISE(ABORT, 'ledger: requests from before per-caller request ids are read-only'); END;
+CREATE TRIGGER legacy_requests_no_update BEFORE UPDATE ON legacy_requests
+BEGIN SELECT RAISE(ABORT, 'ledger: requests from before per-caller request ids are read-only'); END;
+CREATE TABLE requests (
+    caller TEXT NOT NULL,
+    id TEXT NOT NULL,
+    op TEXT NOT NULL,
+    params TEXT NOT NULL,
+    result_ref TEXT NOT NULL,
+    created_at_ms INTEGER NOT NULL,
+    PRIMARY KEY (caller, id)
+);
+CREATE TRIGGER requests_no_delete BEFORE DELETE ON requests
+BEGIN SELECT RAISE(ABORT, 'ledger: request ids are kept'); END;
+"""
+
+_POSTGRES_V2 = """
+ALTER TABLE requests RENAME TO legacy_requests;
+ALTER INDEX requests_pkey RENAME TO legacy_requests_pkey;
+ALTER TRIGGER requests_no_delete ON legacy_requests RENAME TO legacy_requests_no_delete;
+CREATE TRIGGER legacy_requests_read_only BEFORE INSERT OR UPDATE ON legacy_requests
+    FOR EACH ROW EXECUTE FUNCTION ledger_refuse();
+CREATE TABLE requests (
+    caller TEXT NOT NULL,
+    id TEXT NOT NULL,
+    op TEXT NOT NULL,
+    params TEXT NOT NULL,
+    result_ref TEXT NOT NULL,
+    created_at_ms BIGINT NOT NULL,
+    PRIMARY KEY (caller, id)
+);
+CREATE TRIGGER requests_no_delete BEFORE DELETE ON requests FOR EACH ROW EXECUTE FUNCTION ledger_refuse();
+"""
+
+SQLITE: list[tuple[int, str]] = [(1, _SQLITE_V1), (2, _SQLITE_V2)]
+POSTGRES: list[tuple[int, str]] = [(1, _POSTGRES_V1), (2, _POSTGRES_V2)]
 
 
 def pending(applied: set[int], migrations: list[tuple[int, str]]) -> list[tuple[int, str]]:

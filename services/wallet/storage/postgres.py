@@ -62,6 +62,7 @@ class PostgresStore:
             migrations.apply_all(
                 lambda sql: conn.execute(sql.encode()), applied, migrations.POSTGRES, self._clock()
             )
+            self._engine.check_legacy(conn)
 
     def _write(self, work: Callable[[psycopg.Connection[Any], int], Any]) -> Any:
         for attempt in range(_MAX_ATTEMPTS):
@@ -78,12 +79,12 @@ class PostgresStore:
                 raise StoreUnavailable(f"PostgreSQL unavailable: {type(lost).__name__}") from lost
         raise AssertionError("unreachable")
 
-    def execute(self, command: c.Command) -> Result:
-        return self.execute_outcome(command).result
+    def execute(self, command: c.Command, caller: str) -> Result:
+        return self.execute_outcome(command, caller).result
 
-    def execute_outcome(self, command: c.Command) -> Outcome:
+    def execute_outcome(self, command: c.Command, caller: str) -> Outcome:
         validate(command)
-        outcome: Outcome = self._write(lambda db, now: self._engine.apply(db, command, now))
+        outcome: Outcome = self._write(lambda db, now: self._engine.apply(db, command, caller, now))
         return outcome
 
     def expire_holds(self) -> int:
@@ -131,6 +132,18 @@ class PostgresStore:
     def get_hold(self, hold_id: str) -> Hold | None:
         hold: Hold | None = self._read(lambda db: self._engine.get_hold(db, hold_id))
         return hold
+
+    def hold_by_request(self, caller: str, request_id: str) -> Hold | None:
+        hold: Hold | None = self._read(
+            lambda db: self._engine.hold_by_request(db, caller, request_id), snapshot=True
+        )
+        return hold
+
+    def transfer_by_request(self, caller: str, request_id: str) -> Transfer | None:
+        transfer: Transfer | None = self._read(
+            lambda db: self._engine.transfer_by_request(db, caller, request_id), snapshot=True
+        )
+        return transfer
 
     def summary(self) -> LedgerSummary:
         summary: LedgerSummary = self._read(self._engine.summary, snapshot=True)

@@ -76,6 +76,7 @@ class SqliteStore:
             )
             applied = {r[0] for r in db.execute("SELECT version FROM schema_migrations")}
             migrations.apply_all(self._run_script, applied, migrations.SQLITE, self._clock())
+            self._engine.check_legacy(db)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
@@ -107,12 +108,12 @@ class SqliteStore:
     def healthy(self) -> bool:
         return not self._closed and self._broken is None and self._thread.is_alive()
 
-    def execute(self, command: c.Command) -> Result:
-        return self.execute_outcome(command).result
+    def execute(self, command: c.Command, caller: str) -> Result:
+        return self.execute_outcome(command, caller).result
 
-    def execute_outcome(self, command: c.Command) -> Outcome:
+    def execute_outcome(self, command: c.Command, caller: str) -> Outcome:
         validate(command)
-        outcome: Outcome = self._submit(lambda db, now: self._engine.apply(db, command, now))
+        outcome: Outcome = self._submit(lambda db, now: self._engine.apply(db, command, caller, now))
         return outcome
 
     def expire_holds(self) -> int:
@@ -242,6 +243,16 @@ class SqliteStore:
     def get_hold(self, hold_id: str) -> Hold | None:
         hold: Hold | None = self._read(lambda db: self._engine.get_hold(db, hold_id))
         return hold
+
+    def hold_by_request(self, caller: str, request_id: str) -> Hold | None:
+        hold: Hold | None = self._read(lambda db: self._engine.hold_by_request(db, caller, request_id))
+        return hold
+
+    def transfer_by_request(self, caller: str, request_id: str) -> Transfer | None:
+        transfer: Transfer | None = self._read(
+            lambda db: self._engine.transfer_by_request(db, caller, request_id)
+        )
+        return transfer
 
     def summary(self) -> LedgerSummary:
         summary: LedgerSummary = self._read(self._engine.summary)
