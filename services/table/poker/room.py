@@ -16,11 +16,12 @@ from services.table.poker.cards import Dealer
 from services.table.poker.clock import TableClock
 from services.table.poker.money import Escrow
 from services.table.poker.runtime import ClockMs, Options, PokerTable
-from services.table.poker.store import TableStore
+from services.table.poker.store import REQUEST_RETENTION_MS, TableStore
 from services.table.poker.tables import PublicTable
 
 RETRY_MS = 1_000
 CLOCK_THREADS = 4
+PRUNE_EVERY_MS = 60_000  # answers to requests older than a day are dropped about once a minute
 
 
 class PokerRoom:
@@ -42,6 +43,7 @@ class PokerRoom:
         self._tick_seconds = tick_seconds
         self.lock = threading.RLock()
         self._retry_at: dict[str, float] = {}
+        self._next_prune_ms = 0
         self._stop = threading.Event()
         # Several clock threads, each ticking its share of the tables: most of a tick is waiting (SQLite's
         # fsync, the wallet, the dealer), so one thread would make every table wait for the others.
@@ -98,7 +100,10 @@ class PokerRoom:
             self.tick(share)
 
     def tick(self, share: int | None = None) -> None:
-        """Tick every table, or the tables of one clock thread's share."""
+        """Tick every table, or the tables of one clock thread's share (the first share also prunes old
+        answers to requests)."""
+        if not share:
+            self._prune_requests()
         now = time.monotonic()
         for k, (table_id, clock) in enumerate(sorted(self._clocks.items())):
             if share is not None and k % CLOCK_THREADS != share:
@@ -111,6 +116,16 @@ class PokerRoom:
                 self._retry_at[table_id] = now + RETRY_MS / 1000
                 self._log.warning("poker_tick_failed", table_id=table_id, error=type(exc).__name__)
 
+    def _prune_requests(self) -> None:
+        now = self.now()
+        if now < self._next_prune_ms:
+            return
+        self._next_prune_ms = now + PRUNE_EVERY_MS
+        try:
+            self.store.prune_requests(now - REQUEST_RETENTION_MS)
+        except Exception as exc:  # the next round tries again; old answers only wait longer
+            self._log.warning("poker_prune_failed", error=type(exc).__name__)
+
     def create(self, settings: pb.TableSettings, host: str, invited: list[str]) -> PokerTable:
         table_id = f"t-{uuid.uuid4().hex[:16]}"
         code = secrets.token_urlsafe(9) if settings.private else ""
@@ -119,6 +134,10 @@ class PokerRoom:
         table.recovered = True  # nothing to recover: a new table
         self._add(table)
         return table
+
+    def now(self) -> int:
+        """The tables' clock (integer milliseconds; virtual in tests)."""
+        return int(self._clock())
 
     def table(self, table_id: str) -> PokerTable:
         table = self.tables.get(table_id)

@@ -27,6 +27,7 @@ from pokerrules.table import TableError, TableState, Transition, next_wakeup
 from pokerrules.table import events as te
 from pokerrules.table.config import Mode
 from servicekit import errors
+from servicekit.idempotency import Saved
 from servicekit.logging import get_logger
 
 from services.table.poker import replay
@@ -34,7 +35,7 @@ from services.table.poker.cards import Dealer, HandShoe, cards_needed
 from services.table.poker.convert import event_protos, hand_version, table_info, turn_event
 from services.table.poker.money import Escrow
 from services.table.poker.snapshot import from_snapshot, to_snapshot
-from services.table.poker.store import Commit, HandRow, Payout, StoredEvent, TableStore
+from services.table.poker.store import Answer, Commit, HandRow, Payout, StoredEvent, TableStore
 from services.table.poker.tables import table_config
 from services.table.poker.wakeup import Wakeup
 
@@ -50,8 +51,8 @@ TIMEOUTS = prometheus_client.Counter(
 ClockMs = Callable[[], int]
 RECENT_EVENTS = 512
 # Builds a command's answer from the table it leaves (state, last event number, transition), so the answer
-# is stored for idempotent repeats in the command's own transaction: (request key, builder).
-Responder = tuple[str, Callable[[TableState, int, Transition], bytes]]
+# is stored for idempotent repeats in the command's own transaction: (request key, fingerprint, builder).
+Responder = tuple[str, str, Callable[[TableState, int, Transition], bytes]]
 
 
 @dataclass(frozen=True)
@@ -182,9 +183,9 @@ class PokerTable:
         if finished:
             self._record_hand(old, t, commit)
         if self._respond is not None:
-            key, build = self._respond
+            key, fingerprint, build = self._respond
             self._respond = None  # the command's first commit carries its answer
-            commit.request = (key, build(new, self.seq + len(stored), t))
+            commit.request = Answer(key, Saved(fingerprint, build(new, self.seq + len(stored), t)), now)
         self._store.commit(self.table_id, commit)
         self.state = new
         with self.published.lock:

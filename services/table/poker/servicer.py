@@ -1,6 +1,7 @@
 """TableService: messages <-> the poker tables. The player is the token's subject; an operator sees every
 table and the full hand histories and may create public tables. Every mutating call is idempotent by its
-request_id: the first answer is stored and returned again."""
+request_id, scoped to the caller (`servicekit.idempotency`): a repeat of the same request gets the first
+answer; the same id with another request is refused with REQUEST_ID_REUSED."""
 
 from __future__ import annotations
 
@@ -15,13 +16,15 @@ from pokerrules.multiplayer import Action
 from pokerrules.multiplayer.events import PlayerActed
 from pokerrules.multiplayer.presets import sizing
 from pokerrules.table import TableState, Transition
-from servicekit import errors
+from servicekit import errors, idempotency
 from servicekit.auth import Caller, Role, current_caller, require_role
+from servicekit.idempotency import Saved
 
 from services.table.poker.convert import KIND_PB, PB_KIND, PRESET_PB, table_info, table_view
 from services.table.poker.history import phh_of
 from services.table.poker.room import PokerRoom
 from services.table.poker.runtime import PokerTable
+from services.table.poker.store import Answer
 from services.table.poker.tables import check_settings
 
 M = TypeVar("M", bound=Message)
@@ -43,14 +46,6 @@ def _viewer(caller: Caller) -> str | None:
 def _table_id(value: str) -> str:
     if not value:
         raise errors.invalid_argument("table_id", "TABLE_ID_REQUIRED", "give the table id")
-    return value
-
-
-def _request_id(value: str) -> str:
-    if not value or len(value) > 128:
-        raise errors.invalid_argument(
-            "request_id", "REQUEST_ID_REQUIRED", "every change needs a request_id of 1-128 characters"
-        )
     return value
 
 
@@ -78,23 +73,27 @@ class TableServicer(pb_grpc.TableServiceServicer):
     def _once(
         self,
         rpc: str,
-        request_id: str,
+        request: Message,
         table: PokerTable | None,
         kind: type[M],
-        run: Callable[[str], tuple[M, bool]],
+        run: Callable[[str, str], tuple[M, bool]],
     ) -> M:
-        """Idempotency: the first answer to (rpc, caller, table, request_id) is stored and replayed.
-        `run(key)` returns the answer and whether the command already stored it in its own transaction."""
+        """Idempotency: the first answer to a request is stored under (role, subject, rpc, table,
+        request_id) with the request's fingerprint; a repeat gets it, another request under that id is
+        refused. `run(key, fingerprint)` returns the answer and whether the command already stored it in
+        its own transaction."""
         where = table.table_id if table is not None else ""
-        key = f"{rpc}|{current_caller().subject}|{where}|{_request_id(request_id)}"
+        key = idempotency.request_key(rpc, str(getattr(request, "request_id", "")), scope=where)
         lock = table.lock if table is not None else self._room.lock
         with lock:  # one copy of a request at a time: a repeat in flight waits and gets the first answer
-            saved = self._room.store.response(key)
-            if saved is not None:
-                return kind.FromString(saved)
-            response, stored = run(key)
+            first = idempotency.replayed(self._room.store.response(key), request, kind)
+            if first is not None:
+                return first
+            fingerprint = idempotency.fingerprint(request)
+            response, stored = run(key, fingerprint)
             if not stored:
-                self._room.store.save_response(key, response.SerializeToString())
+                saved = Saved(fingerprint, response.SerializeToString())
+                self._room.store.save_response(Answer(key, saved, self._room.now()))
             return response
 
     def _view(self, table: PokerTable, viewer: str | None) -> pb.TableView:
@@ -125,11 +124,11 @@ class TableServicer(pb_grpc.TableServiceServicer):
                 limit=MAX_TABLES_PER_HOST,
             )
 
-        def run(key: str) -> tuple[pb.CreateTableResponse, bool]:
+        def run(key: str, fingerprint: str) -> tuple[pb.CreateTableResponse, bool]:
             table = self._room.create(settings, host, sorted(set(request.invited)))
             return pb.CreateTableResponse(table=table.info(), invite_code=table.invite_code), False
 
-        return self._once("CreateTable", request.request_id, None, pb.CreateTableResponse, run)
+        return self._once("CreateTable", request, None, pb.CreateTableResponse, run)
 
     def ListTables(
         self, request: pb.ListTablesRequest, context: grpc.ServicerContext
@@ -175,11 +174,11 @@ class TableServicer(pb_grpc.TableServiceServicer):
         ):
             raise errors.invalid_argument("player_ids", "BAD_INVITE_LIST", "1 to 100 non-empty player ids")
 
-        def run(key: str) -> tuple[pb.InvitePlayersResponse, bool]:
+        def run(key: str, fingerprint: str) -> tuple[pb.InvitePlayersResponse, bool]:
             table.invite(player, list(request.player_ids))
             return pb.InvitePlayersResponse(table=table.info()), False
 
-        return self._once("InvitePlayers", request.request_id, table, pb.InvitePlayersResponse, run)
+        return self._once("InvitePlayers", request, table, pb.InvitePlayersResponse, run)
 
     # Seats -------------------------------------------------------------------------------------------
 
@@ -191,11 +190,11 @@ class TableServicer(pb_grpc.TableServiceServicer):
         if request.seat > table.config.seats:
             raise errors.invalid_argument("seat", "NO_SUCH_SEAT", f"seats are 1..{table.config.seats}")
 
-        def run(key: str) -> tuple[pb.JoinTableResponse, bool]:
+        def run(key: str, fingerprint: str) -> tuple[pb.JoinTableResponse, bool]:
             seat = table.join(player, request.seat, request.buy_in, request.invite_code or None)
             return pb.JoinTableResponse(seat=seat, view=self._view(table, player)), False
 
-        return self._once("JoinTable", request.request_id, table, pb.JoinTableResponse, run)
+        return self._once("JoinTable", request, table, pb.JoinTableResponse, run)
 
     def LeaveTable(
         self, request: pb.LeaveTableRequest, context: grpc.ServicerContext
@@ -203,11 +202,11 @@ class TableServicer(pb_grpc.TableServiceServicer):
         player = _player()
         table = self._room.table(_table_id(request.table_id))
 
-        def run(key: str) -> tuple[pb.LeaveTableResponse, bool]:
+        def run(key: str, fingerprint: str) -> tuple[pb.LeaveTableResponse, bool]:
             returned, later = table.leave(player)
             return pb.LeaveTableResponse(returned=returned, leaving_after_hand=later), False
 
-        return self._once("LeaveTable", request.request_id, table, pb.LeaveTableResponse, run)
+        return self._once("LeaveTable", request, table, pb.LeaveTableResponse, run)
 
     def TopUp(self, request: pb.TopUpRequest, context: grpc.ServicerContext) -> pb.TopUpResponse:
         player = _player()
@@ -215,30 +214,30 @@ class TableServicer(pb_grpc.TableServiceServicer):
         if request.amount <= 0:
             raise errors.invalid_argument("amount", "AMOUNT_NOT_POSITIVE", "give the chips to add")
 
-        def run(key: str) -> tuple[pb.TopUpResponse, bool]:
+        def run(key: str, fingerprint: str) -> tuple[pb.TopUpResponse, bool]:
             return pb.TopUpResponse(stack=table.top_up(player, request.amount)), False
 
-        return self._once("TopUp", request.request_id, table, pb.TopUpResponse, run)
+        return self._once("TopUp", request, table, pb.TopUpResponse, run)
 
     def SitOut(self, request: pb.SitOutRequest, context: grpc.ServicerContext) -> pb.SitOutResponse:
         player = _player()
         table = self._room.table(_table_id(request.table_id))
 
-        def run(key: str) -> tuple[pb.SitOutResponse, bool]:
+        def run(key: str, fingerprint: str) -> tuple[pb.SitOutResponse, bool]:
             table.sit_out(player)
             return pb.SitOutResponse(), False
 
-        return self._once("SitOut", request.request_id, table, pb.SitOutResponse, run)
+        return self._once("SitOut", request, table, pb.SitOutResponse, run)
 
     def SitIn(self, request: pb.SitInRequest, context: grpc.ServicerContext) -> pb.SitInResponse:
         player = _player()
         table = self._room.table(_table_id(request.table_id))
 
-        def run(key: str) -> tuple[pb.SitInResponse, bool]:
+        def run(key: str, fingerprint: str) -> tuple[pb.SitInResponse, bool]:
             table.sit_in(player)
             return pb.SitInResponse(), False
 
-        return self._once("SitIn", request.request_id, table, pb.SitInResponse, run)
+        return self._once("SitIn", request, table, pb.SitInResponse, run)
 
     # Play --------------------------------------------------------------------------------------------
 
@@ -255,7 +254,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
             if PB_KIND[request.kind].value in ("bet", "raise") and request.amount <= 0:
                 raise errors.invalid_argument("amount", "AMOUNT_REQUIRED", "a bet or raise gives its total")
 
-        def run(key: str) -> tuple[pb.ActResponse, bool]:
+        def run(key: str, fingerprint: str) -> tuple[pb.ActResponse, bool]:
             action = self._action(table, player, request)
             answered: list[pb.ActResponse] = []
 
@@ -267,12 +266,12 @@ class TableServicer(pb_grpc.TableServiceServicer):
                 answered.append(response)
                 return response.SerializeToString()
 
-            acted = table.act(player, request.expected_version, action, (key, answer))
+            acted = table.act(player, request.expected_version, action, (key, fingerprint, answer))
             if answered:
                 return answered[0], True
             return _act_response(acted, self._view(table, player)), False
 
-        return self._once("Act", request.request_id, table, pb.ActResponse, run)
+        return self._once("Act", request, table, pb.ActResponse, run)
 
     @staticmethod
     def _action(table: PokerTable, player: str, request: pb.ActRequest) -> Action:

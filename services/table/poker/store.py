@@ -8,7 +8,11 @@
 - `hands` + `hand_players`: finished hands (who sat where, each player's net) for the histories.
 - `money_ops` / `payouts`: wallet calls asked (buy-ins) or owed (stacks leaving), so a crash in between is
   cleaned up or completed on restart.
-- `requests`: the first answer to each mutating request id (idempotent retries).
+- `requests`: the first answer to each mutating request, under its caller-scoped key with the request's
+  fingerprint (`servicekit.idempotency`), kept `REQUEST_RETENTION_MS` (a day) for retries.
+
+The file's schema version is SQLite's `user_version`: a new file gets the whole schema, an older one the
+migrations since its version, once, in one transaction.
 
 One `commit` per command writes all of its rows atomically, before the command is answered. Writes are
 group-committed: commands of several tables that arrive while a transaction is being made durable go into
@@ -25,6 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
+
+from servicekit.idempotency import Saved
 
 T = TypeVar("T")
 
@@ -52,8 +58,43 @@ CREATE TABLE IF NOT EXISTS money_ops (
 CREATE TABLE IF NOT EXISTS payouts (
     transfer_id TEXT PRIMARY KEY, table_id TEXT NOT NULL, player TEXT NOT NULL, amount INTEGER NOT NULL,
     done INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS requests (key TEXT PRIMARY KEY, response BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS requests (
+    key TEXT PRIMARY KEY, response BLOB NOT NULL, fingerprint TEXT NOT NULL DEFAULT '',
+    created_ms INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS requests_by_age ON requests (created_ms);
 """
+# A retry comes within seconds; a day covers any client's. Older answers are dropped (the clock prunes).
+REQUEST_RETENTION_MS = 24 * 3600 * 1000
+
+
+def _migrate_1(db: sqlite3.Connection) -> None:
+    """Version 1: answers carry the request's fingerprint and their age. Keys of older answers were not
+    scoped by the caller's role; they never match a new key (a JSON list) and age out."""
+    db.execute("ALTER TABLE requests ADD COLUMN fingerprint TEXT NOT NULL DEFAULT ''")
+    db.execute("ALTER TABLE requests ADD COLUMN created_ms INTEGER NOT NULL DEFAULT 0")
+    db.execute("CREATE INDEX IF NOT EXISTS requests_by_age ON requests (created_ms)")
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migrate_1]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def _open_schema(db: sqlite3.Connection) -> None:
+    """The whole schema for a new file; the migrations since its version for an older one."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        existing = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tables'")
+        if existing.fetchone() is not None:
+            for migrate in MIGRATIONS[version:]:
+                migrate(db)
+        for statement in filter(str.strip, SCHEMA.split(";")):
+            db.execute(statement)
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
 
 
 @dataclass(frozen=True)
@@ -81,6 +122,15 @@ class Payout:
     amount: int
 
 
+@dataclass(frozen=True)
+class Answer:
+    """The first answer to a request: its caller-scoped key, the request's fingerprint and the response."""
+
+    key: str
+    saved: Saved
+    at_ms: int
+
+
 @dataclass
 class Commit:
     """Everything one command writes, in one transaction."""
@@ -92,7 +142,7 @@ class Commit:
     nets: dict[str, tuple[int, int]] = field(default_factory=dict)  # player -> (seat, net) of `hand`
     payouts: list[Payout] = field(default_factory=list)
     money_done: int | None = None  # a money_ops row now reflected in the table
-    request: tuple[str, bytes] | None = None
+    request: Answer | None = None  # the command's answer, for repeats of its request
 
 
 class _Write(Generic[T]):
@@ -148,7 +198,7 @@ class _Checkpointer:
 class TableStore:
     def __init__(self, path: Path) -> None:
         self._db = _connect(path)
-        self._db.executescript(SCHEMA)
+        _open_schema(self._db)
         self.checkpointer = _Checkpointer(path, self._db)
         self._path = path
         self._local = threading.local()  # one reader connection per thread: WAL readers run side by side
@@ -282,7 +332,7 @@ class TableStore:
         if c.money_done is not None:
             db.execute("UPDATE money_ops SET done = 1 WHERE table_id = ? AND n = ?", (table_id, c.money_done))
         if c.request is not None:
-            db.execute("INSERT OR REPLACE INTO requests VALUES (?, ?)", c.request)
+            TableStore._save_answer(db, c.request)
 
     # Money ---------------------------------------------------------------------------------------------
 
@@ -379,9 +429,29 @@ class TableStore:
 
     # Idempotent requests ---------------------------------------------------------------------------------
 
-    def response(self, key: str) -> bytes | None:
-        rows = self._rows("SELECT response FROM requests WHERE key = ?", (key,))
-        return bytes(rows[0][0]) if rows else None
+    def response(self, key: str) -> Saved | None:
+        rows = self._rows("SELECT fingerprint, response FROM requests WHERE key = ?", (key,))
+        return Saved(str(rows[0][0]), bytes(rows[0][1])) if rows else None
 
-    def save_response(self, key: str, response: bytes) -> None:
-        self._write(lambda db: db.execute("INSERT OR REPLACE INTO requests VALUES (?, ?)", (key, response)))
+    def save_response(self, answer: Answer) -> None:
+        self._write(lambda db: self._save_answer(db, answer))
+
+    @staticmethod
+    def _save_answer(db: sqlite3.Connection, a: Answer) -> None:
+        db.execute(
+            "INSERT OR REPLACE INTO requests (key, response, fingerprint, created_ms) VALUES (?, ?, ?, ?)",
+            (a.key, a.saved.response, a.saved.fingerprint, a.at_ms),
+        )
+
+    def prune_requests(self, before_ms: int, limit: int = 10_000) -> int:
+        """Drop up to `limit` answers older than `before_ms`; returns how many went."""
+
+        def work(db: sqlite3.Connection) -> int:
+            cursor = db.execute(
+                "DELETE FROM requests WHERE key IN"
+                " (SELECT key FROM requests WHERE created_ms < ? ORDER BY created_ms LIMIT ?)",
+                (before_ms, limit),
+            )
+            return int(cursor.rowcount)
+
+        return self._write(work)
