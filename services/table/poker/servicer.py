@@ -25,12 +25,16 @@ from services.table.poker.history import phh_of
 from services.table.poker.room import PokerRoom
 from services.table.poker.runtime import PokerTable
 from services.table.poker.store import Answer
-from services.table.poker.tables import check_settings
+from services.table.poker.tables import MAX_CHIPS, check_settings
 
 M = TypeVar("M", bound=Message)
 WATCH_POLL_SECONDS = 0.5
 WATCH_BATCH = 256  # events in one stream message at most (a watcher catching up on a long log)
 MAX_PAGE = 100
+MAX_TABLE_ID = 64  # ids are the server's (`t-` + 16 hex digits) or configured (at most 40 characters)
+MAX_INVITE_CODE = 64  # the codes given out have 12 characters
+MAX_PAGE_TOKEN = 1 << 62  # tokens are offsets or hand numbers, never more
+MAX_INT64 = (1 << 63) - 1  # the store's integers are signed 64-bit
 MAX_INVITES = 100
 MAX_TABLES_PER_HOST = 20  # private tables live on; a player cannot fill the service with them
 
@@ -46,16 +50,46 @@ def _viewer(caller: Caller) -> str | None:
 def _table_id(value: str) -> str:
     if not value:
         raise errors.invalid_argument("table_id", "TABLE_ID_REQUIRED", "give the table id")
+    if len(value) > MAX_TABLE_ID:
+        raise errors.invalid_argument(
+            "table_id", "TABLE_ID_TOO_LONG", f"a table id has at most {MAX_TABLE_ID} characters"
+        )
+    return value
+
+
+def _chips(field: str, value: int, missing: str, message: str) -> int:
+    """A positive chip amount of at most MAX_CHIPS, else INVALID_ARGUMENT naming the field."""
+    if value <= 0:
+        raise errors.invalid_argument(field, missing, message)
+    if value > MAX_CHIPS:
+        raise errors.invalid_argument(field, "AMOUNT_TOO_LARGE", f"a chip amount is at most {MAX_CHIPS}")
+    return value
+
+
+def _invite_code(value: str) -> str | None:
+    if len(value) > MAX_INVITE_CODE:
+        raise errors.invalid_argument(
+            "invite_code", "INVITE_CODE_TOO_LONG", f"an invite code has at most {MAX_INVITE_CODE} characters"
+        )
+    return value or None
+
+
+def _hand_number(value: int) -> int:
+    if value == 0:
+        raise errors.invalid_argument("hand_number", "HAND_NUMBER_REQUIRED", "hands are numbered from 1")
+    if value > MAX_INT64:
+        raise errors.invalid_argument("hand_number", "HAND_NUMBER_OUT_OF_RANGE", "no hand has that number")
     return value
 
 
 def _page(size: int, token: str) -> tuple[int, int]:
+    """(page size, the position a next_page_token names): tokens are the service's own, small numbers."""
     limit = min(size or 20, MAX_PAGE)
-    try:
-        after = int(token) if token else 0
-    except ValueError:
-        raise errors.invalid_argument("page_token", "BAD_PAGE_TOKEN", "pass a next_page_token back") from None
-    return limit, after
+    if not token:
+        return limit, 0
+    if len(token) > 19 or not token.isascii() or not token.isdigit() or int(token) > MAX_PAGE_TOKEN:
+        raise errors.invalid_argument("page_token", "BAD_PAGE_TOKEN", "pass a next_page_token back")
+    return limit, int(token)
 
 
 def _act_response(acted: PlayerActed | None, view: pb.TableView) -> pb.ActResponse:
@@ -185,13 +219,13 @@ class TableServicer(pb_grpc.TableServiceServicer):
     def JoinTable(self, request: pb.JoinTableRequest, context: grpc.ServicerContext) -> pb.JoinTableResponse:
         player = _player()
         table = self._room.table(_table_id(request.table_id))
-        if request.buy_in <= 0:
-            raise errors.invalid_argument("buy_in", "BUY_IN_REQUIRED", "give the chips to bring to the table")
+        _chips("buy_in", request.buy_in, "BUY_IN_REQUIRED", "give the chips to bring to the table")
         if request.seat > table.config.seats:
             raise errors.invalid_argument("seat", "NO_SUCH_SEAT", f"seats are 1..{table.config.seats}")
+        code = _invite_code(request.invite_code)
 
         def run(key: str, fingerprint: str) -> tuple[pb.JoinTableResponse, bool]:
-            seat = table.join(player, request.seat, request.buy_in, request.invite_code or None)
+            seat = table.join(player, request.seat, request.buy_in, code)
             return pb.JoinTableResponse(seat=seat, view=self._view(table, player)), False
 
         return self._once("JoinTable", request, table, pb.JoinTableResponse, run)
@@ -211,8 +245,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
     def TopUp(self, request: pb.TopUpRequest, context: grpc.ServicerContext) -> pb.TopUpResponse:
         player = _player()
         table = self._room.table(_table_id(request.table_id))
-        if request.amount <= 0:
-            raise errors.invalid_argument("amount", "AMOUNT_NOT_POSITIVE", "give the chips to add")
+        _chips("amount", request.amount, "AMOUNT_NOT_POSITIVE", "give the chips to add")
 
         def run(key: str, fingerprint: str) -> tuple[pb.TopUpResponse, bool]:
             return pb.TopUpResponse(stack=table.top_up(player, request.amount)), False
@@ -251,6 +284,10 @@ class TableServicer(pb_grpc.TableServiceServicer):
                 raise errors.invalid_argument("kind", "ACTION_REQUIRED", "give an action kind or a preset")
             if request.amount < 0:
                 raise errors.invalid_argument("amount", "AMOUNT_NEGATIVE", "amounts are never negative")
+            if request.amount > MAX_CHIPS:
+                raise errors.invalid_argument(
+                    "amount", "AMOUNT_TOO_LARGE", f"a chip amount is at most {MAX_CHIPS}"
+                )
             if PB_KIND[request.kind].value in ("bet", "raise") and request.amount <= 0:
                 raise errors.invalid_argument("amount", "AMOUNT_REQUIRED", "a bet or raise gives its total")
 
@@ -308,6 +345,8 @@ class TableServicer(pb_grpc.TableServiceServicer):
             raise errors.not_found(
                 "TABLE_NOT_FOUND", f"no table {request.table_id!r}", table_id=request.table_id
             )
+        if request.from_seq > MAX_INT64:
+            raise errors.invalid_argument("from_seq", "FROM_SEQ_OUT_OF_RANGE", "no event has that number")
         next_seq = max(1, request.from_seq)
         if viewer is not None:
             # A seated player is connected while one of their streams is open (NK-7.3, NK-7.4).
@@ -333,7 +372,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
         caller = current_caller()
         viewer = _viewer(caller)
         table = self._room.table(_table_id(request.table_id))
-        row = self._room.store.hand(table.table_id, request.hand_number)
+        row = self._room.store.hand(table.table_id, _hand_number(request.hand_number))
         if row is None:
             raise errors.not_found(
                 "HAND_NOT_FOUND", "no finished hand with that number", hand_number=request.hand_number
