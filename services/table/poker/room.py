@@ -139,17 +139,40 @@ class PokerRoom:
         """The tables' clock (integer milliseconds; virtual in tests)."""
         return int(self._clock())
 
-    def table(self, table_id: str) -> PokerTable:
+    def table(
+        self, table_id: str, player: str | None = None, code: str | None = None, histories: bool = False
+    ) -> PokerTable:
+        """The table, recovered; for a player (None: a service or an operator), only if they may see it:
+        public, or private and hosted by, invited to or seated at, or `code` is its invite code, or (for
+        `histories`) they played a hand there. A table the player may not see is answered exactly as one
+        that does not exist (issue 13, finding 11)."""
         table = self.tables.get(table_id)
         if table is None:
-            raise errors.not_found("TABLE_NOT_FOUND", f"no table {table_id!r}", table_id=table_id)
+            raise table_not_found(table_id)
+
+        def hidden() -> bool:
+            if player is None or table.visible_to(player) or table.admits_code(code):
+                return False
+            return not (histories and self.store.played_at(table_id, player))
+
         if not table.recovered:
             try:
                 table.recover()
             except errors.DomainError:
+                if hidden():
+                    raise table_not_found(table_id) from None
                 raise
             except Exception:
+                if hidden():  # its seats are not known yet: only invitations show it
+                    raise table_not_found(table_id) from None
                 raise errors.unavailable(
                     "TABLE_RECOVERING", "the table is recovering its last hand; retry", table_id=table_id
                 ) from None
+        if hidden():
+            raise table_not_found(table_id)
         return table
+
+
+def table_not_found(table_id: str) -> errors.DomainError:
+    """The one answer for a table that does not exist, or that the caller may not see."""
+    return errors.not_found("TABLE_NOT_FOUND", f"no table {table_id!r}", table_id=table_id)

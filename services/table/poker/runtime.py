@@ -129,15 +129,19 @@ class PokerTable:
 
     def visible_to(self, player: str) -> bool:
         """Public tables, and private ones the player hosts, is invited to or sits at."""
+        return self.invited(player) or self.state.find_seat(player) is not None
+
+    def invited(self, player: str) -> bool:
+        """Public tables, and private ones the player hosts or is invited to."""
         access = self.config.private
         if access is None:
             return True
-        return (
-            player == access.host
-            or player in access.invited
-            or player in self.state.invited
-            or (self.state.find_seat(player) is not None)
-        )
+        return player == access.host or player in access.invited or player in self.state.invited
+
+    def admits_code(self, code: str | None) -> bool:
+        """Whether `code` is this private table's invite code (its holder may join without an invitation)."""
+        access = self.config.private
+        return access is not None and access.code is not None and code == access.code
 
     # The one commit path -----------------------------------------------------------------------------
 

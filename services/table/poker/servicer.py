@@ -137,6 +137,11 @@ class TableServicer(pb_grpc.TableServiceServicer):
     def _visible(self, table: PokerTable, caller: Caller) -> bool:
         return caller.role is not Role.PLAYER or table.visible_to(caller.subject)
 
+    def _table(self, table_id: str, code: str | None = None, histories: bool = False) -> PokerTable:
+        """The table named by a request, if the caller may see it; else NOT_FOUND as for no table at all,
+        so nobody learns that a private table exists from any answer (issue 13, finding 11)."""
+        return self._room.table(_table_id(table_id), _viewer(current_caller()), code, histories)
+
     # Tables ------------------------------------------------------------------------------------------
 
     def CreateTable(
@@ -187,11 +192,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
         return pb.ListTablesResponse(tables=page, next_page_token=token)
 
     def GetTable(self, request: pb.GetTableRequest, context: grpc.ServicerContext) -> pb.GetTableResponse:
-        table = self._room.table(_table_id(request.table_id))
-        if not self._visible(table, current_caller()):
-            raise errors.not_found(
-                "TABLE_NOT_FOUND", f"no table {request.table_id!r}", table_id=request.table_id
-            )
+        table = self._table(request.table_id)
         caller = current_caller()
         code = table.invite_code if caller.role is Role.PLAYER and caller.subject == table.host else ""
         return pb.GetTableResponse(table=table.info(), invite_code=code)
@@ -200,7 +201,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
         self, request: pb.InvitePlayersRequest, context: grpc.ServicerContext
     ) -> pb.InvitePlayersResponse:
         player = _player()
-        table = self._room.table(_table_id(request.table_id))
+        table = self._table(request.table_id)
         if (
             not request.player_ids
             or len(request.player_ids) > MAX_INVITES
@@ -218,7 +219,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
 
     def JoinTable(self, request: pb.JoinTableRequest, context: grpc.ServicerContext) -> pb.JoinTableResponse:
         player = _player()
-        table = self._room.table(_table_id(request.table_id))
+        table = self._table(request.table_id, _invite_code(request.invite_code))
         _chips("buy_in", request.buy_in, "BUY_IN_REQUIRED", "give the chips to bring to the table")
         if request.seat > table.config.seats:
             raise errors.invalid_argument("seat", "NO_SUCH_SEAT", f"seats are 1..{table.config.seats}")
@@ -234,7 +235,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
         self, request: pb.LeaveTableRequest, context: grpc.ServicerContext
     ) -> pb.LeaveTableResponse:
         player = _player()
-        table = self._room.table(_table_id(request.table_id))
+        table = self._table(request.table_id)
 
         def run(key: str, fingerprint: str) -> tuple[pb.LeaveTableResponse, bool]:
             returned, later = table.leave(player)
@@ -244,7 +245,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
 
     def TopUp(self, request: pb.TopUpRequest, context: grpc.ServicerContext) -> pb.TopUpResponse:
         player = _player()
-        table = self._room.table(_table_id(request.table_id))
+        table = self._table(request.table_id)
         _chips("amount", request.amount, "AMOUNT_NOT_POSITIVE", "give the chips to add")
 
         def run(key: str, fingerprint: str) -> tuple[pb.TopUpResponse, bool]:
@@ -254,7 +255,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
 
     def SitOut(self, request: pb.SitOutRequest, context: grpc.ServicerContext) -> pb.SitOutResponse:
         player = _player()
-        table = self._room.table(_table_id(request.table_id))
+        table = self._table(request.table_id)
 
         def run(key: str, fingerprint: str) -> tuple[pb.SitOutResponse, bool]:
             table.sit_out(player)
@@ -264,7 +265,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
 
     def SitIn(self, request: pb.SitInRequest, context: grpc.ServicerContext) -> pb.SitInResponse:
         player = _player()
-        table = self._room.table(_table_id(request.table_id))
+        table = self._table(request.table_id)
 
         def run(key: str, fingerprint: str) -> tuple[pb.SitInResponse, bool]:
             table.sit_in(player)
@@ -276,7 +277,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
 
     def Act(self, request: pb.ActRequest, context: grpc.ServicerContext) -> pb.ActResponse:
         player = _player()
-        table = self._room.table(_table_id(request.table_id))
+        table = self._table(request.table_id)
         if request.preset and request.preset not in PRESET_PB.values():
             raise errors.invalid_argument("preset", "UNKNOWN_PRESET", "no such preset")
         if not request.preset:
@@ -328,11 +329,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
         self, request: pb.GetTableViewRequest, context: grpc.ServicerContext
     ) -> pb.GetTableViewResponse:
         caller = current_caller()
-        table = self._room.table(_table_id(request.table_id))
-        if not self._visible(table, caller):
-            raise errors.not_found(
-                "TABLE_NOT_FOUND", f"no table {request.table_id!r}", table_id=request.table_id
-            )
+        table = self._table(request.table_id)
         return pb.GetTableViewResponse(view=self._view(table, _viewer(caller)))
 
     def WatchTable(
@@ -340,11 +337,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
     ) -> Iterator[pb.WatchTableResponse]:
         caller = current_caller()
         viewer = _viewer(caller)
-        table = self._room.table(_table_id(request.table_id))
-        if not self._visible(table, caller):
-            raise errors.not_found(
-                "TABLE_NOT_FOUND", f"no table {request.table_id!r}", table_id=request.table_id
-            )
+        table = self._table(request.table_id)
         if request.from_seq > MAX_INT64:
             raise errors.invalid_argument("from_seq", "FROM_SEQ_OUT_OF_RANGE", "no event has that number")
         next_seq = max(1, request.from_seq)
@@ -371,7 +364,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
     ) -> pb.GetHandHistoryResponse:
         caller = current_caller()
         viewer = _viewer(caller)
-        table = self._room.table(_table_id(request.table_id))
+        table = self._table(request.table_id, histories=True)
         row = self._room.store.hand(table.table_id, _hand_number(request.hand_number))
         if row is None:
             raise errors.not_found(
@@ -400,7 +393,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
     ) -> pb.ListHandHistoriesResponse:
         caller = current_caller()
         viewer = _viewer(caller)
-        table = self._room.table(_table_id(request.table_id))
+        table = self._table(request.table_id, histories=True)
         limit, before = _page(request.page_size, request.page_token)
         rows = self._room.store.hands_of(table.table_id, viewer, before or (1 << 62), limit + 1)
         hands = [

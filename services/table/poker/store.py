@@ -411,6 +411,13 @@ class TableStore:
         )
         return int(rows[0][0]) if rows else None
 
+    def played_at(self, table_id: str, player: str) -> bool:
+        """Whether the player was dealt a finished hand at the table."""
+        rows = self._rows(
+            "SELECT 1 FROM hand_players WHERE player = ? AND table_id = ? LIMIT 1", (player, table_id)
+        )
+        return bool(rows)
+
     def hands_of(self, table_id: str, player: str | None, before: int, limit: int) -> list[HandRow]:
         """Finished hands, newest first, below hand number `before`: the player's (None: all)."""
         if player is None:
