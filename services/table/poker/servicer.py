@@ -101,8 +101,10 @@ def _act_response(acted: PlayerActed | None, view: pb.TableView) -> pb.ActRespon
 
 
 class TableServicer(pb_grpc.TableServiceServicer):
-    def __init__(self, room: PokerRoom) -> None:
+    def __init__(self, room: PokerRoom, full_history_services: frozenset[str] = frozenset()) -> None:
         self._room = room
+        # Services (token subjects) given full hand histories, every hole card; operators always are.
+        self._full_history = full_history_services
 
     def _once(
         self,
@@ -363,6 +365,12 @@ class TableServicer(pb_grpc.TableServiceServicer):
         self, request: pb.GetHandHistoryRequest, context: grpc.ServicerContext
     ) -> pb.GetHandHistoryResponse:
         caller = current_caller()
+        if caller.role is Role.SERVICE and caller.subject not in self._full_history:
+            # Issue 13, finding 9: a full history shows every hole card; not for any service token.
+            raise errors.permission_denied(
+                "FULL_HISTORY_NOT_ALLOWED",
+                "full hand histories are for operators and the services configured to need them",
+            )
         viewer = _viewer(caller)
         table = self._table(request.table_id, histories=True)
         row = self._room.store.hand(table.table_id, _hand_number(request.hand_number))
