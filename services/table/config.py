@@ -55,7 +55,7 @@ def load_config(**overrides: Any) -> ServerConfig:
         "bot_pacing": setting("FELT_TABLE_POKER_BOT_PACING", True, parse=_flag),
         "hand_pause_ms": setting("FELT_TABLE_POKER_HAND_PAUSE_MS", 2000, parse=int),
         "resume_hands": setting("FELT_TABLE_POKER_RESUME", True, parse=_flag),
-        "full_history_services": setting("FELT_TABLE_FULL_HISTORY_SERVICES", frozenset(), parse=_names),
+        "full_history_services": setting("FELT_TABLE_FULL_HISTORY_SERVICES", frozenset[str](), parse=_names),
     }
     return load_server_config("table", **{**own, **overrides})
 
