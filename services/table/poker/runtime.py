@@ -25,6 +25,7 @@ from pokerrules.multiplayer import events as me
 from pokerrules.multiplayer.ranking import ranker_for
 from pokerrules.table import TableError, TableState, Transition, next_wakeup
 from pokerrules.table import events as te
+from pokerrules.table import invite as invite_player
 from pokerrules.table.config import Mode
 from servicekit import errors
 from servicekit.idempotency import Saved
@@ -50,6 +51,7 @@ TIMEOUTS = prometheus_client.Counter(
 
 ClockMs = Callable[[], int]
 RECENT_EVENTS = 512
+MAX_INVITED = 200  # players invited to one private table in all (at creation and later)
 # Builds a command's answer from the table it leaves (state, last event number, transition), so the answer
 # is stored for idempotent repeats in the command's own transaction: (request key, fingerprint, builder).
 Responder = tuple[str, str, Callable[[TableState, int, Transition], bytes]]
@@ -82,7 +84,8 @@ class PokerTable:
         self.host = host
         self.invite_code = invite_code
         self.config = table_config(settings, host, frozenset(invited), invite_code or None)
-        self.state = TableState.create(self.config)
+        # Invitations are known before recovery: who may see the table does not wait for its last hand.
+        self.state = from_snapshot(self.config, None, frozenset(store.invitations(table_id)))
         self._store = store
         self._escrow = escrow
         self._dealer = dealer
@@ -334,11 +337,28 @@ class PokerTable:
         with self.lock:
             self.run("sit_in", {"player": player})
 
-    def invite(self, by: str, players: list[str]) -> None:
+    def invite(self, by: str, players: list[str], answer: Callable[[], Answer] | None = None) -> None:
+        """NK-6.2: the host adds players to the invite list, all in one write of the new rows only (and the
+        request's answer); at most MAX_INVITED players are invited to a table in all."""
         with self.lock:
-            for player in players:
-                if player not in self.state.invited:
-                    self.run("invite", {"by": by, "player": player})
+            new = [p for p in dict.fromkeys(players) if p not in self.state.invited]
+            state = self.state
+            try:
+                for player in new or players[:1]:  # the core checks the host even when nobody is new
+                    state = invite_player(state, by, player).state
+            except TableError as refusal:
+                raise to_status_error(refusal) from None
+            access = self.config.private
+            total = len(state.invited | (access.invited if access else frozenset()))
+            if total > MAX_INVITED:
+                raise errors.resource_exhausted(
+                    "TOO_MANY_INVITED",
+                    f"a private table has at most {MAX_INVITED} invited players",
+                    limit=MAX_INVITED,
+                    invited=total - len(new),
+                )
+            self._store.invite(self.table_id, new, answer() if answer else None)
+            self.state = state
 
     def act(
         self, player: str, expected_version: int, action: Action, respond: Responder | None = None
@@ -447,7 +467,8 @@ class PokerTable:
                 return
             self._undo_open_money()
             self.seq = self._store.last_seq(self.table_id)
-            base = from_snapshot(self.config, self._store.snapshot(self.table_id))
+            invited = frozenset(self._store.invitations(self.table_id))
+            base = from_snapshot(self.config, self._store.snapshot(self.table_id), invited)
             log = self._store.hand_log(self.table_id)
             self.state = base
             if log:

@@ -35,7 +35,8 @@ MAX_TABLE_ID = 64  # ids are the server's (`t-` + 16 hex digits) or configured (
 MAX_INVITE_CODE = 64  # the codes given out have 12 characters
 MAX_PAGE_TOKEN = 1 << 62  # tokens are offsets or hand numbers, never more
 MAX_INT64 = (1 << 63) - 1  # the store's integers are signed 64-bit
-MAX_INVITES = 100
+MAX_INVITES = 100  # players in one CreateTable or InvitePlayers (a table: runtime.MAX_INVITED in all)
+MAX_PLAYER_ID = 128  # as the wallet's account owners
 MAX_TABLES_PER_HOST = 20  # private tables live on; a player cannot fill the service with them
 
 
@@ -72,6 +73,23 @@ def _invite_code(value: str) -> str | None:
             "invite_code", "INVITE_CODE_TOO_LONG", f"an invite code has at most {MAX_INVITE_CODE} characters"
         )
     return value or None
+
+
+def _invitees(field: str, players: list[str], allow_empty: bool) -> list[str]:
+    """Up to MAX_INVITES player ids of 1-MAX_PLAYER_ID printable characters without spaces (as the
+    wallet's account owners), else INVALID_ARGUMENT naming the field; never echoed."""
+    if (not players and not allow_empty) or len(players) > MAX_INVITES:
+        low = 0 if allow_empty else 1
+        raise errors.invalid_argument(
+            field, "BAD_INVITE_LIST", f"{low} to {MAX_INVITES} player ids per request", limit=MAX_INVITES
+        )
+    for player in players:
+        spaced = any(c.isspace() for c in player)
+        if not 0 < len(player) <= MAX_PLAYER_ID or not player.isprintable() or spaced:
+            raise errors.invalid_argument(
+                field, "BAD_PLAYER_ID", f"a player id has 1-{MAX_PLAYER_ID} characters without spaces"
+            )
+    return players
 
 
 def _hand_number(value: int) -> int:
@@ -155,8 +173,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
             raise errors.permission_denied(
                 "PUBLIC_TABLE_OPERATOR_ONLY", "players create private tables; set settings.private"
             )
-        if len(request.invited) > MAX_INVITES or any(not p for p in request.invited):
-            raise errors.invalid_argument("invited", "BAD_INVITE_LIST", "up to 100 non-empty player ids")
+        _invitees("invited", list(request.invited), allow_empty=True)
         host = caller.subject if caller.role is Role.PLAYER else ""
         if host and sum(t.host == host for t in list(self._room.tables.values())) >= MAX_TABLES_PER_HOST:
             raise errors.resource_exhausted(
@@ -204,16 +221,16 @@ class TableServicer(pb_grpc.TableServiceServicer):
     ) -> pb.InvitePlayersResponse:
         player = _player()
         table = self._table(request.table_id)
-        if (
-            not request.player_ids
-            or len(request.player_ids) > MAX_INVITES
-            or any(not p for p in request.player_ids)
-        ):
-            raise errors.invalid_argument("player_ids", "BAD_INVITE_LIST", "1 to 100 non-empty player ids")
+        players = _invitees("player_ids", list(request.player_ids), allow_empty=False)
 
         def run(key: str, fingerprint: str) -> tuple[pb.InvitePlayersResponse, bool]:
-            table.invite(player, list(request.player_ids))
-            return pb.InvitePlayersResponse(table=table.info()), False
+            response = pb.InvitePlayersResponse(table=table.info())  # invitations are not in TableInfo
+
+            def answer() -> Answer:
+                return Answer(key, Saved(fingerprint, response.SerializeToString()), self._room.now())
+
+            table.invite(player, players, answer)  # the rows and the answer in one write
+            return response, True
 
         return self._once("InvitePlayers", request, table, pb.InvitePlayersResponse, run)
 

@@ -1,6 +1,8 @@
 """The poker tables' log in SQLite (`<data dir>/tables.sqlite3`, WAL, synchronous=FULL).
 
-- `tables`: each table's settings, host and invite code.
+- `tables`: each table's settings, host, invite code and the players invited when it was created.
+- `invitations`: players the host invited afterwards, one row each (InvitePlayers writes only its new rows,
+  never the snapshot).
 - `snapshots` + `hand_log`: the table between hands, and the commands since (the hand in progress): a
   restarted service loads the snapshot and replays the commands (the core is deterministic given the cards).
 - `events`: the numbered TableEvents (serialized protos; `private_player` set on hole cards), served by
@@ -39,6 +41,8 @@ CREATE TABLE IF NOT EXISTS tables (
     table_id TEXT PRIMARY KEY, settings BLOB NOT NULL, host TEXT NOT NULL, invite_code TEXT NOT NULL,
     invited TEXT NOT NULL, created_ms INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS snapshots (table_id TEXT PRIMARY KEY, body TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS invitations (
+    table_id TEXT NOT NULL, player TEXT NOT NULL, PRIMARY KEY (table_id, player));
 CREATE TABLE IF NOT EXISTS hand_log (
     table_id TEXT NOT NULL, n INTEGER NOT NULL, op TEXT NOT NULL, body TEXT NOT NULL,
     PRIMARY KEY (table_id, n));
@@ -75,7 +79,23 @@ def _migrate_1(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS requests_by_age ON requests (created_ms)")
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migrate_1]
+def _migrate_2(db: sqlite3.Connection) -> None:
+    """Version 2: invitations are rows of their own, out of the snapshots (and of hand logs, where an
+    invitation made during a hand waited for the next snapshot)."""
+    db.execute(
+        "CREATE TABLE invitations"
+        " (table_id TEXT NOT NULL, player TEXT NOT NULL, PRIMARY KEY (table_id, player))"
+    )
+    for table_id, raw in db.execute("SELECT table_id, body FROM snapshots").fetchall():
+        body = json.loads(raw)
+        invited = body.pop("invited", [])
+        db.executemany("INSERT OR IGNORE INTO invitations VALUES (?, ?)", [(table_id, p) for p in invited])
+        db.execute("UPDATE snapshots SET body = ? WHERE table_id = ?", (json.dumps(body), table_id))
+    for table_id, raw in db.execute("SELECT table_id, body FROM hand_log WHERE op = 'invite'").fetchall():
+        db.execute("INSERT OR IGNORE INTO invitations VALUES (?, ?)", (table_id, json.loads(raw)["player"]))
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migrate_1, _migrate_2]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -284,6 +304,22 @@ class TableStore:
             "SELECT table_id, settings, host, invite_code, invited FROM tables ORDER BY table_id"
         )
         return [(str(r[0]), bytes(r[1]), str(r[2]), str(r[3]), list(json.loads(r[4]))) for r in rows]
+
+    def invitations(self, table_id: str) -> list[str]:
+        rows = self._rows("SELECT player FROM invitations WHERE table_id = ? ORDER BY player", (table_id,))
+        return [str(r[0]) for r in rows]
+
+    def invite(self, table_id: str, players: list[str], answer: Answer | None = None) -> None:
+        """New invitations, one row each, and the request's answer, in one transaction: what the write
+        costs is what it adds."""
+
+        def work(db: sqlite3.Connection) -> None:
+            rows = [(table_id, p) for p in players]
+            db.executemany("INSERT OR IGNORE INTO invitations VALUES (?, ?)", rows)
+            if answer is not None:
+                self._save_answer(db, answer)
+
+        self._write(work)
 
     def snapshot(self, table_id: str) -> dict[str, Any] | None:
         rows = self._rows("SELECT body FROM snapshots WHERE table_id = ?", (table_id,))

@@ -3,6 +3,7 @@ migrated once (SQLite's user_version), its rows kept, and it works like a new fi
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -43,6 +44,10 @@ def _version_0(path: Path) -> None:
     with sqlite3.connect(path) as db:
         db.executescript(VERSION_0)
         db.execute("INSERT INTO requests VALUES ('JoinTable|ana|hu|r1', x'0801')")
+        snapshot = {"seats": {}, "button": None, "hand_number": 3, "invited": ["ivy", "zoe"]}
+        snapshot |= {"chips_bought_in": 0, "chips_returned": 0}
+        db.execute("INSERT INTO snapshots VALUES ('home', ?)", (json.dumps(snapshot),))
+        db.execute("""INSERT INTO hand_log VALUES ('home', 1, 'invite', '{"by": "hal", "player": "max"}')""")
 
 
 def test_an_older_file_is_migrated_once_and_keeps_its_rows(tmp_path: Path) -> None:
@@ -57,6 +62,10 @@ def test_an_older_file_is_migrated_once_and_keeps_its_rows(tmp_path: Path) -> No
         answer = Answer('["player","ana","JoinTable","hu","r1"]', Saved("f" * 64, b"\x08\x02"), 5)
         store.save_response(answer)
         assert store.response(answer.key) == answer.saved
+        # Invitations moved out of the snapshot (and the hand log) into rows of their own.
+        assert store.invitations("home") == ["ivy", "max", "zoe"]
+        body = store.snapshot("home")
+        assert body is not None and "invited" not in body and body["hand_number"] == 3
     finally:
         store.close()
     again = TableStore(path)  # opening again migrates nothing more
@@ -75,3 +84,5 @@ def test_a_new_file_gets_the_current_schema(tmp_path: Path) -> None:
         assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         columns = {row[1] for row in db.execute("PRAGMA table_info(requests)")}
     assert {"key", "response", "fingerprint", "created_ms"} <= columns
+    with sqlite3.connect(tmp_path / "tables.sqlite3") as db:
+        assert db.execute("SELECT COUNT(*) FROM invitations").fetchone()[0] == 0
