@@ -12,6 +12,7 @@ from poker.table.v1 import table_service_pb2 as pb
 from servicekit import errors
 from servicekit.logging import get_logger
 
+from services.table.poker import payouts
 from services.table.poker.cards import Dealer
 from services.table.poker.clock import TableClock
 from services.table.poker.money import Escrow
@@ -85,10 +86,12 @@ class PokerRoom:
             self.tables[table.table_id] = table
 
     def start(self) -> None:
+        payouts.watch(self.store)
         for thread in self._threads:
             thread.start()
 
     def stop(self) -> None:
+        payouts.unwatch(self.store)
         self._stop.set()
         for thread in self._threads:
             if thread.is_alive():

@@ -31,7 +31,7 @@ from servicekit import errors
 from servicekit.idempotency import Saved
 from servicekit.logging import get_logger
 
-from services.table.poker import replay
+from services.table.poker import payouts, replay
 from services.table.poker.cards import Dealer, HandShoe, cards_needed
 from services.table.poker.convert import event_protos, hand_version, table_info, turn_event
 from services.table.poker.money import Escrow
@@ -52,6 +52,7 @@ TIMEOUTS = prometheus_client.Counter(
 ClockMs = Callable[[], int]
 RECENT_EVENTS = 512
 MAX_INVITED = 200  # players invited to one private table in all (at creation and later)
+NEVER = 1 << 62  # no payout owed: the pass waits for the next commit that owes one
 # Builds a command's answer from the table it leaves (state, last event number, transition), so the answer
 # is stored for idempotent repeats in the command's own transaction: (request key, fingerprint, builder).
 Responder = tuple[str, str, Callable[[TableState, int, Transition], bytes]]
@@ -102,7 +103,8 @@ class PokerTable:
         self._shoe: HandShoe | None = None
         self._hand_started_ms = 0
         self.watchers: Counter[str] = Counter()
-        self._payouts_due = True  # look in the store once: a crash may have left some owed
+        self._payouts_next_ms = 0  # look in the store at once: a crash may have left some owed
+        self.last_payouts: list[Payout] = []  # those the last commit owed
         self._money_open = False  # a buy-in neither committed nor undone (the wallet was away)
         self._respond: Responder | None = None
         self._closer = closer
@@ -158,6 +160,7 @@ class PokerTable:
         money_done: int | None = None,
     ) -> None:
         old, new = self.state, t.state
+        self.last_payouts = []
         if not t.events and money_done is None:
             self.state = new
             return
@@ -176,12 +179,13 @@ class PokerTable:
             event.time_ms = now
             stored.append(StoredEvent(event.seq, hand_no, private, event.SerializeToString(), now))
         base = self.seq + 1
-        payouts = [
-            Payout(f"pt-{self.table_id}-q{base}-s{ev.seat}-out", ev.player, ev.amount)
+        owed = [
+            payouts.split(f"pt-{self.table_id}-q{base}-s{ev.seat}-out", ev.player, ev.amount)
             for ev in t.events
             if isinstance(ev, te.ChipsReturned) and ev.amount > 0
         ]
-        commit = Commit(events=stored, payouts=payouts, money_done=money_done)
+        self.last_payouts = [p for parts in owed for p in parts]
+        commit = Commit(events=stored, payouts=self.last_payouts, money_done=money_done)
         if new.hand_in_progress:
             commit.log = (op, body)
         else:
@@ -199,8 +203,8 @@ class PokerTable:
             self.seq += len(stored)
             self._recent.extend(stored)
         self.published.wake_all()
-        if payouts:
-            self._payouts_due = True
+        if self.last_payouts:
+            self._payouts_next_ms = 0  # paid at once, before the command answers
         TIMEOUTS.inc(sum(isinstance(ev, te.TimedOut) for ev in t.events))
         try:  # committed: what follows may fail without undoing the command (the clock retries payouts)
             if finished:
@@ -239,17 +243,47 @@ class PokerTable:
             self._closer.submit(close)
 
     def _pay_out(self) -> None:
-        """Stacks owed back to wallets; a failure is retried by the clock thread (they stay in the log)."""
-        if not self._payouts_due:
+        """Stacks owed back to wallets that are due now. Each failed one backs off on its own and stays owed
+        in the store, so one the wallet refuses never holds back the others; the wallet away altogether
+        puts the whole pass off by the same back-off (`payouts.py`)."""
+        now = self.now()
+        if now < self._payouts_next_ms:
             return
+        next_ms = NEVER
         for payout in self._store.open_payouts(self.table_id):
+            if payout.next_at_ms > now:
+                next_ms = min(next_ms, payout.next_at_ms)
+                continue
             try:
                 self._escrow.pay_out(self.table_id, payout.transfer_id, payout.player, payout.amount)
             except Exception as exc:
-                self._log.warning("poker_payout_deferred", table_id=self.table_id, error=type(exc).__name__)
-                return
+                retry_at = self._payout_failed(payout, exc, now)
+                next_ms = min(next_ms, retry_at)
+                if payouts.is_outage(exc):
+                    break  # the next payouts would wait for the same absent wallet, under the table's lock
+                continue
             self._store.payout_done(payout.transfer_id)
-        self._payouts_due = False
+        self._payouts_next_ms = next_ms
+
+    def _payout_failed(self, payout: Payout, error: Exception, now: int) -> int:
+        """Record a failed attempt and its back-off; returns when the payout is due again."""
+        outage = payouts.is_outage(error)
+        attempts = payout.attempts + 1
+        retry_at = now + payouts.backoff_ms(attempts)
+        reason = payouts.reason_of(error)
+        self._store.payout_failed(payout.transfer_id, attempts, retry_at, reason, refused=not outage)
+        payouts.FAILURES.labels("unavailable" if outage else "refused").inc()
+        log = self._log.warning if outage else self._log.error
+        log(
+            "poker_payout_deferred" if outage else "poker_payout_refused",
+            table_id=self.table_id,
+            transfer_id=payout.transfer_id,
+            amount=payout.amount,
+            attempts=attempts,
+            retry_in_ms=retry_at - now,
+            reason=reason,
+        )
+        return retry_at
 
     def _undo_open_money(self) -> None:
         """Buy-ins asked of the wallet but never committed here: released or given back (idempotent)."""
@@ -320,14 +354,16 @@ class PokerTable:
             self.run_with_money("top_up", {"player": player, "amount": amount}, player)
             return self.state.stack_of(self.state.seat_of(player))
 
-    def leave(self, player: str) -> tuple[int, bool]:
+    def leave(self, player: str) -> tuple[int, int, bool]:
+        """(chips the wallet holds now, chips still owed to it, whether the player leaves after the hand)."""
         with self.lock:
-            t = self.run("leave", {"player": player, "reason": "LEFT"})
-            # Folding may end the hand at once: then the stack is back already.
-            returned = sum(
-                ev.amount for ev in t.events if isinstance(ev, te.ChipsReturned) and ev.player == player
-            )
-            return returned, self.state.find_seat(player) is not None
+            self.run("leave", {"player": player, "reason": "LEFT"})
+            # Folding may end the hand at once: the stack is owed then, and paid if the wallet took it.
+            mine = [p for p in self.last_payouts if p.player == player]
+            paid = self._store.paid([p.transfer_id for p in mine]) if mine else set()
+            returned = sum(p.amount for p in mine if p.transfer_id in paid)
+            pending = sum(p.amount for p in mine) - returned
+            return returned, pending, self.state.find_seat(player) is not None
 
     def sit_out(self, player: str) -> None:
         with self.lock:

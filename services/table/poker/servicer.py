@@ -257,8 +257,9 @@ class TableServicer(pb_grpc.TableServiceServicer):
         table = self._table(request.table_id)
 
         def run(key: str, fingerprint: str) -> tuple[pb.LeaveTableResponse, bool]:
-            returned, later = table.leave(player)
-            return pb.LeaveTableResponse(returned=returned, leaving_after_hand=later), False
+            returned, pending, later = table.leave(player)
+            response = pb.LeaveTableResponse(returned=returned, pending=pending, leaving_after_hand=later)
+            return response, False
 
         return self._once("LeaveTable", request, table, pb.LeaveTableResponse, run)
 

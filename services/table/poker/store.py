@@ -9,7 +9,8 @@
   WatchTable from any `from_seq`.
 - `hands` + `hand_players`: finished hands (who sat where, each player's net) for the histories.
 - `money_ops` / `payouts`: wallet calls asked (buy-ins) or owed (stacks leaving), so a crash in between is
-  cleaned up or completed on restart.
+  cleaned up or completed on restart; an open payout carries its failed attempts, when it is tried next,
+  its last error and whether the wallet refused it (`payouts.py`).
 - `requests`: the first answer to each mutating request, under its caller-scoped key with the request's
   fingerprint (`servicekit.idempotency`), kept `REQUEST_RETENTION_MS` (a day) for retries.
 
@@ -61,7 +62,9 @@ CREATE TABLE IF NOT EXISTS money_ops (
     amount INTEGER NOT NULL, done INTEGER NOT NULL, PRIMARY KEY (table_id, n));
 CREATE TABLE IF NOT EXISTS payouts (
     transfer_id TEXT PRIMARY KEY, table_id TEXT NOT NULL, player TEXT NOT NULL, amount INTEGER NOT NULL,
-    done INTEGER NOT NULL);
+    done INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, next_at_ms INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT NOT NULL DEFAULT '', refused INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS payouts_open ON payouts (table_id) WHERE done = 0;
 CREATE TABLE IF NOT EXISTS requests (
     key TEXT PRIMARY KEY, response BLOB NOT NULL, fingerprint TEXT NOT NULL DEFAULT '',
     created_ms INTEGER NOT NULL DEFAULT 0);
@@ -95,7 +98,19 @@ def _migrate_2(db: sqlite3.Connection) -> None:
         db.execute("INSERT OR IGNORE INTO invitations VALUES (?, ?)", (table_id, json.loads(raw)["player"]))
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migrate_1, _migrate_2]
+def _migrate_3(db: sqlite3.Connection) -> None:
+    """Version 3: an open payout carries its failed attempts, its next try, its last error and whether the
+    wallet refused it, so each backs off on its own; open payouts are indexed."""
+    for column in (
+        "attempts INTEGER NOT NULL DEFAULT 0",
+        "next_at_ms INTEGER NOT NULL DEFAULT 0",
+        "last_error TEXT NOT NULL DEFAULT ''",
+        "refused INTEGER NOT NULL DEFAULT 0",
+    ):
+        db.execute(f"ALTER TABLE payouts ADD COLUMN {column}")
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migrate_1, _migrate_2, _migrate_3]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -137,9 +152,15 @@ class HandRow:
 
 @dataclass(frozen=True)
 class Payout:
+    """A stack owed to a player's wallet under its transfer id, and its failed attempts so far."""
+
     transfer_id: str
     player: str
     amount: int
+    attempts: int = 0
+    next_at_ms: int = 0  # not tried again before this (the table's clock)
+    last_error: str = ""
+    refused: bool = False  # the last attempt was refused by the wallet (not an outage)
 
 
 @dataclass(frozen=True)
@@ -362,7 +383,8 @@ class TableStore:
                 [(table_id, h.hand, p, seat, net) for p, (seat, net) in c.nets.items()],
             )
         db.executemany(
-            "INSERT OR IGNORE INTO payouts VALUES (?, ?, ?, ?, 0)",
+            "INSERT OR IGNORE INTO payouts (transfer_id, table_id, player, amount, done)"
+            " VALUES (?, ?, ?, ?, 0)",
             [(p.transfer_id, table_id, p.player, p.amount) for p in c.payouts],
         )
         if c.money_done is not None:
@@ -401,15 +423,44 @@ class TableStore:
 
     def open_payouts(self, table_id: str) -> list[Payout]:
         rows = self._rows(
-            "SELECT transfer_id, player, amount FROM payouts WHERE table_id = ? AND done = 0 ORDER BY rowid",
+            "SELECT transfer_id, player, amount, attempts, next_at_ms, last_error, refused FROM payouts"
+            " WHERE table_id = ? AND done = 0 ORDER BY rowid",
             (table_id,),
         )
-        return [Payout(str(r[0]), str(r[1]), int(r[2])) for r in rows]
+        return [
+            Payout(str(r[0]), str(r[1]), int(r[2]), int(r[3]), int(r[4]), str(r[5]), bool(r[6])) for r in rows
+        ]
 
     def payout_done(self, transfer_id: str) -> None:
         self._write(
             lambda db: db.execute("UPDATE payouts SET done = 1 WHERE transfer_id = ?", (transfer_id,))
         )
+
+    def payout_failed(
+        self, transfer_id: str, attempts: int, next_at_ms: int, error: str, refused: bool
+    ) -> None:
+        self._write(
+            lambda db: db.execute(
+                "UPDATE payouts SET attempts = ?, next_at_ms = ?, last_error = ?, refused = ?"
+                " WHERE transfer_id = ?",
+                (attempts, next_at_ms, error[:200], int(refused), transfer_id),
+            )
+        )
+
+    def paid(self, transfer_ids: list[str]) -> set[str]:
+        """Those of the transfer ids whose payout the wallet has taken."""
+        marks = ", ".join("?" * len(transfer_ids))
+        rows = self._rows(
+            f"SELECT transfer_id FROM payouts WHERE done = 1 AND transfer_id IN ({marks})", transfer_ids
+        )
+        return {str(r[0]) for r in rows}
+
+    def pending_payouts(self) -> tuple[int, int, int]:
+        """(open payouts, their chips, those the wallet refused at their last attempt), every table."""
+        rows = self._rows(
+            "SELECT COUNT(*), COALESCE(SUM(amount), 0), COALESCE(SUM(refused), 0) FROM payouts WHERE done = 0"
+        )
+        return int(rows[0][0]), int(rows[0][1]), int(rows[0][2])
 
     # Events and histories --------------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from servicekit.idempotency import Saved
 
-from services.table.poker.store import SCHEMA_VERSION, Answer, TableStore
+from services.table.poker.store import SCHEMA_VERSION, Answer, Payout, TableStore
 
 # The schema before versions (user_version 0), as the first release wrote it.
 VERSION_0 = """
@@ -48,6 +48,7 @@ def _version_0(path: Path) -> None:
         snapshot |= {"chips_bought_in": 0, "chips_returned": 0}
         db.execute("INSERT INTO snapshots VALUES ('home', ?)", (json.dumps(snapshot),))
         db.execute("""INSERT INTO hand_log VALUES ('home', 1, 'invite', '{"by": "hal", "player": "max"}')""")
+        db.execute("INSERT INTO payouts VALUES ('pt-home-q7-s1-out', 'home', 'ivy', 500, 0)")
 
 
 def test_an_older_file_is_migrated_once_and_keeps_its_rows(tmp_path: Path) -> None:
@@ -66,6 +67,9 @@ def test_an_older_file_is_migrated_once_and_keeps_its_rows(tmp_path: Path) -> No
         assert store.invitations("home") == ["ivy", "max", "zoe"]
         body = store.snapshot("home")
         assert body is not None and "invited" not in body and body["hand_number"] == 3
+        # An open payout is still owed, with no failed attempt yet.
+        assert store.open_payouts("home") == [Payout("pt-home-q7-s1-out", "ivy", 500)]
+        assert store.pending_payouts() == (1, 500, 0)
     finally:
         store.close()
     again = TableStore(path)  # opening again migrates nothing more
