@@ -6,7 +6,10 @@ import secrets
 import threading
 import time
 import uuid
+from collections import Counter
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 from poker.table.v1 import table_service_pb2 as pb
 from servicekit import errors
@@ -21,6 +24,7 @@ from services.table.poker.store import REQUEST_RETENTION_MS, TableStore
 from services.table.poker.tables import PublicTable
 
 RETRY_MS = 1_000
+MAX_SEATS_PER_PLAYER = 24  # tables a player sits at at once (multi-tabling), so one cannot fill the lobby
 CLOCK_THREADS = 4
 PRUNE_EVERY_MS = 60_000  # answers to requests older than a day are dropped about once a minute
 
@@ -44,6 +48,8 @@ class PokerRoom:
         self._tick_seconds = tick_seconds
         self.lock = threading.RLock()
         self._retry_at: dict[str, float] = {}
+        self._seats_lock = threading.Lock()
+        self._joining: Counter[str] = Counter()  # joins in flight, per player
         self._next_prune_ms = 0
         self._stop = threading.Event()
         # Several clock threads, each ticking its share of the tables: most of a tick is waiting (SQLite's
@@ -118,6 +124,29 @@ class PokerRoom:
             except Exception as exc:  # the wallet or the dealer is away: retry in a second
                 self._retry_at[table_id] = now + RETRY_MS / 1000
                 self._log.warning("poker_tick_failed", table_id=table_id, error=type(exc).__name__)
+
+    @contextmanager
+    def seat_reserved(self, player: str, table: PokerTable) -> Iterator[None]:
+        """A seat of the player's quota for a join at `table` while it runs: RESOURCE_EXHAUSTED
+        TOO_MANY_SEATS when they sit (or are sitting down) at MAX_SEATS_PER_PLAYER tables already."""
+        with self._seats_lock:
+            # Table states are immutable values: reading them needs no table's lock.
+            others = [t for t in list(self.tables.values()) if t is not table]
+            held = sum(t.state.find_seat(player) is not None for t in others) + self._joining[player]
+            if held >= MAX_SEATS_PER_PLAYER:
+                raise errors.resource_exhausted(
+                    "TOO_MANY_SEATS",
+                    f"a player sits at {MAX_SEATS_PER_PLAYER} tables at most at once; leave one first",
+                    limit=MAX_SEATS_PER_PLAYER,
+                )
+            self._joining[player] += 1
+        try:
+            yield
+        finally:
+            with self._seats_lock:
+                self._joining[player] -= 1
+                if not self._joining[player]:
+                    del self._joining[player]
 
     def _prune_requests(self) -> None:
         now = self.now()

@@ -51,6 +51,7 @@ TIMEOUTS = prometheus_client.Counter(
 
 ClockMs = Callable[[], int]
 RECENT_EVENTS = 512
+MAX_EVENTS_READ = 4_096  # events read from the store for one watcher at once
 MAX_INVITED = 200  # players invited to one private table in all (at creation and later)
 NEVER = 1 << 62  # no payout owed: the pass waits for the next commit that owes one
 # Builds a command's answer from the table it leaves (state, last event number, transition), so the answer
@@ -123,7 +124,8 @@ class PokerTable:
                 # The newest events are at the right end and seqs are contiguous: index from there,
                 # so a watcher that keeps up costs one or two lookups, not a scan of the whole deque.
                 return [self._recent[-k] for k in range(last - next_seq + 1, 0, -1)]
-        return self._store.events(self.table_id, next_seq, last)
+        # A watcher far behind (from_seq 1 on a table months old) gets a bounded batch at a time.
+        return self._store.events(self.table_id, next_seq, min(last, next_seq + MAX_EVENTS_READ - 1))
 
     def now(self) -> int:
         return int(self._clock())

@@ -22,6 +22,7 @@ from servicekit.idempotency import Saved
 
 from services.table.poker.convert import KIND_PB, PB_KIND, PRESET_PB, table_info, table_view
 from services.table.poker.history import phh_of
+from services.table.poker.money import BOT_PREFIX
 from services.table.poker.room import PokerRoom
 from services.table.poker.runtime import PokerTable
 from services.table.poker.store import Answer
@@ -175,14 +176,16 @@ class TableServicer(pb_grpc.TableServiceServicer):
             )
         _invitees("invited", list(request.invited), allow_empty=True)
         host = caller.subject if caller.role is Role.PLAYER else ""
-        if host and sum(t.host == host for t in list(self._room.tables.values())) >= MAX_TABLES_PER_HOST:
-            raise errors.resource_exhausted(
-                "TOO_MANY_TABLES",
-                f"a player hosts at most {MAX_TABLES_PER_HOST} tables",
-                limit=MAX_TABLES_PER_HOST,
-            )
 
         def run(key: str, fingerprint: str) -> tuple[pb.CreateTableResponse, bool]:
+            # Under the room's lock, after a repeat got its first answer: two creates in flight count right.
+            hosted = sum(t.host == host for t in list(self._room.tables.values()))
+            if host and hosted >= MAX_TABLES_PER_HOST:
+                raise errors.resource_exhausted(
+                    "TOO_MANY_TABLES",
+                    f"a player hosts at most {MAX_TABLES_PER_HOST} tables",
+                    limit=MAX_TABLES_PER_HOST,
+                )
             table = self._room.create(settings, host, sorted(set(request.invited)))
             return pb.CreateTableResponse(table=table.info(), invite_code=table.invite_code), False
 
@@ -195,18 +198,17 @@ class TableServicer(pb_grpc.TableServiceServicer):
         limit, after = _page(request.page_size, request.page_token)
         found = []
         for table in sorted(self._room.tables.values(), key=lambda t: t.table_id):
-            if not self._visible(table, caller):
-                continue
-            info = table.info()
-            settings = info.settings
+            settings = table.settings
             if request.game and settings.game != request.game:
                 continue
             if request.big_blind and settings.big_blind != request.big_blind:
                 continue
-            if info.seats_free < request.min_seats_free:
+            # The state is an immutable value: filters read it without the table's lock.
+            if len(table.state.free_seats()) < request.min_seats_free or not self._visible(table, caller):
                 continue
-            found.append(info)
-        page = found[after : after + limit]
+            found.append(table)
+        # Only the page is built (each under its table's lock), whatever the number of tables.
+        page = [table.info() for table in found[after : after + limit]]
         token = str(after + limit) if after + limit < len(found) else ""
         return pb.ListTablesResponse(tables=page, next_page_token=token)
 
@@ -238,6 +240,12 @@ class TableServicer(pb_grpc.TableServiceServicer):
 
     def JoinTable(self, request: pb.JoinTableRequest, context: grpc.ServicerContext) -> pb.JoinTableResponse:
         player = _player()
+        if player.startswith(BOT_PREFIX):
+            # Bots' player ids (and wallet accounts): a person by that name would take a bot's chips and its
+            # seat, and stop the table's bots from sitting (so its hands from starting).
+            raise errors.permission_denied(
+                "RESERVED_PLAYER_ID", f"player ids starting with {BOT_PREFIX!r} belong to the tables' bots"
+            )
         table = self._table(request.table_id, _invite_code(request.invite_code))
         _chips("buy_in", request.buy_in, "BUY_IN_REQUIRED", "give the chips to bring to the table")
         if request.seat > table.config.seats:
@@ -245,7 +253,8 @@ class TableServicer(pb_grpc.TableServiceServicer):
         code = _invite_code(request.invite_code)
 
         def run(key: str, fingerprint: str) -> tuple[pb.JoinTableResponse, bool]:
-            seat = table.join(player, request.seat, request.buy_in, code)
+            with self._room.seat_reserved(player, table):
+                seat = table.join(player, request.seat, request.buy_in, code)
             return pb.JoinTableResponse(seat=seat, view=self._view(table, player)), False
 
         return self._once("JoinTable", request, table, pb.JoinTableResponse, run)
