@@ -35,6 +35,11 @@ FAILURES = prometheus_client.Counter(
 )
 for _kind in ("unavailable", "refused"):
     FAILURES.labels(_kind)
+# A buy-in the wallet may have half-done, left open by a crash or an outage, is undone on the same back-off.
+UNDO_FAILURES = prometheus_client.Counter(
+    "poker_table_buy_in_undo_failures_total",
+    "Failed attempts to undo a buy-in never committed at the table (retried with back-off).",
+)
 PENDING = prometheus_client.Gauge(
     "poker_table_payouts_pending", "Stacks owed back to wallets and not paid yet (the store's open payouts)."
 )

@@ -107,6 +107,8 @@ class PokerTable:
         self._payouts_next_ms = 0  # look in the store at once: a crash may have left some owed
         self.last_payouts: list[Payout] = []  # those the last commit owed
         self._money_open = False  # a buy-in neither committed nor undone (the wallet was away)
+        self._undo_attempts = 0  # failed tries to undo it, and when the clock tries again (back-off)
+        self._undo_at_ms = 0
         self._respond: Responder | None = None
         self._closer = closer
         self._log = get_logger(service="table")
@@ -466,13 +468,23 @@ class PokerTable:
     def settle_money(self) -> None:
         """Stacks owed to wallets paid, buy-ins the wallet could not undo undone; both retried later."""
         self._pay_out()
-        if self._money_open:
+        now = self.now()
+        if self._money_open and now >= self._undo_at_ms:
             try:
                 self._undo_open_money()
-            except Exception as exc:  # the wallet is still away: the game goes on, the next tick retries
+            except Exception as exc:  # the wallet is still away: the game goes on; retried after a back-off
+                self._undo_attempts += 1
+                self._undo_at_ms = now + payouts.backoff_ms(self._undo_attempts)
+                payouts.UNDO_FAILURES.inc()
                 self._log.warning(
-                    "poker_buy_in_undo_deferred", table_id=self.table_id, error=type(exc).__name__
+                    "poker_buy_in_undo_deferred",
+                    table_id=self.table_id,
+                    error=payouts.reason_of(exc),
+                    attempts=self._undo_attempts,
+                    retry_in_ms=self._undo_at_ms - now,
                 )
+            else:
+                self._undo_attempts, self._undo_at_ms = 0, 0
 
     def due(self, now: int) -> None:
         """Time-outs and reconnection windows that fell due by `now` (NK-7.2, NK-7.4)."""

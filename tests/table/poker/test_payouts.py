@@ -15,8 +15,8 @@ import pytest
 from poker.table.v1 import table_service_pb2 as pb
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
-from servicekit import auth, client
-from servicekit.testing import RunningService, running
+from servicekit import auth, client, errors
+from servicekit.testing import RunningService, config_for_tests, running
 
 from services.table.common.wallet import WalletCalls
 from services.table.poker import payouts
@@ -26,6 +26,7 @@ from services.table.poker.runtime import Options, PokerTable
 from services.table.poker.store import TableStore
 from services.table.poker.tables import parse_tables
 from services.table.server import service_spec as table_spec
+from services.wallet.server import service_spec as wallet_spec
 from tests.table.poker.conftest import MsClock, Stack, Watcher, rid, table_config, wait_until
 
 HU = parse_tables("hu:NLHE:50/100:2000-10000:6")[0]
@@ -182,3 +183,43 @@ def test_a_stack_above_the_wallets_largest_transfer_is_paid_in_parts() -> None:
         ("pt-t-q9-s1-out-3", 5),
     ]
     assert [p.amount for p in payouts.split("x", "ana", 7)] == [7]
+
+
+def _undo_failures() -> float:
+    return _sample("poker_table_buy_in_undo_failures_total")
+
+
+def test_a_buy_in_left_open_by_an_outage_is_undone_on_the_same_back_off(
+    deps: tuple[Path, RunningService, RunningService],
+) -> None:
+    data_dir, _, wallet = deps
+    clock = MsClock()
+    table, store = _table(data_dir, deps, clock)
+    try:
+        _fund(wallet, "ana", 10_000)
+        port = wallet.service.port
+        wallet.service.stop(grace=0.5)
+        with pytest.raises(errors.DomainError) as away:
+            table.join("ana", 1, 5_000, None)
+        assert away.value.reason == "WALLET_UNAVAILABLE"
+        assert store.open_money("hu")  # the hold may have been made: to undo once the wallet answers
+        start = _undo_failures()
+        for _ in range(50):  # the clock ticks every few ms: only the first tries, then it waits 1 s
+            table.settle_money()
+        assert _undo_failures() == start + 1
+        clock.advance(payouts.backoff_ms(1))
+        table.settle_money()
+        assert _undo_failures() == start + 2  # and now 2 s
+        with running(wallet_spec, config_for_tests("wallet", data_dir, port=port)) as back:
+
+            def undone() -> bool:  # the channel may take a try or two to reach the wallet again
+                clock.advance(payouts.BACKOFF_CAP_MS)
+                table.settle_money()
+                return not store.open_money("hu")
+
+            wait_until(undone)
+            ops = wpb_grpc.WalletServiceStub(back.channel("ops", auth.Role.OPERATOR))
+            found = ops.ListAccounts(wpb.ListAccountsRequest(kind=wpb.ACCOUNT_KIND_PLAYER, owner="ana"))
+            assert found.accounts[0].balance == 10_000 and found.accounts[0].pending == 0
+    finally:
+        store.close()
