@@ -246,11 +246,11 @@ class TableServicer(pb_grpc.TableServiceServicer):
             raise errors.permission_denied(
                 "RESERVED_PLAYER_ID", f"player ids starting with {BOT_PREFIX!r} belong to the tables' bots"
             )
-        table = self._table(request.table_id, _invite_code(request.invite_code))
+        code = _invite_code(request.invite_code)
+        table = self._table(request.table_id, code)  # a holder of the code may join a table it cannot see
         _chips("buy_in", request.buy_in, "BUY_IN_REQUIRED", "give the chips to bring to the table")
         if request.seat > table.config.seats:
             raise errors.invalid_argument("seat", "NO_SUCH_SEAT", f"seats are 1..{table.config.seats}")
-        code = _invite_code(request.invite_code)
 
         def run(key: str, fingerprint: str) -> tuple[pb.JoinTableResponse, bool]:
             with self._room.seat_reserved(player, table):
