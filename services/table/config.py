@@ -12,6 +12,8 @@
 | FELT_TABLE_POKER_BOT_PACING | 1               | 0: bots act at once (tests, benchmarks)                   |
 | FELT_TABLE_POKER_HAND_PAUSE_MS | 2000         | pause between two poker hands                             |
 | FELT_TABLE_POKER_RESUME     | 1               | 0: a poker hand interrupted by a restart is always voided |
+| FELT_TABLE_FULL_HISTORY_SERVICES | (none)     | services (token subjects, comma-separated) given full hand |
+|                             |                 | histories, every hole card; operators always are          |
 
 Tests may also pass `clock=` (a callable returning seconds; virtual time) and `tick_seconds=` overrides;
 the poker tables take `poker_clock=` (a callable returning integer milliseconds).
@@ -38,6 +40,10 @@ def _flag(raw: str) -> bool:
     return raw.strip().lower() not in ("0", "false", "no", "off")
 
 
+def _names(raw: str) -> frozenset[str]:
+    return frozenset(filter(None, (part.strip() for part in raw.split(","))))
+
+
 def load_config(**overrides: Any) -> ServerConfig:
     own: dict[str, Any] = {
         "dealer_address": setting("FELT_DEALER_ADDRESS", "127.0.0.1:50052"),
@@ -49,6 +55,7 @@ def load_config(**overrides: Any) -> ServerConfig:
         "bot_pacing": setting("FELT_TABLE_POKER_BOT_PACING", True, parse=_flag),
         "hand_pause_ms": setting("FELT_TABLE_POKER_HAND_PAUSE_MS", 2000, parse=int),
         "resume_hands": setting("FELT_TABLE_POKER_RESUME", True, parse=_flag),
+        "full_history_services": setting("FELT_TABLE_FULL_HISTORY_SERVICES", frozenset[str](), parse=_names),
     }
     return load_server_config("table", **{**own, **overrides})
 

@@ -82,7 +82,8 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
 
     def register(server: grpc.Server) -> None:
         casino_pb_grpc.add_CasinoServiceServicer_to_server(CasinoServicer(casino), server)
-        table_pb_grpc.add_TableServiceServicer_to_server(TableServicer(room), server)
+        full_history = frozenset(config.extra.get("full_history_services") or ())
+        table_pb_grpc.add_TableServiceServicer_to_server(TableServicer(room, full_history), server)
         casino.start()
         room.start()
 

@@ -181,7 +181,10 @@ def _chips_added(e: pb.ChipsAdded, _hand: int, s: Seen) -> str:
 
 def _left(e: pb.PlayerLeft, _hand: int, s: Seen) -> str:
     why = " (did not come back in time)" if e.reason == "RECONNECT_WINDOW_EXPIRED" else ""
-    return f"{s.name(e.seat)} leaves seat {e.seat}{why}: {e.returned} back to the wallet"
+    who = f"{s.name(e.seat)} leaves seat {e.seat}{why}"
+    if e.pending:  # owed to the wallet, paid right after the event
+        return f"{who}: {e.returned + e.pending} going back to the wallet"
+    return f"{who}: {e.returned} back to the wallet"
 
 
 def _leave_scheduled(e: pb.LeaveScheduled, _hand: int, s: Seen) -> str:

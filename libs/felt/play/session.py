@@ -119,7 +119,7 @@ class Session:
         self._prompted_version = -1
         self._leaving = False
         self._done = False
-        self.returned = 0  # chips that went back to the wallet when the player left
+        self.returned = 0  # the stack the player left with: in the wallet, or owed to it (pending)
 
     @property
     def seat(self) -> int:
@@ -196,7 +196,7 @@ class Session:
             info = pb.SeatInfo(seat=e.seat, player_id=e.player_id, is_bot=e.is_bot)
             self._names[e.seat] = render.seat_label(info, self._seat)
         elif kind == "player_left" and event.player_left.seat == self._seat:
-            self.returned = event.player_left.returned
+            self.returned = event.player_left.returned + event.player_left.pending
             self._write(f"You left the table: {self.returned} chips go back to your wallet.")
             self._done = True
         elif kind == "player_left":
@@ -303,6 +303,8 @@ class Session:
         if left.leaving_after_hand:
             self._write("You leave at the end of this hand (checking or folding until then).")
             return
-        self.returned = left.returned
-        self._write(f"You left the table: {left.returned} chips go back to your wallet.")
+        self.returned = left.returned + left.pending
+        self._write(f"You left the table: {self.returned} chips go back to your wallet.")
+        if left.pending:
+            self._write(f"{left.pending} of them are pending: not in the wallet yet; the table keeps paying.")
         self._done = True

@@ -92,9 +92,10 @@ def event_protos(
             returned[ev.seat] = ev.amount  # told in the PlayerLeft that follows
             continue
         elif isinstance(ev, te.PlayerLeft):
+            # Logged before the wallet is paid: the stack is pending, never told as returned.
             e.player_left.CopyFrom(
                 pb.PlayerLeft(
-                    seat=ev.seat, player_id=ev.player, returned=returned.pop(ev.seat, 0), reason=ev.reason
+                    seat=ev.seat, player_id=ev.player, pending=returned.pop(ev.seat, 0), reason=ev.reason
                 )
             )
         elif isinstance(ev, te.LeaveScheduled):

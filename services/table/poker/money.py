@@ -20,8 +20,11 @@ def escrow_owner(table_id: str) -> str:
     return f"table:{table_id}"
 
 
+BOT_PREFIX = "bot:"  # reserved: no person plays under a player id starting with it
+
+
 def bot_owner(table_id: str, seat: int) -> str:
-    return f"bot:{table_id}:{seat}"
+    return f"{BOT_PREFIX}{table_id}:{seat}"
 
 
 class Escrow:

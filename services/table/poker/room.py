@@ -6,21 +6,31 @@ import secrets
 import threading
 import time
 import uuid
+from collections import Counter
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 from poker.table.v1 import table_service_pb2 as pb
 from servicekit import errors
 from servicekit.logging import get_logger
 
+from services.table.poker import payouts
 from services.table.poker.cards import Dealer
 from services.table.poker.clock import TableClock
 from services.table.poker.money import Escrow
 from services.table.poker.runtime import ClockMs, Options, PokerTable
-from services.table.poker.store import TableStore
+from services.table.poker.store import REQUEST_RETENTION_MS, TableStore
 from services.table.poker.tables import PublicTable
 
 RETRY_MS = 1_000
+MAX_SEATS_PER_PLAYER = 24  # tables a player sits at at once (multi-tabling), so one cannot fill the lobby
 CLOCK_THREADS = 4
+# Answers to requests older than a day are dropped every 10 s, in writes of 5,000 rows (up to 4 a round,
+# 2,000 a second: more than the answers a busy service stores), so no write holds the others up for long.
+PRUNE_EVERY_MS = 10_000
+PRUNE_BATCH = 5_000
+PRUNE_BATCHES = 4
 
 
 class PokerRoom:
@@ -42,6 +52,9 @@ class PokerRoom:
         self._tick_seconds = tick_seconds
         self.lock = threading.RLock()
         self._retry_at: dict[str, float] = {}
+        self._seats_lock = threading.Lock()
+        self._joining: Counter[str] = Counter()  # joins in flight, per player
+        self._next_prune_ms = 0
         self._stop = threading.Event()
         # Several clock threads, each ticking its share of the tables: most of a tick is waiting (SQLite's
         # fsync, the wallet, the dealer), so one thread would make every table wait for the others.
@@ -83,10 +96,12 @@ class PokerRoom:
             self.tables[table.table_id] = table
 
     def start(self) -> None:
+        payouts.watch(self.store)
         for thread in self._threads:
             thread.start()
 
     def stop(self) -> None:
+        payouts.unwatch(self.store)
         self._stop.set()
         for thread in self._threads:
             if thread.is_alive():
@@ -98,7 +113,10 @@ class PokerRoom:
             self.tick(share)
 
     def tick(self, share: int | None = None) -> None:
-        """Tick every table, or the tables of one clock thread's share."""
+        """Tick every table, or the tables of one clock thread's share (the first share also prunes old
+        answers to requests)."""
+        if not share:
+            self._prune_requests()
         now = time.monotonic()
         for k, (table_id, clock) in enumerate(sorted(self._clocks.items())):
             if share is not None and k % CLOCK_THREADS != share:
@@ -111,6 +129,41 @@ class PokerRoom:
                 self._retry_at[table_id] = now + RETRY_MS / 1000
                 self._log.warning("poker_tick_failed", table_id=table_id, error=type(exc).__name__)
 
+    @contextmanager
+    def seat_reserved(self, player: str, table: PokerTable) -> Iterator[None]:
+        """A seat of the player's quota for a join at `table` while it runs: RESOURCE_EXHAUSTED
+        TOO_MANY_SEATS when they sit (or are sitting down) at MAX_SEATS_PER_PLAYER tables already."""
+        with self._seats_lock:
+            # Table states are immutable values: reading them needs no table's lock.
+            others = [t for t in list(self.tables.values()) if t is not table]
+            held = sum(t.state.find_seat(player) is not None for t in others) + self._joining[player]
+            if held >= MAX_SEATS_PER_PLAYER:
+                raise errors.resource_exhausted(
+                    "TOO_MANY_SEATS",
+                    f"a player sits at {MAX_SEATS_PER_PLAYER} tables at most at once; leave one first",
+                    limit=MAX_SEATS_PER_PLAYER,
+                )
+            self._joining[player] += 1
+        try:
+            yield
+        finally:
+            with self._seats_lock:
+                self._joining[player] -= 1
+                if not self._joining[player]:
+                    del self._joining[player]
+
+    def _prune_requests(self) -> None:
+        now = self.now()
+        if now < self._next_prune_ms:
+            return
+        self._next_prune_ms = now + PRUNE_EVERY_MS
+        try:
+            for _ in range(PRUNE_BATCHES):
+                if self.store.prune_requests(now - REQUEST_RETENTION_MS, PRUNE_BATCH) < PRUNE_BATCH:
+                    break
+        except Exception as exc:  # the next round tries again; old answers only wait longer
+            self._log.warning("poker_prune_failed", error=type(exc).__name__)
+
     def create(self, settings: pb.TableSettings, host: str, invited: list[str]) -> PokerTable:
         table_id = f"t-{uuid.uuid4().hex[:16]}"
         code = secrets.token_urlsafe(9) if settings.private else ""
@@ -120,17 +173,44 @@ class PokerRoom:
         self._add(table)
         return table
 
-    def table(self, table_id: str) -> PokerTable:
+    def now(self) -> int:
+        """The tables' clock (integer milliseconds; virtual in tests)."""
+        return int(self._clock())
+
+    def table(
+        self, table_id: str, player: str | None = None, code: str | None = None, histories: bool = False
+    ) -> PokerTable:
+        """The table, recovered; for a player (None: a service or an operator), only if they may see it:
+        public, or private and hosted by, invited to or seated at, or `code` is its invite code, or (for
+        `histories`) they played a hand there. A table the player may not see is answered exactly as one
+        that does not exist (issue 13, finding 11)."""
         table = self.tables.get(table_id)
         if table is None:
-            raise errors.not_found("TABLE_NOT_FOUND", f"no table {table_id!r}", table_id=table_id)
+            raise table_not_found(table_id)
+
+        def hidden() -> bool:
+            if player is None or table.visible_to(player) or table.admits_code(code):
+                return False
+            return not (histories and self.store.played_at(table_id, player))
+
         if not table.recovered:
             try:
                 table.recover()
             except errors.DomainError:
+                if hidden():
+                    raise table_not_found(table_id) from None
                 raise
             except Exception:
+                if hidden():  # its seats are not known yet: only invitations show it
+                    raise table_not_found(table_id) from None
                 raise errors.unavailable(
                     "TABLE_RECOVERING", "the table is recovering its last hand; retry", table_id=table_id
                 ) from None
+        if hidden():
+            raise table_not_found(table_id)
         return table
+
+
+def table_not_found(table_id: str) -> errors.DomainError:
+    """The one answer for a table that does not exist, or that the caller may not see."""
+    return errors.not_found("TABLE_NOT_FOUND", f"no table {table_id!r}", table_id=table_id)

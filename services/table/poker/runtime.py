@@ -25,16 +25,18 @@ from pokerrules.multiplayer import events as me
 from pokerrules.multiplayer.ranking import ranker_for
 from pokerrules.table import TableError, TableState, Transition, next_wakeup
 from pokerrules.table import events as te
+from pokerrules.table import invite as invite_player
 from pokerrules.table.config import Mode
 from servicekit import errors
+from servicekit.idempotency import Saved
 from servicekit.logging import get_logger
 
-from services.table.poker import replay
+from services.table.poker import payouts, replay
 from services.table.poker.cards import Dealer, HandShoe, cards_needed
 from services.table.poker.convert import event_protos, hand_version, table_info, turn_event
 from services.table.poker.money import Escrow
 from services.table.poker.snapshot import from_snapshot, to_snapshot
-from services.table.poker.store import Commit, HandRow, Payout, StoredEvent, TableStore
+from services.table.poker.store import Answer, Commit, HandRow, Payout, StoredEvent, TableStore
 from services.table.poker.tables import table_config
 from services.table.poker.wakeup import Wakeup
 
@@ -49,9 +51,12 @@ TIMEOUTS = prometheus_client.Counter(
 
 ClockMs = Callable[[], int]
 RECENT_EVENTS = 512
+MAX_EVENTS_READ = 4_096  # events read from the store for one watcher at once
+MAX_INVITED = 200  # players invited to one private table in all (at creation and later)
+NEVER = 1 << 62  # no payout owed: the pass waits for the next commit that owes one
 # Builds a command's answer from the table it leaves (state, last event number, transition), so the answer
-# is stored for idempotent repeats in the command's own transaction: (request key, builder).
-Responder = tuple[str, Callable[[TableState, int, Transition], bytes]]
+# is stored for idempotent repeats in the command's own transaction: (request key, fingerprint, builder).
+Responder = tuple[str, str, Callable[[TableState, int, Transition], bytes]]
 
 
 @dataclass(frozen=True)
@@ -81,7 +86,8 @@ class PokerTable:
         self.host = host
         self.invite_code = invite_code
         self.config = table_config(settings, host, frozenset(invited), invite_code or None)
-        self.state = TableState.create(self.config)
+        # Invitations are known before recovery: who may see the table does not wait for its last hand.
+        self.state = from_snapshot(self.config, None, frozenset(store.invitations(table_id)))
         self._store = store
         self._escrow = escrow
         self._dealer = dealer
@@ -98,8 +104,11 @@ class PokerTable:
         self._shoe: HandShoe | None = None
         self._hand_started_ms = 0
         self.watchers: Counter[str] = Counter()
-        self._payouts_due = True  # look in the store once: a crash may have left some owed
+        self._payouts_next_ms = 0  # look in the store at once: a crash may have left some owed
+        self.last_payouts: list[Payout] = []  # those the last commit owed
         self._money_open = False  # a buy-in neither committed nor undone (the wallet was away)
+        self._undo_attempts = 0  # failed tries to undo it, and when the clock tries again (back-off)
+        self._undo_at_ms = 0
         self._respond: Responder | None = None
         self._closer = closer
         self._log = get_logger(service="table")
@@ -117,7 +126,8 @@ class PokerTable:
                 # The newest events are at the right end and seqs are contiguous: index from there,
                 # so a watcher that keeps up costs one or two lookups, not a scan of the whole deque.
                 return [self._recent[-k] for k in range(last - next_seq + 1, 0, -1)]
-        return self._store.events(self.table_id, next_seq, last)
+        # A watcher far behind (from_seq 1 on a table months old) gets a bounded batch at a time.
+        return self._store.events(self.table_id, next_seq, min(last, next_seq + MAX_EVENTS_READ - 1))
 
     def now(self) -> int:
         return int(self._clock())
@@ -128,15 +138,19 @@ class PokerTable:
 
     def visible_to(self, player: str) -> bool:
         """Public tables, and private ones the player hosts, is invited to or sits at."""
+        return self.invited(player) or self.state.find_seat(player) is not None
+
+    def invited(self, player: str) -> bool:
+        """Public tables, and private ones the player hosts or is invited to."""
         access = self.config.private
         if access is None:
             return True
-        return (
-            player == access.host
-            or player in access.invited
-            or player in self.state.invited
-            or (self.state.find_seat(player) is not None)
-        )
+        return player == access.host or player in access.invited or player in self.state.invited
+
+    def admits_code(self, code: str | None) -> bool:
+        """Whether `code` is this private table's invite code (its holder may join without an invitation)."""
+        access = self.config.private
+        return access is not None and access.code is not None and code == access.code
 
     # The one commit path -----------------------------------------------------------------------------
 
@@ -150,6 +164,7 @@ class PokerTable:
         money_done: int | None = None,
     ) -> None:
         old, new = self.state, t.state
+        self.last_payouts = []
         if not t.events and money_done is None:
             self.state = new
             return
@@ -168,12 +183,13 @@ class PokerTable:
             event.time_ms = now
             stored.append(StoredEvent(event.seq, hand_no, private, event.SerializeToString(), now))
         base = self.seq + 1
-        payouts = [
-            Payout(f"pt-{self.table_id}-q{base}-s{ev.seat}-out", ev.player, ev.amount)
+        owed = [
+            payouts.split(f"pt-{self.table_id}-q{base}-s{ev.seat}-out", ev.player, ev.amount)
             for ev in t.events
             if isinstance(ev, te.ChipsReturned) and ev.amount > 0
         ]
-        commit = Commit(events=stored, payouts=payouts, money_done=money_done)
+        self.last_payouts = [p for parts in owed for p in parts]
+        commit = Commit(events=stored, payouts=self.last_payouts, money_done=money_done)
         if new.hand_in_progress:
             commit.log = (op, body)
         else:
@@ -182,17 +198,17 @@ class PokerTable:
         if finished:
             self._record_hand(old, t, commit)
         if self._respond is not None:
-            key, build = self._respond
+            key, fingerprint, build = self._respond
             self._respond = None  # the command's first commit carries its answer
-            commit.request = (key, build(new, self.seq + len(stored), t))
+            commit.request = Answer(key, Saved(fingerprint, build(new, self.seq + len(stored), t)), now)
         self._store.commit(self.table_id, commit)
         self.state = new
         with self.published.lock:
             self.seq += len(stored)
             self._recent.extend(stored)
         self.published.wake_all()
-        if payouts:
-            self._payouts_due = True
+        if self.last_payouts:
+            self._payouts_next_ms = 0  # paid at once, before the command answers
         TIMEOUTS.inc(sum(isinstance(ev, te.TimedOut) for ev in t.events))
         try:  # committed: what follows may fail without undoing the command (the clock retries payouts)
             if finished:
@@ -231,17 +247,47 @@ class PokerTable:
             self._closer.submit(close)
 
     def _pay_out(self) -> None:
-        """Stacks owed back to wallets; a failure is retried by the clock thread (they stay in the log)."""
-        if not self._payouts_due:
+        """Stacks owed back to wallets that are due now. Each failed one backs off on its own and stays owed
+        in the store, so one the wallet refuses never holds back the others; the wallet away altogether
+        puts the whole pass off by the same back-off (`payouts.py`)."""
+        now = self.now()
+        if now < self._payouts_next_ms:
             return
+        next_ms = NEVER
         for payout in self._store.open_payouts(self.table_id):
+            if payout.next_at_ms > now:
+                next_ms = min(next_ms, payout.next_at_ms)
+                continue
             try:
                 self._escrow.pay_out(self.table_id, payout.transfer_id, payout.player, payout.amount)
             except Exception as exc:
-                self._log.warning("poker_payout_deferred", table_id=self.table_id, error=type(exc).__name__)
-                return
+                retry_at = self._payout_failed(payout, exc, now)
+                next_ms = min(next_ms, retry_at)
+                if payouts.is_outage(exc):
+                    break  # the next payouts would wait for the same absent wallet, under the table's lock
+                continue
             self._store.payout_done(payout.transfer_id)
-        self._payouts_due = False
+        self._payouts_next_ms = next_ms
+
+    def _payout_failed(self, payout: Payout, error: Exception, now: int) -> int:
+        """Record a failed attempt and its back-off; returns when the payout is due again."""
+        outage = payouts.is_outage(error)
+        attempts = payout.attempts + 1
+        retry_at = now + payouts.backoff_ms(attempts)
+        reason = payouts.reason_of(error)
+        self._store.payout_failed(payout.transfer_id, attempts, retry_at, reason, refused=not outage)
+        payouts.FAILURES.labels("unavailable" if outage else "refused").inc()
+        log = self._log.warning if outage else self._log.error
+        log(
+            "poker_payout_deferred" if outage else "poker_payout_refused",
+            table_id=self.table_id,
+            transfer_id=payout.transfer_id,
+            amount=payout.amount,
+            attempts=attempts,
+            retry_in_ms=retry_at - now,
+            reason=reason,
+        )
+        return retry_at
 
     def _undo_open_money(self) -> None:
         """Buy-ins asked of the wallet but never committed here: released or given back (idempotent)."""
@@ -312,14 +358,16 @@ class PokerTable:
             self.run_with_money("top_up", {"player": player, "amount": amount}, player)
             return self.state.stack_of(self.state.seat_of(player))
 
-    def leave(self, player: str) -> tuple[int, bool]:
+    def leave(self, player: str) -> tuple[int, int, bool]:
+        """(chips the wallet holds now, chips still owed to it, whether the player leaves after the hand)."""
         with self.lock:
-            t = self.run("leave", {"player": player, "reason": "LEFT"})
-            # Folding may end the hand at once: then the stack is back already.
-            returned = sum(
-                ev.amount for ev in t.events if isinstance(ev, te.ChipsReturned) and ev.player == player
-            )
-            return returned, self.state.find_seat(player) is not None
+            self.run("leave", {"player": player, "reason": "LEFT"})
+            # Folding may end the hand at once: the stack is owed then, and paid if the wallet took it.
+            mine = [p for p in self.last_payouts if p.player == player]
+            paid = self._store.paid([p.transfer_id for p in mine]) if mine else set()
+            returned = sum(p.amount for p in mine if p.transfer_id in paid)
+            pending = sum(p.amount for p in mine) - returned
+            return returned, pending, self.state.find_seat(player) is not None
 
     def sit_out(self, player: str) -> None:
         with self.lock:
@@ -329,11 +377,28 @@ class PokerTable:
         with self.lock:
             self.run("sit_in", {"player": player})
 
-    def invite(self, by: str, players: list[str]) -> None:
+    def invite(self, by: str, players: list[str], answer: Callable[[], Answer] | None = None) -> None:
+        """NK-6.2: the host adds players to the invite list, all in one write of the new rows only (and the
+        request's answer); at most MAX_INVITED players are invited to a table in all."""
         with self.lock:
-            for player in players:
-                if player not in self.state.invited:
-                    self.run("invite", {"by": by, "player": player})
+            new = [p for p in dict.fromkeys(players) if p not in self.state.invited]
+            state = self.state
+            try:
+                for player in new or players[:1]:  # the core checks the host even when nobody is new
+                    state = invite_player(state, by, player).state
+            except TableError as refusal:
+                raise to_status_error(refusal) from None
+            access = self.config.private
+            total = len(state.invited | (access.invited if access else frozenset()))
+            if total > MAX_INVITED:
+                raise errors.resource_exhausted(
+                    "TOO_MANY_INVITED",
+                    f"a private table has at most {MAX_INVITED} invited players",
+                    limit=MAX_INVITED,
+                    invited=total - len(new),
+                )
+            self._store.invite(self.table_id, new, answer() if answer else None)
+            self.state = state
 
     def act(
         self, player: str, expected_version: int, action: Action, respond: Responder | None = None
@@ -403,13 +468,23 @@ class PokerTable:
     def settle_money(self) -> None:
         """Stacks owed to wallets paid, buy-ins the wallet could not undo undone; both retried later."""
         self._pay_out()
-        if self._money_open:
+        now = self.now()
+        if self._money_open and now >= self._undo_at_ms:
             try:
                 self._undo_open_money()
-            except Exception as exc:  # the wallet is still away: the game goes on, the next tick retries
+            except Exception as exc:  # the wallet is still away: the game goes on; retried after a back-off
+                self._undo_attempts += 1
+                self._undo_at_ms = now + payouts.backoff_ms(self._undo_attempts)
+                payouts.UNDO_FAILURES.inc()
                 self._log.warning(
-                    "poker_buy_in_undo_deferred", table_id=self.table_id, error=type(exc).__name__
+                    "poker_buy_in_undo_deferred",
+                    table_id=self.table_id,
+                    error=payouts.reason_of(exc),
+                    attempts=self._undo_attempts,
+                    retry_in_ms=self._undo_at_ms - now,
                 )
+            else:
+                self._undo_attempts, self._undo_at_ms = 0, 0
 
     def due(self, now: int) -> None:
         """Time-outs and reconnection windows that fell due by `now` (NK-7.2, NK-7.4)."""
@@ -442,7 +517,8 @@ class PokerTable:
                 return
             self._undo_open_money()
             self.seq = self._store.last_seq(self.table_id)
-            base = from_snapshot(self.config, self._store.snapshot(self.table_id))
+            invited = frozenset(self._store.invitations(self.table_id))
+            base = from_snapshot(self.config, self._store.snapshot(self.table_id), invited)
             log = self._store.hand_log(self.table_id)
             self.state = base
             if log:

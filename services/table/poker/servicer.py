@@ -1,6 +1,7 @@
 """TableService: messages <-> the poker tables. The player is the token's subject; an operator sees every
 table and the full hand histories and may create public tables. Every mutating call is idempotent by its
-request_id: the first answer is stored and returned again."""
+request_id, scoped to the caller (`servicekit.idempotency`): a repeat of the same request gets the first
+answer; the same id with another request is refused with REQUEST_ID_REUSED."""
 
 from __future__ import annotations
 
@@ -15,20 +16,28 @@ from pokerrules.multiplayer import Action
 from pokerrules.multiplayer.events import PlayerActed
 from pokerrules.multiplayer.presets import sizing
 from pokerrules.table import TableState, Transition
-from servicekit import errors
+from servicekit import errors, idempotency
 from servicekit.auth import Caller, Role, current_caller, require_role
+from servicekit.idempotency import Saved
 
 from services.table.poker.convert import KIND_PB, PB_KIND, PRESET_PB, table_info, table_view
 from services.table.poker.history import phh_of
+from services.table.poker.money import BOT_PREFIX
 from services.table.poker.room import PokerRoom
 from services.table.poker.runtime import PokerTable
-from services.table.poker.tables import check_settings
+from services.table.poker.store import Answer
+from services.table.poker.tables import MAX_CHIPS, check_settings
 
 M = TypeVar("M", bound=Message)
 WATCH_POLL_SECONDS = 0.5
 WATCH_BATCH = 256  # events in one stream message at most (a watcher catching up on a long log)
 MAX_PAGE = 100
-MAX_INVITES = 100
+MAX_TABLE_ID = 64  # ids are the server's (`t-` + 16 hex digits) or configured (at most 40 characters)
+MAX_INVITE_CODE = 64  # the codes given out have 12 characters
+MAX_PAGE_TOKEN = 1 << 62  # tokens are offsets or hand numbers, never more
+MAX_INT64 = (1 << 63) - 1  # the store's integers are signed 64-bit
+MAX_INVITES = 100  # players in one CreateTable or InvitePlayers (a table: runtime.MAX_INVITED in all)
+MAX_PLAYER_ID = 128  # as the wallet's account owners
 MAX_TABLES_PER_HOST = 20  # private tables live on; a player cannot fill the service with them
 
 
@@ -43,24 +52,63 @@ def _viewer(caller: Caller) -> str | None:
 def _table_id(value: str) -> str:
     if not value:
         raise errors.invalid_argument("table_id", "TABLE_ID_REQUIRED", "give the table id")
-    return value
-
-
-def _request_id(value: str) -> str:
-    if not value or len(value) > 128:
+    if len(value) > MAX_TABLE_ID:
         raise errors.invalid_argument(
-            "request_id", "REQUEST_ID_REQUIRED", "every change needs a request_id of 1-128 characters"
+            "table_id", "TABLE_ID_TOO_LONG", f"a table id has at most {MAX_TABLE_ID} characters"
         )
     return value
 
 
+def _chips(field: str, value: int, missing: str, message: str) -> int:
+    """A positive chip amount of at most MAX_CHIPS, else INVALID_ARGUMENT naming the field."""
+    if value <= 0:
+        raise errors.invalid_argument(field, missing, message)
+    if value > MAX_CHIPS:
+        raise errors.invalid_argument(field, "AMOUNT_TOO_LARGE", f"a chip amount is at most {MAX_CHIPS}")
+    return value
+
+
+def _invite_code(value: str) -> str | None:
+    if len(value) > MAX_INVITE_CODE:
+        raise errors.invalid_argument(
+            "invite_code", "INVITE_CODE_TOO_LONG", f"an invite code has at most {MAX_INVITE_CODE} characters"
+        )
+    return value or None
+
+
+def _invitees(field: str, players: list[str], allow_empty: bool) -> list[str]:
+    """Up to MAX_INVITES player ids of 1-MAX_PLAYER_ID printable characters without spaces (as the
+    wallet's account owners), else INVALID_ARGUMENT naming the field; never echoed."""
+    if (not players and not allow_empty) or len(players) > MAX_INVITES:
+        low = 0 if allow_empty else 1
+        raise errors.invalid_argument(
+            field, "BAD_INVITE_LIST", f"{low} to {MAX_INVITES} player ids per request", limit=MAX_INVITES
+        )
+    for player in players:
+        spaced = any(c.isspace() for c in player)
+        if not 0 < len(player) <= MAX_PLAYER_ID or not player.isprintable() or spaced:
+            raise errors.invalid_argument(
+                field, "BAD_PLAYER_ID", f"a player id has 1-{MAX_PLAYER_ID} characters without spaces"
+            )
+    return players
+
+
+def _hand_number(value: int) -> int:
+    if value == 0:
+        raise errors.invalid_argument("hand_number", "HAND_NUMBER_REQUIRED", "hands are numbered from 1")
+    if value > MAX_INT64:
+        raise errors.invalid_argument("hand_number", "HAND_NUMBER_OUT_OF_RANGE", "no hand has that number")
+    return value
+
+
 def _page(size: int, token: str) -> tuple[int, int]:
+    """(page size, the position a next_page_token names): tokens are the service's own, small numbers."""
     limit = min(size or 20, MAX_PAGE)
-    try:
-        after = int(token) if token else 0
-    except ValueError:
-        raise errors.invalid_argument("page_token", "BAD_PAGE_TOKEN", "pass a next_page_token back") from None
-    return limit, after
+    if not token:
+        return limit, 0
+    if len(token) > 19 or not token.isascii() or not token.isdigit() or int(token) > MAX_PAGE_TOKEN:
+        raise errors.invalid_argument("page_token", "BAD_PAGE_TOKEN", "pass a next_page_token back")
+    return limit, int(token)
 
 
 def _act_response(acted: PlayerActed | None, view: pb.TableView) -> pb.ActResponse:
@@ -72,29 +120,35 @@ def _act_response(acted: PlayerActed | None, view: pb.TableView) -> pb.ActRespon
 
 
 class TableServicer(pb_grpc.TableServiceServicer):
-    def __init__(self, room: PokerRoom) -> None:
+    def __init__(self, room: PokerRoom, full_history_services: frozenset[str] = frozenset()) -> None:
         self._room = room
+        # Services (token subjects) given full hand histories, every hole card; operators always are.
+        self._full_history = full_history_services
 
     def _once(
         self,
         rpc: str,
-        request_id: str,
+        request: Message,
         table: PokerTable | None,
         kind: type[M],
-        run: Callable[[str], tuple[M, bool]],
+        run: Callable[[str, str], tuple[M, bool]],
     ) -> M:
-        """Idempotency: the first answer to (rpc, caller, table, request_id) is stored and replayed.
-        `run(key)` returns the answer and whether the command already stored it in its own transaction."""
+        """Idempotency: the first answer to a request is stored under (role, subject, rpc, table,
+        request_id) with the request's fingerprint; a repeat gets it, another request under that id is
+        refused. `run(key, fingerprint)` returns the answer and whether the command already stored it in
+        its own transaction."""
         where = table.table_id if table is not None else ""
-        key = f"{rpc}|{current_caller().subject}|{where}|{_request_id(request_id)}"
+        key = idempotency.request_key(rpc, str(getattr(request, "request_id", "")), scope=where)
         lock = table.lock if table is not None else self._room.lock
         with lock:  # one copy of a request at a time: a repeat in flight waits and gets the first answer
-            saved = self._room.store.response(key)
-            if saved is not None:
-                return kind.FromString(saved)
-            response, stored = run(key)
+            first = idempotency.replayed(self._room.store.response(key), request, kind)
+            if first is not None:
+                return first
+            fingerprint = idempotency.fingerprint(request)
+            response, stored = run(key, fingerprint)
             if not stored:
-                self._room.store.save_response(key, response.SerializeToString())
+                saved = Saved(fingerprint, response.SerializeToString())
+                self._room.store.save_response(Answer(key, saved, self._room.now()))
             return response
 
     def _view(self, table: PokerTable, viewer: str | None) -> pb.TableView:
@@ -103,6 +157,11 @@ class TableServicer(pb_grpc.TableServiceServicer):
 
     def _visible(self, table: PokerTable, caller: Caller) -> bool:
         return caller.role is not Role.PLAYER or table.visible_to(caller.subject)
+
+    def _table(self, table_id: str, code: str | None = None, histories: bool = False) -> PokerTable:
+        """The table named by a request, if the caller may see it; else NOT_FOUND as for no table at all,
+        so nobody learns that a private table exists from any answer (issue 13, finding 11)."""
+        return self._room.table(_table_id(table_id), _viewer(current_caller()), code, histories)
 
     # Tables ------------------------------------------------------------------------------------------
 
@@ -115,21 +174,22 @@ class TableServicer(pb_grpc.TableServiceServicer):
             raise errors.permission_denied(
                 "PUBLIC_TABLE_OPERATOR_ONLY", "players create private tables; set settings.private"
             )
-        if len(request.invited) > MAX_INVITES or any(not p for p in request.invited):
-            raise errors.invalid_argument("invited", "BAD_INVITE_LIST", "up to 100 non-empty player ids")
+        _invitees("invited", list(request.invited), allow_empty=True)
         host = caller.subject if caller.role is Role.PLAYER else ""
-        if host and sum(t.host == host for t in list(self._room.tables.values())) >= MAX_TABLES_PER_HOST:
-            raise errors.resource_exhausted(
-                "TOO_MANY_TABLES",
-                f"a player hosts at most {MAX_TABLES_PER_HOST} tables",
-                limit=MAX_TABLES_PER_HOST,
-            )
 
-        def run(key: str) -> tuple[pb.CreateTableResponse, bool]:
+        def run(key: str, fingerprint: str) -> tuple[pb.CreateTableResponse, bool]:
+            # Under the room's lock, after a repeat got its first answer: two creates in flight count right.
+            hosted = sum(t.host == host for t in list(self._room.tables.values()))
+            if host and hosted >= MAX_TABLES_PER_HOST:
+                raise errors.resource_exhausted(
+                    "TOO_MANY_TABLES",
+                    f"a player hosts at most {MAX_TABLES_PER_HOST} tables",
+                    limit=MAX_TABLES_PER_HOST,
+                )
             table = self._room.create(settings, host, sorted(set(request.invited)))
             return pb.CreateTableResponse(table=table.info(), invite_code=table.invite_code), False
 
-        return self._once("CreateTable", request.request_id, None, pb.CreateTableResponse, run)
+        return self._once("CreateTable", request, None, pb.CreateTableResponse, run)
 
     def ListTables(
         self, request: pb.ListTablesRequest, context: grpc.ServicerContext
@@ -138,27 +198,22 @@ class TableServicer(pb_grpc.TableServiceServicer):
         limit, after = _page(request.page_size, request.page_token)
         found = []
         for table in sorted(self._room.tables.values(), key=lambda t: t.table_id):
-            if not self._visible(table, caller):
-                continue
-            info = table.info()
-            settings = info.settings
+            settings = table.settings
             if request.game and settings.game != request.game:
                 continue
             if request.big_blind and settings.big_blind != request.big_blind:
                 continue
-            if info.seats_free < request.min_seats_free:
+            # The state is an immutable value: filters read it without the table's lock.
+            if len(table.state.free_seats()) < request.min_seats_free or not self._visible(table, caller):
                 continue
-            found.append(info)
-        page = found[after : after + limit]
+            found.append(table)
+        # Only the page is built (each under its table's lock), whatever the number of tables.
+        page = [table.info() for table in found[after : after + limit]]
         token = str(after + limit) if after + limit < len(found) else ""
         return pb.ListTablesResponse(tables=page, next_page_token=token)
 
     def GetTable(self, request: pb.GetTableRequest, context: grpc.ServicerContext) -> pb.GetTableResponse:
-        table = self._room.table(_table_id(request.table_id))
-        if not self._visible(table, current_caller()):
-            raise errors.not_found(
-                "TABLE_NOT_FOUND", f"no table {request.table_id!r}", table_id=request.table_id
-            )
+        table = self._table(request.table_id)
         caller = current_caller()
         code = table.invite_code if caller.role is Role.PLAYER and caller.subject == table.host else ""
         return pb.GetTableResponse(table=table.info(), invite_code=code)
@@ -167,84 +222,91 @@ class TableServicer(pb_grpc.TableServiceServicer):
         self, request: pb.InvitePlayersRequest, context: grpc.ServicerContext
     ) -> pb.InvitePlayersResponse:
         player = _player()
-        table = self._room.table(_table_id(request.table_id))
-        if (
-            not request.player_ids
-            or len(request.player_ids) > MAX_INVITES
-            or any(not p for p in request.player_ids)
-        ):
-            raise errors.invalid_argument("player_ids", "BAD_INVITE_LIST", "1 to 100 non-empty player ids")
+        table = self._table(request.table_id)
+        players = _invitees("player_ids", list(request.player_ids), allow_empty=False)
 
-        def run(key: str) -> tuple[pb.InvitePlayersResponse, bool]:
-            table.invite(player, list(request.player_ids))
-            return pb.InvitePlayersResponse(table=table.info()), False
+        def run(key: str, fingerprint: str) -> tuple[pb.InvitePlayersResponse, bool]:
+            response = pb.InvitePlayersResponse(table=table.info())  # invitations are not in TableInfo
 
-        return self._once("InvitePlayers", request.request_id, table, pb.InvitePlayersResponse, run)
+            def answer() -> Answer:
+                return Answer(key, Saved(fingerprint, response.SerializeToString()), self._room.now())
+
+            table.invite(player, players, answer)  # the rows and the answer in one write
+            return response, True
+
+        return self._once("InvitePlayers", request, table, pb.InvitePlayersResponse, run)
 
     # Seats -------------------------------------------------------------------------------------------
 
     def JoinTable(self, request: pb.JoinTableRequest, context: grpc.ServicerContext) -> pb.JoinTableResponse:
         player = _player()
-        table = self._room.table(_table_id(request.table_id))
-        if request.buy_in <= 0:
-            raise errors.invalid_argument("buy_in", "BUY_IN_REQUIRED", "give the chips to bring to the table")
+        if player.startswith(BOT_PREFIX):
+            # Bots' player ids (and wallet accounts): a person by that name would take a bot's chips and its
+            # seat, and stop the table's bots from sitting (so its hands from starting).
+            raise errors.permission_denied(
+                "RESERVED_PLAYER_ID", f"player ids starting with {BOT_PREFIX!r} belong to the tables' bots"
+            )
+        code = _invite_code(request.invite_code)
+        table = self._table(request.table_id, code)  # a holder of the code may join a table it cannot see
+        _chips("buy_in", request.buy_in, "BUY_IN_REQUIRED", "give the chips to bring to the table")
         if request.seat > table.config.seats:
             raise errors.invalid_argument("seat", "NO_SUCH_SEAT", f"seats are 1..{table.config.seats}")
 
-        def run(key: str) -> tuple[pb.JoinTableResponse, bool]:
-            seat = table.join(player, request.seat, request.buy_in, request.invite_code or None)
+        def run(key: str, fingerprint: str) -> tuple[pb.JoinTableResponse, bool]:
+            with self._room.seat_reserved(player, table):
+                seat = table.join(player, request.seat, request.buy_in, code)
             return pb.JoinTableResponse(seat=seat, view=self._view(table, player)), False
 
-        return self._once("JoinTable", request.request_id, table, pb.JoinTableResponse, run)
+        return self._once("JoinTable", request, table, pb.JoinTableResponse, run)
 
     def LeaveTable(
         self, request: pb.LeaveTableRequest, context: grpc.ServicerContext
     ) -> pb.LeaveTableResponse:
         player = _player()
-        table = self._room.table(_table_id(request.table_id))
+        table = self._table(request.table_id)
 
-        def run(key: str) -> tuple[pb.LeaveTableResponse, bool]:
-            returned, later = table.leave(player)
-            return pb.LeaveTableResponse(returned=returned, leaving_after_hand=later), False
+        def run(key: str, fingerprint: str) -> tuple[pb.LeaveTableResponse, bool]:
+            returned, pending, later = table.leave(player)
+            response = pb.LeaveTableResponse(returned=returned, pending=pending, leaving_after_hand=later)
+            return response, False
 
-        return self._once("LeaveTable", request.request_id, table, pb.LeaveTableResponse, run)
+        return self._once("LeaveTable", request, table, pb.LeaveTableResponse, run)
 
     def TopUp(self, request: pb.TopUpRequest, context: grpc.ServicerContext) -> pb.TopUpResponse:
         player = _player()
-        table = self._room.table(_table_id(request.table_id))
-        if request.amount <= 0:
-            raise errors.invalid_argument("amount", "AMOUNT_NOT_POSITIVE", "give the chips to add")
+        table = self._table(request.table_id)
+        _chips("amount", request.amount, "AMOUNT_NOT_POSITIVE", "give the chips to add")
 
-        def run(key: str) -> tuple[pb.TopUpResponse, bool]:
+        def run(key: str, fingerprint: str) -> tuple[pb.TopUpResponse, bool]:
             return pb.TopUpResponse(stack=table.top_up(player, request.amount)), False
 
-        return self._once("TopUp", request.request_id, table, pb.TopUpResponse, run)
+        return self._once("TopUp", request, table, pb.TopUpResponse, run)
 
     def SitOut(self, request: pb.SitOutRequest, context: grpc.ServicerContext) -> pb.SitOutResponse:
         player = _player()
-        table = self._room.table(_table_id(request.table_id))
+        table = self._table(request.table_id)
 
-        def run(key: str) -> tuple[pb.SitOutResponse, bool]:
+        def run(key: str, fingerprint: str) -> tuple[pb.SitOutResponse, bool]:
             table.sit_out(player)
             return pb.SitOutResponse(), False
 
-        return self._once("SitOut", request.request_id, table, pb.SitOutResponse, run)
+        return self._once("SitOut", request, table, pb.SitOutResponse, run)
 
     def SitIn(self, request: pb.SitInRequest, context: grpc.ServicerContext) -> pb.SitInResponse:
         player = _player()
-        table = self._room.table(_table_id(request.table_id))
+        table = self._table(request.table_id)
 
-        def run(key: str) -> tuple[pb.SitInResponse, bool]:
+        def run(key: str, fingerprint: str) -> tuple[pb.SitInResponse, bool]:
             table.sit_in(player)
             return pb.SitInResponse(), False
 
-        return self._once("SitIn", request.request_id, table, pb.SitInResponse, run)
+        return self._once("SitIn", request, table, pb.SitInResponse, run)
 
     # Play --------------------------------------------------------------------------------------------
 
     def Act(self, request: pb.ActRequest, context: grpc.ServicerContext) -> pb.ActResponse:
         player = _player()
-        table = self._room.table(_table_id(request.table_id))
+        table = self._table(request.table_id)
         if request.preset and request.preset not in PRESET_PB.values():
             raise errors.invalid_argument("preset", "UNKNOWN_PRESET", "no such preset")
         if not request.preset:
@@ -252,10 +314,14 @@ class TableServicer(pb_grpc.TableServiceServicer):
                 raise errors.invalid_argument("kind", "ACTION_REQUIRED", "give an action kind or a preset")
             if request.amount < 0:
                 raise errors.invalid_argument("amount", "AMOUNT_NEGATIVE", "amounts are never negative")
+            if request.amount > MAX_CHIPS:
+                raise errors.invalid_argument(
+                    "amount", "AMOUNT_TOO_LARGE", f"a chip amount is at most {MAX_CHIPS}"
+                )
             if PB_KIND[request.kind].value in ("bet", "raise") and request.amount <= 0:
                 raise errors.invalid_argument("amount", "AMOUNT_REQUIRED", "a bet or raise gives its total")
 
-        def run(key: str) -> tuple[pb.ActResponse, bool]:
+        def run(key: str, fingerprint: str) -> tuple[pb.ActResponse, bool]:
             action = self._action(table, player, request)
             answered: list[pb.ActResponse] = []
 
@@ -267,12 +333,12 @@ class TableServicer(pb_grpc.TableServiceServicer):
                 answered.append(response)
                 return response.SerializeToString()
 
-            acted = table.act(player, request.expected_version, action, (key, answer))
+            acted = table.act(player, request.expected_version, action, (key, fingerprint, answer))
             if answered:
                 return answered[0], True
             return _act_response(acted, self._view(table, player)), False
 
-        return self._once("Act", request.request_id, table, pb.ActResponse, run)
+        return self._once("Act", request, table, pb.ActResponse, run)
 
     @staticmethod
     def _action(table: PokerTable, player: str, request: pb.ActRequest) -> Action:
@@ -292,11 +358,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
         self, request: pb.GetTableViewRequest, context: grpc.ServicerContext
     ) -> pb.GetTableViewResponse:
         caller = current_caller()
-        table = self._room.table(_table_id(request.table_id))
-        if not self._visible(table, caller):
-            raise errors.not_found(
-                "TABLE_NOT_FOUND", f"no table {request.table_id!r}", table_id=request.table_id
-            )
+        table = self._table(request.table_id)
         return pb.GetTableViewResponse(view=self._view(table, _viewer(caller)))
 
     def WatchTable(
@@ -304,11 +366,9 @@ class TableServicer(pb_grpc.TableServiceServicer):
     ) -> Iterator[pb.WatchTableResponse]:
         caller = current_caller()
         viewer = _viewer(caller)
-        table = self._room.table(_table_id(request.table_id))
-        if not self._visible(table, caller):
-            raise errors.not_found(
-                "TABLE_NOT_FOUND", f"no table {request.table_id!r}", table_id=request.table_id
-            )
+        table = self._table(request.table_id)
+        if request.from_seq > MAX_INT64:
+            raise errors.invalid_argument("from_seq", "FROM_SEQ_OUT_OF_RANGE", "no event has that number")
         next_seq = max(1, request.from_seq)
         if viewer is not None:
             # A seated player is connected while one of their streams is open (NK-7.3, NK-7.4).
@@ -332,9 +392,15 @@ class TableServicer(pb_grpc.TableServiceServicer):
         self, request: pb.GetHandHistoryRequest, context: grpc.ServicerContext
     ) -> pb.GetHandHistoryResponse:
         caller = current_caller()
+        if caller.role is Role.SERVICE and caller.subject not in self._full_history:
+            # Issue 13, finding 9: a full history shows every hole card; not for any service token.
+            raise errors.permission_denied(
+                "FULL_HISTORY_NOT_ALLOWED",
+                "full hand histories are for operators and the services configured to need them",
+            )
         viewer = _viewer(caller)
-        table = self._room.table(_table_id(request.table_id))
-        row = self._room.store.hand(table.table_id, request.hand_number)
+        table = self._table(request.table_id, histories=True)
+        row = self._room.store.hand(table.table_id, _hand_number(request.hand_number))
         if row is None:
             raise errors.not_found(
                 "HAND_NOT_FOUND", "no finished hand with that number", hand_number=request.hand_number
@@ -362,7 +428,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
     ) -> pb.ListHandHistoriesResponse:
         caller = current_caller()
         viewer = _viewer(caller)
-        table = self._room.table(_table_id(request.table_id))
+        table = self._table(request.table_id, histories=True)
         limit, before = _page(request.page_size, request.page_token)
         rows = self._room.store.hands_of(table.table_id, viewer, before or (1 << 62), limit + 1)
         hands = [

@@ -1,5 +1,6 @@
 """A table between hands as JSON (the store's snapshot), and back. The hand in progress is not in it: it is
-rebuilt from the hand log (the core is deterministic given the cards)."""
+rebuilt from the hand log (the core is deterministic given the cards). Nor are the invitations: they are
+rows of their own (`TableStore.invitations`), so inviting never rewrites the snapshot."""
 
 from __future__ import annotations
 
@@ -15,14 +16,15 @@ def to_snapshot(state: TableState) -> dict[str, Any]:
         "seats": {str(n): asdict(s) for n, s in state.seats.items()},
         "button": state.button,
         "hand_number": state.hand_number,
-        "invited": sorted(state.invited),
         "chips_bought_in": state.chips_bought_in,
         "chips_returned": state.chips_returned,
     }
 
 
-def from_snapshot(config: TableConfig, body: dict[str, Any] | None) -> TableState:
-    state = TableState.create(config)
+def from_snapshot(
+    config: TableConfig, body: dict[str, Any] | None, invited: frozenset[str] = frozenset()
+) -> TableState:
+    state = replace(TableState.create(config), invited=invited)
     if body is None:
         return state
     return replace(
@@ -30,7 +32,6 @@ def from_snapshot(config: TableConfig, body: dict[str, Any] | None) -> TableStat
         seats={int(n): Seat(**s) for n, s in body["seats"].items()},
         button=body["button"],
         hand_number=int(body["hand_number"]),
-        invited=frozenset(body["invited"]),
         chips_bought_in=int(body["chips_bought_in"]),
         chips_returned=int(body["chips_returned"]),
     )

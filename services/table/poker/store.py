@@ -1,14 +1,21 @@
 """The poker tables' log in SQLite (`<data dir>/tables.sqlite3`, WAL, synchronous=FULL).
 
-- `tables`: each table's settings, host and invite code.
+- `tables`: each table's settings, host, invite code and the players invited when it was created.
+- `invitations`: players the host invited afterwards, one row each (InvitePlayers writes only its new rows,
+  never the snapshot).
 - `snapshots` + `hand_log`: the table between hands, and the commands since (the hand in progress): a
   restarted service loads the snapshot and replays the commands (the core is deterministic given the cards).
 - `events`: the numbered TableEvents (serialized protos; `private_player` set on hole cards), served by
   WatchTable from any `from_seq`.
 - `hands` + `hand_players`: finished hands (who sat where, each player's net) for the histories.
 - `money_ops` / `payouts`: wallet calls asked (buy-ins) or owed (stacks leaving), so a crash in between is
-  cleaned up or completed on restart.
-- `requests`: the first answer to each mutating request id (idempotent retries).
+  cleaned up or completed on restart; an open payout carries its failed attempts, when it is tried next,
+  its last error and whether the wallet refused it (`payouts.py`).
+- `requests`: the first answer to each mutating request, under its caller-scoped key with the request's
+  fingerprint (`servicekit.idempotency`), kept `REQUEST_RETENTION_MS` (a day) for retries.
+
+The file's schema version is SQLite's `user_version`: a new file gets the whole schema, an older one the
+migrations since its version, once, in one transaction.
 
 One `commit` per command writes all of its rows atomically, before the command is answered. Writes are
 group-committed: commands of several tables that arrive while a transaction is being made durable go into
@@ -26,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from servicekit.idempotency import Saved
+
 T = TypeVar("T")
 
 SCHEMA = """
@@ -33,6 +42,8 @@ CREATE TABLE IF NOT EXISTS tables (
     table_id TEXT PRIMARY KEY, settings BLOB NOT NULL, host TEXT NOT NULL, invite_code TEXT NOT NULL,
     invited TEXT NOT NULL, created_ms INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS snapshots (table_id TEXT PRIMARY KEY, body TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS invitations (
+    table_id TEXT NOT NULL, player TEXT NOT NULL, PRIMARY KEY (table_id, player));
 CREATE TABLE IF NOT EXISTS hand_log (
     table_id TEXT NOT NULL, n INTEGER NOT NULL, op TEXT NOT NULL, body TEXT NOT NULL,
     PRIMARY KEY (table_id, n));
@@ -51,9 +62,74 @@ CREATE TABLE IF NOT EXISTS money_ops (
     amount INTEGER NOT NULL, done INTEGER NOT NULL, PRIMARY KEY (table_id, n));
 CREATE TABLE IF NOT EXISTS payouts (
     transfer_id TEXT PRIMARY KEY, table_id TEXT NOT NULL, player TEXT NOT NULL, amount INTEGER NOT NULL,
-    done INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS requests (key TEXT PRIMARY KEY, response BLOB NOT NULL);
+    done INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, next_at_ms INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT NOT NULL DEFAULT '', refused INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS payouts_open ON payouts (table_id) WHERE done = 0;
+CREATE TABLE IF NOT EXISTS requests (
+    key TEXT PRIMARY KEY, response BLOB NOT NULL, fingerprint TEXT NOT NULL DEFAULT '',
+    created_ms INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS requests_by_age ON requests (created_ms);
 """
+# A retry comes within seconds; a day covers any client's. Older answers are dropped (the clock prunes).
+REQUEST_RETENTION_MS = 24 * 3600 * 1000
+
+
+def _migrate_1(db: sqlite3.Connection) -> None:
+    """Version 1: answers carry the request's fingerprint and their age. Keys of older answers were not
+    scoped by the caller's role; they never match a new key (a JSON list) and age out."""
+    db.execute("ALTER TABLE requests ADD COLUMN fingerprint TEXT NOT NULL DEFAULT ''")
+    db.execute("ALTER TABLE requests ADD COLUMN created_ms INTEGER NOT NULL DEFAULT 0")
+    db.execute("CREATE INDEX IF NOT EXISTS requests_by_age ON requests (created_ms)")
+
+
+def _migrate_2(db: sqlite3.Connection) -> None:
+    """Version 2: invitations are rows of their own, out of the snapshots (and of hand logs, where an
+    invitation made during a hand waited for the next snapshot)."""
+    db.execute(
+        "CREATE TABLE invitations"
+        " (table_id TEXT NOT NULL, player TEXT NOT NULL, PRIMARY KEY (table_id, player))"
+    )
+    for table_id, raw in db.execute("SELECT table_id, body FROM snapshots").fetchall():
+        body = json.loads(raw)
+        invited = body.pop("invited", [])
+        db.executemany("INSERT OR IGNORE INTO invitations VALUES (?, ?)", [(table_id, p) for p in invited])
+        db.execute("UPDATE snapshots SET body = ? WHERE table_id = ?", (json.dumps(body), table_id))
+    for table_id, raw in db.execute("SELECT table_id, body FROM hand_log WHERE op = 'invite'").fetchall():
+        db.execute("INSERT OR IGNORE INTO invitations VALUES (?, ?)", (table_id, json.loads(raw)["player"]))
+
+
+def _migrate_3(db: sqlite3.Connection) -> None:
+    """Version 3: an open payout carries its failed attempts, its next try, its last error and whether the
+    wallet refused it, so each backs off on its own; open payouts are indexed."""
+    for column in (
+        "attempts INTEGER NOT NULL DEFAULT 0",
+        "next_at_ms INTEGER NOT NULL DEFAULT 0",
+        "last_error TEXT NOT NULL DEFAULT ''",
+        "refused INTEGER NOT NULL DEFAULT 0",
+    ):
+        db.execute(f"ALTER TABLE payouts ADD COLUMN {column}")
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migrate_1, _migrate_2, _migrate_3]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def _open_schema(db: sqlite3.Connection) -> None:
+    """The whole schema for a new file; the migrations since its version for an older one."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        existing = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tables'")
+        if existing.fetchone() is not None:
+            for migrate in MIGRATIONS[version:]:
+                migrate(db)
+        for statement in filter(str.strip, SCHEMA.split(";")):
+            db.execute(statement)
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
 
 
 @dataclass(frozen=True)
@@ -76,9 +152,24 @@ class HandRow:
 
 @dataclass(frozen=True)
 class Payout:
+    """A stack owed to a player's wallet under its transfer id, and its failed attempts so far."""
+
     transfer_id: str
     player: str
     amount: int
+    attempts: int = 0
+    next_at_ms: int = 0  # not tried again before this (the table's clock)
+    last_error: str = ""
+    refused: bool = False  # the last attempt was refused by the wallet (not an outage)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The first answer to a request: its caller-scoped key, the request's fingerprint and the response."""
+
+    key: str
+    saved: Saved
+    at_ms: int
 
 
 @dataclass
@@ -92,7 +183,7 @@ class Commit:
     nets: dict[str, tuple[int, int]] = field(default_factory=dict)  # player -> (seat, net) of `hand`
     payouts: list[Payout] = field(default_factory=list)
     money_done: int | None = None  # a money_ops row now reflected in the table
-    request: tuple[str, bytes] | None = None
+    request: Answer | None = None  # the command's answer, for repeats of its request
 
 
 class _Write(Generic[T]):
@@ -148,7 +239,7 @@ class _Checkpointer:
 class TableStore:
     def __init__(self, path: Path) -> None:
         self._db = _connect(path)
-        self._db.executescript(SCHEMA)
+        _open_schema(self._db)
         self.checkpointer = _Checkpointer(path, self._db)
         self._path = path
         self._local = threading.local()  # one reader connection per thread: WAL readers run side by side
@@ -235,6 +326,22 @@ class TableStore:
         )
         return [(str(r[0]), bytes(r[1]), str(r[2]), str(r[3]), list(json.loads(r[4]))) for r in rows]
 
+    def invitations(self, table_id: str) -> list[str]:
+        rows = self._rows("SELECT player FROM invitations WHERE table_id = ? ORDER BY player", (table_id,))
+        return [str(r[0]) for r in rows]
+
+    def invite(self, table_id: str, players: list[str], answer: Answer | None = None) -> None:
+        """New invitations, one row each, and the request's answer, in one transaction: what the write
+        costs is what it adds."""
+
+        def work(db: sqlite3.Connection) -> None:
+            rows = [(table_id, p) for p in players]
+            db.executemany("INSERT OR IGNORE INTO invitations VALUES (?, ?)", rows)
+            if answer is not None:
+                self._save_answer(db, answer)
+
+        self._write(work)
+
     def snapshot(self, table_id: str) -> dict[str, Any] | None:
         rows = self._rows("SELECT body FROM snapshots WHERE table_id = ?", (table_id,))
         return dict(json.loads(rows[0][0])) if rows else None
@@ -276,13 +383,14 @@ class TableStore:
                 [(table_id, h.hand, p, seat, net) for p, (seat, net) in c.nets.items()],
             )
         db.executemany(
-            "INSERT OR IGNORE INTO payouts VALUES (?, ?, ?, ?, 0)",
+            "INSERT OR IGNORE INTO payouts (transfer_id, table_id, player, amount, done)"
+            " VALUES (?, ?, ?, ?, 0)",
             [(p.transfer_id, table_id, p.player, p.amount) for p in c.payouts],
         )
         if c.money_done is not None:
             db.execute("UPDATE money_ops SET done = 1 WHERE table_id = ? AND n = ?", (table_id, c.money_done))
         if c.request is not None:
-            db.execute("INSERT OR REPLACE INTO requests VALUES (?, ?)", c.request)
+            TableStore._save_answer(db, c.request)
 
     # Money ---------------------------------------------------------------------------------------------
 
@@ -315,15 +423,44 @@ class TableStore:
 
     def open_payouts(self, table_id: str) -> list[Payout]:
         rows = self._rows(
-            "SELECT transfer_id, player, amount FROM payouts WHERE table_id = ? AND done = 0 ORDER BY rowid",
+            "SELECT transfer_id, player, amount, attempts, next_at_ms, last_error, refused FROM payouts"
+            " WHERE table_id = ? AND done = 0 ORDER BY rowid",
             (table_id,),
         )
-        return [Payout(str(r[0]), str(r[1]), int(r[2])) for r in rows]
+        return [
+            Payout(str(r[0]), str(r[1]), int(r[2]), int(r[3]), int(r[4]), str(r[5]), bool(r[6])) for r in rows
+        ]
 
     def payout_done(self, transfer_id: str) -> None:
         self._write(
             lambda db: db.execute("UPDATE payouts SET done = 1 WHERE transfer_id = ?", (transfer_id,))
         )
+
+    def payout_failed(
+        self, transfer_id: str, attempts: int, next_at_ms: int, error: str, refused: bool
+    ) -> None:
+        self._write(
+            lambda db: db.execute(
+                "UPDATE payouts SET attempts = ?, next_at_ms = ?, last_error = ?, refused = ?"
+                " WHERE transfer_id = ?",
+                (attempts, next_at_ms, error[:200], int(refused), transfer_id),
+            )
+        )
+
+    def paid(self, transfer_ids: list[str]) -> set[str]:
+        """Those of the transfer ids whose payout the wallet has taken."""
+        marks = ", ".join("?" * len(transfer_ids))
+        rows = self._rows(
+            f"SELECT transfer_id FROM payouts WHERE done = 1 AND transfer_id IN ({marks})", transfer_ids
+        )
+        return {str(r[0]) for r in rows}
+
+    def pending_payouts(self) -> tuple[int, int, int]:
+        """(open payouts, their chips, those the wallet refused at their last attempt), every table."""
+        rows = self._rows(
+            "SELECT COUNT(*), COALESCE(SUM(amount), 0), COALESCE(SUM(refused), 0) FROM payouts WHERE done = 0"
+        )
+        return int(rows[0][0]), int(rows[0][1]), int(rows[0][2])
 
     # Events and histories --------------------------------------------------------------------------------
 
@@ -361,6 +498,13 @@ class TableStore:
         )
         return int(rows[0][0]) if rows else None
 
+    def played_at(self, table_id: str, player: str) -> bool:
+        """Whether the player was dealt a finished hand at the table."""
+        rows = self._rows(
+            "SELECT 1 FROM hand_players WHERE player = ? AND table_id = ? LIMIT 1", (player, table_id)
+        )
+        return bool(rows)
+
     def hands_of(self, table_id: str, player: str | None, before: int, limit: int) -> list[HandRow]:
         """Finished hands, newest first, below hand number `before`: the player's (None: all)."""
         if player is None:
@@ -379,9 +523,29 @@ class TableStore:
 
     # Idempotent requests ---------------------------------------------------------------------------------
 
-    def response(self, key: str) -> bytes | None:
-        rows = self._rows("SELECT response FROM requests WHERE key = ?", (key,))
-        return bytes(rows[0][0]) if rows else None
+    def response(self, key: str) -> Saved | None:
+        rows = self._rows("SELECT fingerprint, response FROM requests WHERE key = ?", (key,))
+        return Saved(str(rows[0][0]), bytes(rows[0][1])) if rows else None
 
-    def save_response(self, key: str, response: bytes) -> None:
-        self._write(lambda db: db.execute("INSERT OR REPLACE INTO requests VALUES (?, ?)", (key, response)))
+    def save_response(self, answer: Answer) -> None:
+        self._write(lambda db: self._save_answer(db, answer))
+
+    @staticmethod
+    def _save_answer(db: sqlite3.Connection, a: Answer) -> None:
+        db.execute(
+            "INSERT OR REPLACE INTO requests (key, response, fingerprint, created_ms) VALUES (?, ?, ?, ?)",
+            (a.key, a.saved.response, a.saved.fingerprint, a.at_ms),
+        )
+
+    def prune_requests(self, before_ms: int, limit: int = 10_000) -> int:
+        """Drop up to `limit` answers older than `before_ms`; returns how many went."""
+
+        def work(db: sqlite3.Connection) -> int:
+            cursor = db.execute(
+                "DELETE FROM requests WHERE key IN"
+                " (SELECT key FROM requests WHERE created_ms < ? ORDER BY created_ms LIMIT ?)",
+                (before_ms, limit),
+            )
+            return int(cursor.rowcount)
+
+        return self._write(work)

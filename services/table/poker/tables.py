@@ -17,6 +17,11 @@ from pokerrules.table import Mode, PrivateAccess, TableConfig, TimerConfig
 from servicekit import errors
 
 TABLE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")  # it becomes part of wallet and dealer ids
+# The most chips a table's settings or a request may name: the wallet's largest amount (one hold, one
+# transfer), so the table never asks the wallet for an amount it refuses as malformed. A stack may grow
+# past it by winning; it is then paid back in several transfers (`runtime.payouts_of`).
+MAX_CHIPS = 10**15
+CHIP_SETTINGS = ("small_blind", "big_blind", "min_buy_in", "max_buy_in")
 DEFAULT_DECISION_SECONDS = 15
 DEFAULT_TIME_BANK_SECONDS = 30
 RECONNECT_WINDOW_MS = 60_000
@@ -42,6 +47,9 @@ def check_settings(settings: pb.TableSettings) -> pb.TableSettings:
 
     if settings.game not in MODES:
         raise bad("game", "GAME_REQUIRED", "choose GAME_NO_LIMIT_HOLDEM, GAME_POT_LIMIT_OMAHA or GAME_NAIKO")
+    for name in CHIP_SETTINGS:
+        if getattr(settings, name) > MAX_CHIPS:
+            raise bad(name, "AMOUNT_TOO_LARGE", f"a chip amount is at most {MAX_CHIPS}")
     if settings.small_blind <= 0:
         raise bad("small_blind", "BLIND_NOT_POSITIVE", "the small blind must be a positive number of chips")
     if settings.big_blind < settings.small_blind:

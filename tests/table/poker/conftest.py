@@ -119,6 +119,7 @@ def table_config(data_dir: Path, dealer: RunningService, wallet: RunningService,
         "bot_pacing": False,
         "hand_pause_ms": 0,
         "tick_seconds": 0.01,
+        "full_history_services": frozenset({"audit"}),
         **extra,
     }
     return config_for_tests("table", data_dir, **settings)

@@ -86,3 +86,21 @@ def test_list_hand_histories_pages_newest_first(stack: Stack, hu: str) -> None:
     assert [h.net for h in bob] == [-n for n in nets]
     assert all(h.net in (50, -50, 100, -100) for h in first.hands)
     assert not stack.tables("eve").ListHandHistories(pb.ListHandHistoriesRequest(table_id=hu)).hands
+
+
+def test_full_histories_only_for_operators_and_named_services(stack: Stack, hu: str) -> None:
+    """Issue 13, finding 9: a service token of any other subject gets no hole card of anyone."""
+    _play_to_showdown(stack, hu)
+    request = pb.GetHandHistoryRequest(table_id=hu, hand_number=1)
+    full = stack.tables("ops", Role.OPERATOR).GetHandHistory(request).phh
+    assert stack.tables("audit", Role.SERVICE).GetHandHistory(request).phh == full  # configured
+    for subject in ("tournament", "table", "operator", "ana"):
+        with pytest.raises(grpc.RpcError) as denied:
+            stack.tables(subject, Role.SERVICE).GetHandHistory(request)
+        assert denied.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        assert reason(denied.value) == "FULL_HISTORY_NOT_ALLOWED"
+    # Listing shows no card: any service may list.
+    listed = stack.tables("tournament", Role.SERVICE).ListHandHistories(
+        pb.ListHandHistoriesRequest(table_id=hu)
+    )
+    assert [h.hand_number for h in listed.hands][-1] == 1

@@ -5,12 +5,19 @@ counts."""
 
 from __future__ import annotations
 
+import secrets
+from collections.abc import Callable
+
 import grpc
 import pytest
 from poker.table.v1 import table_service_pb2 as pb
+from poker.table.v1 import table_service_pb2_grpc as pb_grpc
 from servicekit.auth import Role
+from servicekit.errors import details_of
 
-from tests.table.poker.conftest import Stack, reason, rid
+from tests.table.poker.conftest import Stack, reason, rid, to_act, wait_until
+
+SERVICE = pb.DESCRIPTOR.services_by_name["TableService"]
 
 SETTINGS = pb.TableSettings(
     game=pb.GAME_POT_LIMIT_OMAHA,
@@ -44,14 +51,20 @@ def test_host_creates_a_private_table_nk_6_2(shared_stack: Stack) -> None:
 
 
 def test_not_invited_is_refused_and_changes_nothing(shared_stack: Stack) -> None:
+    """NK-6.2: the uninvited do not sit; to them the table does not exist (issue 13, finding 11)."""
     stack = shared_stack
-    table_id = _create(stack).table.table_id
+    created = _create(stack)
+    table_id = created.table.table_id
     stack.fund("mal", 5_000)
-    with pytest.raises(grpc.RpcError) as refused:
-        stack.join("mal", table_id, buy_in=500)
-    assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
-    assert reason(refused.value) == "NOT_INVITED"
+    for code in ("", "wrong-code"):
+        with pytest.raises(grpc.RpcError) as refused:
+            stack.tables("mal").JoinTable(
+                pb.JoinTableRequest(request_id=rid(), table_id=table_id, buy_in=500, invite_code=code)
+            )
+        assert refused.value.code() == grpc.StatusCode.NOT_FOUND
+        assert reason(refused.value) == "TABLE_NOT_FOUND"
     assert stack.balance("mal") == 5_000
+    assert stack.escrow(table_id) == 0
 
 
 def test_invited_player_host_and_code_holder_sit(shared_stack: Stack) -> None:
@@ -156,3 +169,97 @@ def test_a_player_hosts_a_bounded_number_of_tables(shared_stack: Stack) -> None:
         _create(stack, host="max")
     assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert reason(refused.value) == "TOO_MANY_TABLES"
+
+
+def _answer(call: Callable[[], object], table_id: str) -> tuple[object, ...]:
+    """What a caller learns from a refusal, with the table id it named written as `ID`."""
+    with pytest.raises(grpc.RpcError) as refused:
+        call()
+    d = details_of(refused.value)
+    meta = {k: v.replace(table_id, "ID") for k, v in d.metadata.items()}
+    text = (refused.value.details() or "").replace(table_id, "ID")
+    return refused.value.code(), d.reason, d.domain, text, meta, [v.field for v in d.violations]
+
+
+def _every_rpc(stub: pb_grpc.TableServiceStub, table_id: str) -> dict[str, Callable[[], object]]:
+    """Each RPC that names a table, with a well-formed request a stranger might send."""
+    return {
+        "GetTable": lambda: stub.GetTable(pb.GetTableRequest(table_id=table_id)),
+        "GetTableView": lambda: stub.GetTableView(pb.GetTableViewRequest(table_id=table_id)),
+        "WatchTable": lambda: next(iter(stub.WatchTable(pb.WatchTableRequest(table_id=table_id)))),
+        "InvitePlayers": lambda: stub.InvitePlayers(
+            pb.InvitePlayersRequest(request_id=rid(), table_id=table_id, player_ids=["mal"])
+        ),
+        "JoinTable": lambda: stub.JoinTable(
+            pb.JoinTableRequest(request_id=rid(), table_id=table_id, buy_in=500, invite_code="guess")
+        ),
+        "LeaveTable": lambda: stub.LeaveTable(pb.LeaveTableRequest(request_id=rid(), table_id=table_id)),
+        "TopUp": lambda: stub.TopUp(pb.TopUpRequest(request_id=rid(), table_id=table_id, amount=100)),
+        "SitOut": lambda: stub.SitOut(pb.SitOutRequest(request_id=rid(), table_id=table_id)),
+        "SitIn": lambda: stub.SitIn(pb.SitInRequest(request_id=rid(), table_id=table_id)),
+        "Act": lambda: stub.Act(pb.ActRequest(request_id=rid(), table_id=table_id, kind=pb.ACTION_KIND_FOLD)),
+        "GetHandHistory": lambda: stub.GetHandHistory(
+            pb.GetHandHistoryRequest(table_id=table_id, hand_number=1)
+        ),
+        "ListHandHistories": lambda: stub.ListHandHistories(pb.ListHandHistoriesRequest(table_id=table_id)),
+    }
+
+
+def test_a_private_table_is_not_there_for_the_uninvited(shared_stack: Stack) -> None:
+    """Issue 13, finding 11: every RPC answers a stranger about a private table (with players, a hand
+    played, histories) exactly as about a table id that never existed."""
+    stack = shared_stack
+    created = _create(stack, host="hana", invited=("ike",))
+    table_id = created.table.table_id
+    for player in ("hana", "ike"):
+        stack.fund(player, 5_000)
+        stack.join(player, table_id, buy_in=500)
+    wait_until(lambda: stack.view("hana", table_id).hand_in_play)
+    stack.act(to_act(stack, table_id, ("hana", "ike")), table_id, pb.ACTION_KIND_FOLD)
+    wait_until(lambda: stack.view("hana", table_id).hand_number >= 2)  # hand 1 is in the histories
+    never = f"t-{secrets.token_hex(8)}"
+    stack.fund("stray", 5_000)
+    stranger = stack.tables("stray")
+    hidden, missing = _every_rpc(stranger, table_id), _every_rpc(stranger, never)
+    assert set(hidden) | {"CreateTable", "ListTables"} == {m.name for m in SERVICE.methods}
+    before = stack.tables("ops", Role.OPERATOR).GetTable(pb.GetTableRequest(table_id=table_id))
+    for rpc in hidden:
+        assert _answer(hidden[rpc], table_id) == _answer(missing[rpc], never), rpc
+    assert stack.tables("ops", Role.OPERATOR).GetTable(pb.GetTableRequest(table_id=table_id)) == before
+    assert stack.balance("stray") == 5_000
+    # Those who may see it get the table's own answers (an invited player is not the host).
+    with pytest.raises(grpc.RpcError) as not_host:
+        _every_rpc(stack.tables("ike"), table_id)["InvitePlayers"]()
+    assert reason(not_host.value) == "NOT_HOST"
+
+
+def test_who_played_there_keeps_their_histories(shared_stack: Stack) -> None:
+    """A code holder who played a hand and left no longer sees the table, but still their hands there."""
+    stack = shared_stack
+    created = _create(stack, host="hugo", invited=())
+    table_id = created.table.table_id
+    for player in ("hugo", "cleo"):
+        stack.fund(player, 5_000)
+    stack.join("hugo", table_id, buy_in=500)
+    stack.tables("cleo").JoinTable(
+        pb.JoinTableRequest(request_id=rid(), table_id=table_id, buy_in=500, invite_code=created.invite_code)
+    )
+    wait_until(lambda: stack.view("cleo", table_id).hand_in_play)
+    stack.act(to_act(stack, table_id, ("hugo", "cleo")), table_id, pb.ACTION_KIND_FOLD)
+    wait_until(lambda: stack.view("cleo", table_id).hand_number >= 2)
+    stack.tables("cleo").LeaveTable(pb.LeaveTableRequest(request_id=rid(), table_id=table_id))
+
+    def cleo_gone() -> bool:  # she folds when her turn comes; hugo folds on his
+        view = stack.view("hugo", table_id)
+        if view.hand_in_play and view.seat_to_act == view.your_seat:
+            stack.act("hugo", table_id, pb.ACTION_KIND_FOLD)
+        return all(s.player_id != "cleo" for s in stack.view("hugo", table_id).table.seats)
+
+    wait_until(cleo_gone)
+    with pytest.raises(grpc.RpcError) as gone:
+        stack.tables("cleo").GetTable(pb.GetTableRequest(table_id=table_id))
+    assert reason(gone.value) == "TABLE_NOT_FOUND"
+    hands = stack.tables("cleo").ListHandHistories(pb.ListHandHistoriesRequest(table_id=table_id)).hands
+    assert 1 in [h.hand_number for h in hands]
+    mine = stack.tables("cleo").GetHandHistory(pb.GetHandHistoryRequest(table_id=table_id, hand_number=1))
+    assert "cleo" in mine.phh

@@ -63,7 +63,7 @@ def test_leave_between_hands_returns_the_stack(stack: Stack) -> None:
     stack.fund("ana", 20_000)
     stack.join("ana", "hu", buy_in=5_000)
     left = stack.tables("ana").LeaveTable(pb.LeaveTableRequest(request_id=rid(), table_id="hu"))
-    assert (left.returned, left.leaving_after_hand) == (5_000, False)
+    assert (left.returned, left.pending, left.leaving_after_hand) == (5_000, 0, False)
     wait_until(lambda: stack.balance("ana") == 20_000)
     assert stack.escrow("hu") == 0
     assert stack.ledger_ok()

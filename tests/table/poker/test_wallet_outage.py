@@ -1,6 +1,7 @@
 """The wallet goes away: a buy-in is refused with UNAVAILABLE WALLET_UNAVAILABLE and nothing changes at the
 table; a player who leaves meanwhile leaves (the stack is owed in the log) and is paid, once, when the wallet
-is back. The escrow then equals the table again."""
+is back. The leave says the stack is pending, not returned (issue 13, finding 1). The escrow then equals the
+table again."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from poker.table.v1 import table_service_pb2 as pb
 from servicekit.testing import config_for_tests, running
 
+from services.table.poker import payouts
 from services.wallet.server import service_spec as wallet_spec
 from tests.table.poker.conftest import Stack, chips_on_table, reason, rid, wait_until
 
@@ -37,12 +39,18 @@ def test_wallet_away_refuses_buy_ins_and_pays_leavers_later(stack: Stack, tmp_pa
     assert [s.player_id for s in stack.view("bob", "hu").table.seats] == ["ana"]
 
     left = stack.tables("ana").LeaveTable(pb.LeaveTableRequest(request_id=rid(), table_id="hu"))
-    assert left.returned == 5_000  # recorded: owed to her wallet
+    # Owed to her wallet, recorded, and said so: never told as returned while the wallet is away.
+    assert (left.returned, left.pending) == (0, 5_000)
     assert not stack.view("ana", "hu").table.seats
 
     with running(wallet_spec, config_for_tests("wallet", tmp_path, port=port)) as wallet:
         stack.wallet = wallet
-        wait_until(lambda: _balance(stack, "ana") == 20_000, timeout=20)
+
+        def paid() -> bool:  # the payout is retried on the table's clock, after its back-off
+            stack.clock.advance(payouts.BACKOFF_CAP_MS)
+            return _balance(stack, "ana") == 20_000
+
+        wait_until(paid, timeout=20)
         assert stack.balance("bob") == 20_000
         assert stack.escrow("hu") == chips_on_table(stack.view("ana", "hu")) == 0
         assert stack.ledger_ok()
