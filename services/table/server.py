@@ -9,6 +9,8 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from poker.table.v1 import casino_service_pb2 as casino_pb
 from poker.table.v1 import casino_service_pb2_grpc as casino_pb_grpc
+from poker.table.v1 import table_director_service_pb2 as director_pb
+from poker.table.v1 import table_director_service_pb2_grpc as director_pb_grpc
 from poker.table.v1 import table_service_pb2 as table_pb
 from poker.table.v1 import table_service_pb2_grpc as table_pb_grpc
 from servicekit import auth, client
@@ -23,6 +25,7 @@ from services.table.casino.store import CasinoStore
 from services.table.common.wallet import WalletCalls
 from services.table.config import casino_tables, poker_tables
 from services.table.poker.cards import Dealer
+from services.table.poker.director import TableDirectorServicer
 from services.table.poker.money import Escrow
 from services.table.poker.room import PokerRoom
 from services.table.poker.runtime import Options
@@ -31,6 +34,7 @@ from services.table.poker.store import TableStore
 
 CASINO = casino_pb.DESCRIPTOR.services_by_name["CasinoService"]
 TABLE = table_pb.DESCRIPTOR.services_by_name["TableService"]
+DIRECTOR = director_pb.DESCRIPTOR.services_by_name["TableDirectorService"]
 HEALTH_TIMEOUT_SECONDS = 0.5
 # Every seated player and watcher holds a stream (WatchTable, WatchCasinoTable) for as long as they stay:
 # a thread each in this sync server. 1,000 covers 100 full ten-seat tables; FELT_TABLE_MAX_STREAMS sets it.
@@ -84,6 +88,7 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
         casino_pb_grpc.add_CasinoServiceServicer_to_server(CasinoServicer(casino), server)
         full_history = frozenset(config.extra.get("full_history_services") or ())
         table_pb_grpc.add_TableServiceServicer_to_server(TableServicer(room, full_history), server)
+        director_pb_grpc.add_TableDirectorServiceServicer_to_server(TableDirectorServicer(room), server)
         casino.start()
         room.start()
 
@@ -100,7 +105,7 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
 
     return ServiceSpec(
         name="table",
-        services=[CASINO, TABLE],
+        services=[CASINO, TABLE, DIRECTOR],
         register=register,
         ready=ready,
         on_stop=on_stop,

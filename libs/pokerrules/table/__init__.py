@@ -1,27 +1,40 @@
-"""A cash or private table across hands: the pure core of the TableService (NK sections 6 and 7, MP).
+"""A cash, private or tournament table across hands: the pure core of the TableService (NK sections 6, 7).
 
-state + command(+ now) -> new state + events, deterministic, no I/O, no threads:
+state + command (+ now) -> new state + events, deterministic, no I/O, no threads. Every change is a typed
+command (`commands`) through `handle`, which the service logs as it is (`codec`) and replays after a restart:
 
-    t = sit(TableState.create(config), "ana", 1, 10_000)      # BuyInRequested: the service moves money
-    t = start_next_hand(t.state, deck, rank, now=clock())      # the engine's events, button moved
-    t = act(t.state, "ana", Action.call(), now=clock())        # IllegalAction / TableError if refused
-    t = apply_due(t.state, now=clock())                        # time-outs, reconnection windows
+    t = handle(TableState.create(config), Sit("ana", 1, 10_000), now)  # BuyInRequested: money moves
+    t = handle(t.state, StartHand(shoe_id, len(deck)), now, deck=deck)  # the engine's events
+    t = handle(t.state, Act("ana", Action.call()), now)  # IllegalAction / TableError if refused
+    t = handle(t.state, ApplyDue(), now)  # time-outs, reconnection windows
+
+A table's `TablePolicy` (cash or tournament) decides where chips come from, what busting means, how an
+absent player is treated and who releases the next hand.
 """
 
-from pokerrules.table.config import Mode, PrivateAccess, TableConfig, TimerConfig
+from pokerrules.table.codec import decode, encode
+from pokerrules.table.commands import Command
+from pokerrules.table.config import Blinds, Mode, PrivateAccess, TableConfig, TimerConfig
 from pokerrules.table.errors import TableError
+from pokerrules.table.handle import handle
 from pokerrules.table.play import act, decision_deadline, start_next_hand, void_hand
+from pokerrules.table.policy import CASH, TOURNAMENT, TablePolicy
 from pokerrules.table.seating import invite, leave, sit, sit_in, sit_out, top_up
 from pokerrules.table.state import Seat, TableState, Transition
 from pokerrules.table.timers import apply_due, disconnect, next_wakeup, reconnect
 from pokerrules.table.views import TableView, table_view
 
 __all__ = [
+    "CASH",
+    "TOURNAMENT",
+    "Blinds",
+    "Command",
     "Mode",
     "PrivateAccess",
     "Seat",
     "TableConfig",
     "TableError",
+    "TablePolicy",
     "TableState",
     "TableView",
     "TimerConfig",
@@ -29,7 +42,10 @@ __all__ = [
     "act",
     "apply_due",
     "decision_deadline",
+    "decode",
     "disconnect",
+    "encode",
+    "handle",
     "invite",
     "leave",
     "next_wakeup",

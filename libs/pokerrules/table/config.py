@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from pokerrules.multiplayer.config import GameConfig
 from pokerrules.table import errors as e
+from pokerrules.table.policy import CASH, TablePolicy
 
 
 class Mode(enum.Enum):
@@ -54,6 +55,22 @@ class PrivateAccess:
 
 
 @dataclass(frozen=True, slots=True)
+class Blinds:
+    """One blind level: what each hand posts. A cash table keeps its config's; a tournament table's level
+    is set by the director between hands (`SetLevel`)."""
+
+    small_blind: int
+    big_blind: int
+    ante: int = 0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.small_blind <= self.big_blind:
+            raise e.TableError(e.INVALID_CONFIG, "blinds must satisfy 0 < small <= big")
+        if self.ante < 0:
+            raise e.TableError(e.INVALID_CONFIG, "the ante is never negative")
+
+
+@dataclass(frozen=True, slots=True)
 class TableConfig:
     mode: Mode
     small_blind: int
@@ -64,18 +81,27 @@ class TableConfig:
     bots_allowed: bool = False
     private: PrivateAccess | None = None
     timers: TimerConfig = field(default_factory=TimerConfig)
+    policy: TablePolicy = CASH
 
     def __post_init__(self) -> None:
         if not 2 <= self.seats <= 10:
             raise e.TableError(e.INVALID_CONFIG, "a table has 2 to 10 seats", seats=self.seats)
-        if not 0 < self.small_blind <= self.big_blind:
-            raise e.TableError(e.INVALID_CONFIG, "blinds must satisfy 0 < small <= big")
-        if not self.big_blind <= self.min_buy_in <= self.max_buy_in:
+        Blinds(self.small_blind, self.big_blind)  # validates them
+        if self.policy.is_cash and not self.big_blind <= self.min_buy_in <= self.max_buy_in:
             raise e.TableError(e.INVALID_CONFIG, "buy-in range must satisfy big blind <= min <= max")
 
     @property
+    def blinds(self) -> Blinds:
+        """The level the table starts at."""
+        return Blinds(self.small_blind, self.big_blind)
+
+    @property
     def game(self) -> GameConfig:
+        """The betting engine's parameters at the starting level."""
+        return self.game_at(self.blinds)
+
+    def game_at(self, blinds: Blinds) -> GameConfig:
         """The betting engine's parameters for one hand (Omaha is Pot-Limit, the others No-Limit)."""
         if self.mode is Mode.OMAHA:
-            return GameConfig.plo(self.small_blind, self.big_blind)
-        return GameConfig.nlhe(self.small_blind, self.big_blind)
+            return GameConfig.plo(blinds.small_blind, blinds.big_blind)
+        return GameConfig.nlhe(blinds.small_blind, blinds.big_blind)

@@ -41,3 +41,7 @@ TIME_EXPIRED = "TIME_EXPIRED"
 ALREADY_CONNECTED = "ALREADY_CONNECTED"
 ALREADY_DISCONNECTED = "ALREADY_DISCONNECTED"
 LEAVING = "LEAVING"
+TOURNAMENT_TABLE = "TOURNAMENT_TABLE"  # wallet buy-ins and leaving with chips are for cash tables
+NOT_TOURNAMENT_TABLE = "NOT_TOURNAMENT_TABLE"  # the director's commands are for tournament tables
+TABLE_CLOSED = "TABLE_CLOSED"
+HANDS_HELD = "HANDS_HELD"  # Pace.DIRECTOR: the next hand waits for the director's release

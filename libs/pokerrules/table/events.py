@@ -84,3 +84,43 @@ class PlayerDisconnected(Event):
 @dataclass(slots=True)
 class PlayerReconnected(Event):
     seat: int
+
+
+@dataclass(slots=True)
+class PlayerBusted(Event):
+    """NK-6.3: a tournament player with no chips left after a hand is eliminated; the seat is freed. The
+    director ranks players busted in the same hand by their stacks at its start (`HandStarted`)."""
+
+    seat: int
+    player: str
+
+
+@dataclass(slots=True)
+class PlayerRemoved(Event):
+    """The director took a tournament player off this table between hands (a move, or the end): `stack`
+    goes with them (to another table, or into the standings)."""
+
+    seat: int
+    player: str
+    stack: int
+
+
+@dataclass(slots=True)
+class LevelSet(Event):
+    """The blinds (and ante) of the hands from the next one on."""
+
+    small_blind: int
+    big_blind: int
+    ante: int
+
+
+@dataclass(slots=True)
+class HandsReleased(Event):
+    """The director lets the table deal hands up to this hand number (`Pace.DIRECTOR`)."""
+
+    through_hand: int
+
+
+@dataclass(slots=True)
+class TableClosed(Event):
+    """No more hands; every seat was emptied first (stacks returned or removed)."""

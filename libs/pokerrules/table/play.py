@@ -15,7 +15,8 @@ from pokerrules.multiplayer import Action, IllegalAction, apply, next_button, st
 from pokerrules.multiplayer.events import Event
 from pokerrules.multiplayer.state import Ranker
 from pokerrules.table import errors as e
-from pokerrules.table.events import ChipsReturned, PlayerLeft, PlayerSatOut
+from pokerrules.table.events import ChipsReturned, PlayerBusted, PlayerLeft, PlayerSatOut
+from pokerrules.table.policy import Bust
 from pokerrules.table.state import TableState, Transition
 
 
@@ -26,9 +27,12 @@ def start_next_hand(state: TableState, deck: Sequence[int], rank: Ranker, now: i
     active = state.active_seats()
     if len(active) < 2:
         raise e.TableError(e.NOT_ENOUGH_PLAYERS, "a hand needs two active players", active=len(active))
+    if not state.can_start_hand():
+        raise e.TableError(e.HANDS_HELD, "the director has not released the next hand")
     button = next_button(active, state.button)
+    game = state.config.game_at(state.blinds)
     try:
-        started = start_hand(state.config.game, {n: state.seats[n].stack for n in active}, button, deck, rank)
+        started = start_hand(game, {n: state.seats[n].stack for n in active}, button, deck, rank)
     except IllegalAction as refusal:  # a bad deck from the caller
         raise e.TableError(refusal.reason, str(refusal)) from refusal
     new = replace(state, button=button, hand=started.state, hand_number=state.hand_number + 1)
@@ -79,7 +83,7 @@ def advance(state: TableState, events: list[Event], now: int, *, acted: bool = T
         legal = hand.legal_actions()
         if legal is None:  # the engine runs out the board itself; unreachable in a live hand
             return Transition(replace(state, turn_started_at=None), events)
-        if not state.seats[legal.seat].leaving:
+        if not state.acts_for(state.seats[legal.seat]):
             return Transition(replace(state, turn_started_at=now) if acted else state, events)
         moved = apply(hand, legal.seat, timeout_action(legal))
         events.extend(moved.events)
@@ -99,7 +103,8 @@ def void_hand(state: TableState) -> Transition:
 
 
 def settle(state: TableState, events: list[Event]) -> Transition:
-    """The hand is over: stacks go back to the seats, leavers are paid out, busted players sit out."""
+    """The hand is over: stacks go back to the seats, leavers are paid out, busted players sit out (cash)
+    or are eliminated (tournament)."""
     hand = state.hand
     assert hand is not None and hand.finished
     seats = dict(state.seats)
@@ -112,6 +117,10 @@ def settle(state: TableState, events: list[Event]) -> Transition:
             events.append(ChipsReturned(number, seat.player, seat.stack))
             events.append(PlayerLeft(number, seat.player, "LEFT"))
             returned += seat.stack
+            del seats[number]
+        elif seat.stack == 0 and state.config.policy.bust is Bust.ELIMINATE:
+            # NK-6.3: out of the tournament; the seat is free for the director's next move.
+            events.append(PlayerBusted(number, seat.player))
             del seats[number]
         elif seat.stack == 0 and not seat.sitting_out:
             # NK-6.1: a busted player keeps the seat to watch and may reload; dealt in again after a re-buy.

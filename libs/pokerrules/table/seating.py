@@ -30,6 +30,13 @@ from pokerrules.table.play import advance
 from pokerrules.table.state import Seat, TableState, Transition
 
 
+def _cash_only(state: TableState) -> None:
+    if not state.config.policy.is_cash:
+        raise e.TableError(
+            e.TOURNAMENT_TABLE, "tournament seats come from the director and keep their chips at the table"
+        )
+
+
 def _check_buy_in(state: TableState, amount: int) -> None:
     config = state.config
     if amount < config.min_buy_in:
@@ -42,6 +49,7 @@ def sit(
     state: TableState, player: str, number: int, buy_in: int, *, is_bot: bool = False, code: str | None = None
 ) -> Transition:
     """Take an empty seat with a buy-in; dealt in from the next hand (the table keeps running)."""
+    _cash_only(state)
     config = state.config
     if not 1 <= number <= config.seats:
         raise e.TableError(e.NO_SUCH_SEAT, "no such seat", seat=number, seats=config.seats)
@@ -64,6 +72,7 @@ def sit(
 
 def top_up(state: TableState, player: str, amount: int) -> Transition:
     """Add chips between hands: a top-up up to the maximum, or a re-buy (min..max) once busted (NK-6.1)."""
+    _cash_only(state)
     number = state.seat_of(player)
     seat = state.seats[number]
     if amount <= 0:
@@ -116,6 +125,7 @@ def sit_in(state: TableState, player: str) -> Transition:
 
 def leave(state: TableState, player: str, now: int, reason: str = "LEFT") -> Transition:
     """Stand up: the stack is returned now, or at the hand's end if the player's chips are in play."""
+    _cash_only(state)
     number = state.seat_of(player)
     seat = state.seats[number]
     if seat.leaving:
@@ -127,9 +137,11 @@ def leave(state: TableState, player: str, now: int, reason: str = "LEFT") -> Tra
     return Transition(new, [ChipsReturned(number, player, seat.stack), PlayerLeft(number, player, reason)])
 
 
-def invite(state: TableState, by: str, player: str) -> Transition:
-    """NK-6.2: the host of a private table adds a player to its invite list."""
+def invite(state: TableState, by: str, players: str | tuple[str, ...]) -> Transition:
+    """NK-6.2: the host of a private table adds players to its invite list (those not on it yet)."""
     access = state.config.private
     if access is None or by != access.host:
         raise e.TableError(e.NOT_HOST, "only the host of a private table invites")
-    return Transition(replace(state, invited=state.invited | {player}), [PlayerInvited(player)])
+    wanted = (players,) if isinstance(players, str) else players
+    new = [p for p in dict.fromkeys(wanted) if p not in state.invited and p not in access.invited]
+    return Transition(replace(state, invited=state.invited | set(new)), [PlayerInvited(p) for p in new])

@@ -17,7 +17,8 @@ from dataclasses import dataclass, replace
 from pokerrules.multiplayer.events import Event
 from pokerrules.multiplayer.state import HandState
 from pokerrules.table import errors as e
-from pokerrules.table.config import TableConfig
+from pokerrules.table.config import Blinds, TableConfig
+from pokerrules.table.policy import Absence, Pace
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,8 +47,11 @@ class TableState:
     hand_number: int = 0
     turn_started_at: int | None = None  # when the current decision's clock started (NK-7.1)
     invited: frozenset[str] = frozenset()  # players the host invited after creating the table
-    chips_bought_in: int = 0
-    chips_returned: int = 0
+    chips_bought_in: int = 0  # every chip that came to the table (wallet buy-ins, tournament stacks)
+    chips_returned: int = 0  # every chip that left it (stacks paid back, players moved away)
+    level: Blinds | None = None  # the blinds of the next hand; None: the config's (a cash table's)
+    released_through: int = 0  # Pace.DIRECTOR: the last hand number the director let the table deal
+    closed: bool = False
 
     @classmethod
     def create(cls, config: TableConfig) -> TableState:
@@ -88,16 +92,33 @@ class TableState:
             total += self.hand.total_chips()
         return total
 
+    @property
+    def blinds(self) -> Blinds:
+        return self.level if self.level is not None else self.config.blinds
+
+    def acts_for(self, seat: Seat) -> bool:
+        """Whether the server takes this seat's decisions at once (check, else fold): a player leaving
+        mid-hand, and under a blinded-off policy a player sitting out (NK-6.3, issue: tournaments)."""
+        return seat.leaving or (seat.sitting_out and self.config.policy.absence is Absence.BLINDED_OFF)
+
     def active_seats(self) -> list[int]:
-        """Seats that would be dealt into the next hand: seated, sitting in, with chips, not leaving."""
-        return sorted(n for n, s in self.seats.items() if not s.sitting_out and not s.leaving and s.stack > 0)
+        """Seats that would be dealt into the next hand: seated with chips and not leaving; sitting out
+        keeps a player out of the next hand only where the policy does not blind them off."""
+        blinded_off = self.config.policy.absence is Absence.BLINDED_OFF
+        return sorted(
+            n
+            for n, s in self.seats.items()
+            if s.stack > 0 and not s.leaving and (blinded_off or not s.sitting_out)
+        )
 
     def free_seats(self) -> list[int]:
         """Empty seat numbers (for a lobby's "seats free" filter and for bots filling seats, NK-7.6)."""
         return [n for n in range(1, self.config.seats + 1) if n not in self.seats]
 
     def can_start_hand(self) -> bool:
-        return not self.hand_in_progress and len(self.active_seats()) >= 2
+        if self.closed or self.hand_in_progress or len(self.active_seats()) < 2:
+            return False
+        return self.config.policy.pace is Pace.AUTO or self.hand_number < self.released_through
 
     def may_sit(self, player: str, code: str | None) -> bool:
         """NK-6.2: at a private table only the host, invited players and holders of the code may sit."""

@@ -22,6 +22,7 @@ from pokerrules.multiplayer.events import Event
 from pokerrules.table import errors as e
 from pokerrules.table.events import PlayerDisconnected, PlayerReconnected, PlayerSatOut, TimedOut
 from pokerrules.table.play import advance, decision_deadline
+from pokerrules.table.policy import Absence
 from pokerrules.table.seating import leave
 from pokerrules.table.state import TableState, Transition
 
@@ -54,10 +55,11 @@ def reconnect(state: TableState, player: str, now: int) -> Transition:
 
 def _reconnect_expiries(state: TableState) -> list[tuple[int, int]]:
     window = state.config.timers.reconnect_window_ms
+    blinded_off = state.config.policy.absence is Absence.BLINDED_OFF
     return sorted(
         (s.disconnected_at + window, n)
         for n, s in state.seats.items()
-        if s.disconnected_at is not None and not s.leaving
+        if s.disconnected_at is not None and not s.leaving and not (blinded_off and s.sitting_out)
     )
 
 
@@ -78,13 +80,23 @@ def apply_due(state: TableState, now: int) -> Transition:
         expiries = [(t, n) for t, n in _reconnect_expiries(state) if t <= now]
         if expiries and (deadline is None or expiries[0][0] <= deadline):
             at, number = expiries[0]
-            moved = leave(state, state.seats[number].player, at, reason="RECONNECT_WINDOW_EXPIRED")
+            moved = _window_expired(state, number, at)
         elif deadline is not None and deadline <= now:
             moved = _time_out(state, deadline)
         else:
             return Transition(state, events)
         state = moved.state
         events.extend(moved.events)
+
+
+def _window_expired(state: TableState, number: int, at: int) -> Transition:
+    """NK-7.4: the seat was kept for the window. A cash player leaves now (or at the hand's end); a
+    tournament player stays and is blinded off: sat out, their decisions taken at once."""
+    seat = state.seats[number]
+    if state.config.policy.absence is Absence.BLINDED_OFF:
+        sat_out = state.with_seat(number, replace(seat, sitting_out=True))
+        return advance(sat_out, [PlayerSatOut(number, "DISCONNECTED")], at, acted=False)
+    return leave(state, seat.player, at, reason="RECONNECT_WINDOW_EXPIRED")
 
 
 def _time_out(state: TableState, at: int) -> Transition:

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from pokerrules.bots import BotProfile, bot_move
 from pokerrules.multiplayer import Action
+from pokerrules.table.commands import Act, Leave, Sit
 
-from services.table.poker import replay
 from services.table.poker.bots import bot_change
 from services.table.poker.cards import Dealer
 from services.table.poker.convert import hand_version
@@ -88,7 +88,7 @@ class TableClock:
             if now < plan.at_ms:
                 return
             self._bot_plan = None
-            table.run("act", {"player": plan.player, **replay.action_body(plan.action), "now": now})
+            table.run(Act(plan.player, plan.action), now)
 
     def _bots_between_hands(self) -> bool:
         """Make the next bot seat change, if any; True when one was made."""
@@ -98,14 +98,7 @@ class TableClock:
         if change is None:
             return False
         if change.sit:
-            body = {
-                "player": change.player,
-                "seat": change.seat,
-                "buy_in": table.config.max_buy_in,
-                "is_bot": True,
-                "code": None,
-            }
-            table.run_with_money("sit", body, change.player, is_bot=True)
+            table.run(Sit(change.player, change.seat, table.config.max_buy_in, is_bot=True))
         else:
-            table.run("leave", {"player": change.player, "reason": "LEFT"})
+            table.run(Leave(change.player))
         return True

@@ -64,6 +64,19 @@ def hand_name(mode: Mode, strength: int) -> str:
     return category_of(rule, strength).name.replace("_", " ").title()
 
 
+NOBODY = "\x00nobody"  # a private event whose seat is empty now: no viewer is ever this player id
+
+
+def audience(event: me.Event, state: TableState) -> str | None:
+    """The one privacy rule, taken from the event itself: None when every viewer may see it, else the
+    only player who may (the occupant of the event's `private_to` seat)."""
+    seat = event.private_to
+    if seat is None:
+        return None
+    occupant = state.seats.get(seat)
+    return occupant.player if occupant is not None else NOBODY
+
+
 def event_protos(
     events: Sequence[me.Event],
     state: TableState,
@@ -76,7 +89,7 @@ def event_protos(
     timed_out: set[int] = set()
     for ev in events:
         e = pb.TableEvent()
-        private: str | None = None
+        private = audience(ev, state)
         if isinstance(ev, te.PlayerSeated):
             seat = state.seats.get(ev.seat)
             e.player_seated.CopyFrom(
@@ -127,7 +140,6 @@ def event_protos(
                 pb.BlindPosted(seat=ev.seat, blind=ev.blind, amount=ev.amount, all_in=ev.all_in)
             )
         elif isinstance(ev, me.HoleCardsDealt):
-            private = state.seats[ev.seat].player if ev.seat in state.seats else f"seat:{ev.seat}"
             e.hole_cards_dealt.CopyFrom(pb.HoleCardsDealt(seat=ev.seat, cards=cards(ev.cards)))
         elif isinstance(ev, me.PlayerActed):
             e.player_acted.CopyFrom(
@@ -163,6 +175,18 @@ def event_protos(
             e.hand_ended.CopyFrom(
                 pb.HandEnded(stacks=_entries(ev.stacks), nets=_entries(ev.nets), showdown=ev.showdown)
             )
+        elif isinstance(ev, te.PlayerBusted):
+            e.player_busted.CopyFrom(pb.PlayerBusted(seat=ev.seat, player_id=ev.player))
+        elif isinstance(ev, te.PlayerRemoved):
+            e.player_removed.CopyFrom(pb.PlayerRemoved(seat=ev.seat, player_id=ev.player, stack=ev.stack))
+        elif isinstance(ev, te.LevelSet):
+            e.level_set.level.CopyFrom(
+                pb.Level(small_blind=ev.small_blind, big_blind=ev.big_blind, ante=ev.ante)
+            )
+        elif isinstance(ev, te.HandsReleased):
+            e.hands_released.through_hand = ev.through_hand
+        elif isinstance(ev, te.TableClosed):
+            e.table_closed.SetInParent()
         elif isinstance(ev, me.HandVoided):
             e.hand_voided.CopyFrom(
                 pb.HandVoided(
@@ -207,16 +231,26 @@ def seat_infos(state: TableState) -> list[pb.SeatInfo]:
 
 
 def table_info(
-    table_id: str, settings: pb.TableSettings, host: str, state: TableState, last_seq: int
+    table_id: str,
+    settings: pb.TableSettings,
+    host: str,
+    state: TableState,
+    last_seq: int,
+    tournament_id: str = "",
 ) -> pb.TableInfo:
+    level = state.blinds
     return pb.TableInfo(
         table_id=table_id,
         settings=settings,
         host_id=host,
         seats=seat_infos(state),
-        seats_free=len(state.free_seats()),
+        seats_free=0 if state.closed else len(state.free_seats()),
         hand_number=state.hand_number,
         last_seq=last_seq,
+        level=pb.Level(small_blind=level.small_blind, big_blind=level.big_blind, ante=level.ante),
+        tournament_id=tournament_id,
+        closed=state.closed,
+        released_through=state.released_through,
     )
 
 

@@ -64,17 +64,28 @@ class PokerRoom:
         ]
         self._log = get_logger(service="table")
         self._closer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="poker-shoe-close")
-        known = {row[0] for row in store.tables()}
+        known = {row.table_id for row in store.tables()}
         for table in public:
             if table.table_id not in known:
                 store.add_table(table.table_id, table.settings.SerializeToString(), "", "", [], clock())
         self.tables: dict[str, PokerTable] = {}
         self._clocks: dict[str, TableClock] = {}
-        for table_id, raw, host, code, invited in store.tables():
-            self._add(self._runtime(table_id, pb.TableSettings.FromString(raw), host, code, invited))
+        for row in store.tables():
+            settings = pb.TableSettings.FromString(row.settings)
+            self._add(
+                self._runtime(
+                    row.table_id, settings, row.host, row.invite_code, row.invited, row.tournament_id
+                )
+            )
 
     def _runtime(
-        self, table_id: str, settings: pb.TableSettings, host: str, code: str, invited: list[str]
+        self,
+        table_id: str,
+        settings: pb.TableSettings,
+        host: str,
+        code: str,
+        invited: list[str],
+        tournament_id: str = "",
     ) -> PokerTable:
         return PokerTable(
             table_id,
@@ -88,6 +99,7 @@ class PokerRoom:
             self._clock,
             self._options,
             self._closer,
+            tournament_id=tournament_id,
         )
 
     def _add(self, table: PokerTable) -> None:
@@ -170,6 +182,16 @@ class PokerRoom:
         self.store.add_table(table_id, settings.SerializeToString(), host, code, invited, self._clock())
         table = self._runtime(table_id, settings, host, code, invited)
         table.recovered = True  # nothing to recover: a new table
+        self._add(table)
+        return table
+
+    def create_tournament_table(self, tournament_id: str, settings: pb.TableSettings) -> PokerTable:
+        """A table of a tournament, under the tournament policy: the director seats every player."""
+        table_id = f"tt-{uuid.uuid4().hex[:16]}"
+        raw = settings.SerializeToString()
+        self.store.add_table(table_id, raw, "", "", [], self._clock(), tournament_id=tournament_id)
+        table = self._runtime(table_id, settings, "", "", [], tournament_id)
+        table.recovered = True
         self._add(table)
         return table
 

@@ -23,15 +23,14 @@ from pokerrules.cards import ordered_deck
 from pokerrules.multiplayer import Action, IllegalAction
 from pokerrules.multiplayer import events as me
 from pokerrules.multiplayer.ranking import ranker_for
-from pokerrules.table import TableError, TableState, Transition, next_wakeup
+from pokerrules.table import TableError, TableState, Transition, decode, encode, handle, next_wakeup
+from pokerrules.table import commands as c
 from pokerrules.table import events as te
-from pokerrules.table import invite as invite_player
 from pokerrules.table.config import Mode
 from servicekit import errors
-from servicekit.idempotency import Saved
 from servicekit.logging import get_logger
 
-from services.table.poker import payouts, replay
+from services.table.poker import payouts
 from services.table.poker.cards import Dealer, HandShoe, cards_needed
 from services.table.poker.convert import event_protos, hand_version, table_info, turn_event
 from services.table.poker.money import Escrow
@@ -54,9 +53,24 @@ RECENT_EVENTS = 512
 MAX_EVENTS_READ = 4_096  # events read from the store for one watcher at once
 MAX_INVITED = 200  # players invited to one private table in all (at creation and later)
 NEVER = 1 << 62  # no payout owed: the pass waits for the next commit that owes one
-# Builds a command's answer from the table it leaves (state, last event number, transition), so the answer
-# is stored for idempotent repeats in the command's own transaction: (request key, fingerprint, builder).
-Responder = tuple[str, str, Callable[[TableState, int, Transition], bytes]]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A command the core has accepted, with its numbered events, not yet committed. The caller may build
+    its answer from it (the table it leaves, the last event number) and have that answer committed with
+    the command: `PokerTable.execute(prepared, answer)`. Nothing is called back from inside the commit."""
+
+    command: c.Command
+    now: int
+    transition: Transition
+    events: list[StoredEvent]
+    last_seq: int
+    shoe: HandShoe | None = None
+
+    @property
+    def state(self) -> TableState:
+        return self.transition.state
 
 
 @dataclass(frozen=True)
@@ -80,12 +94,16 @@ class PokerTable:
         clock: ClockMs,
         options: Options,
         closer: Executor | None = None,
+        tournament_id: str = "",
     ) -> None:
         self.table_id = table_id
         self.settings = settings
         self.host = host
+        self.tournament_id = tournament_id  # set: a tournament table (the tournament policy)
         self.invite_code = invite_code
-        self.config = table_config(settings, host, frozenset(invited), invite_code or None)
+        self.config = table_config(
+            settings, host, frozenset(invited), invite_code or None, tournament=bool(tournament_id)
+        )
         # Invitations are known before recovery: who may see the table does not wait for its last hand.
         self.state = from_snapshot(self.config, None, frozenset(store.invitations(table_id)))
         self._store = store
@@ -109,7 +127,6 @@ class PokerTable:
         self._money_open = False  # a buy-in neither committed nor undone (the wallet was away)
         self._undo_attempts = 0  # failed tries to undo it, and when the clock tries again (back-off)
         self._undo_at_ms = 0
-        self._respond: Responder | None = None
         self._closer = closer
         self._log = get_logger(service="table")
 
@@ -134,7 +151,11 @@ class PokerTable:
 
     def info(self) -> pb.TableInfo:
         with self.lock:
-            return table_info(self.table_id, self.settings, self.host, self.state, self.seq)
+            return self.info_of(self.state, self.seq)
+
+    def info_of(self, state: TableState, last_seq: int) -> pb.TableInfo:
+        """The table's info as `state` shows it, up to event `last_seq` (a prepared command's, say)."""
+        return table_info(self.table_id, self.settings, self.host, state, last_seq, self.tournament_id)
 
     def visible_to(self, player: str) -> bool:
         """Public tables, and private ones the player hosts, is invited to or sits at."""
@@ -152,23 +173,55 @@ class PokerTable:
         access = self.config.private
         return access is not None and access.code is not None and code == access.code
 
-    # The one commit path -----------------------------------------------------------------------------
+    # The one path of a command: prepare (the core) -> execute (money, commit, publish) ----------------
 
-    def _commit(
-        self,
-        op: str,
-        body: dict[str, Any],
-        t: Transition,
-        *,
-        shoe: HandShoe | None = None,
-        money_done: int | None = None,
-    ) -> None:
+    def prepare(
+        self, command: c.Command, now: int | None = None, *, shoe: HandShoe | None = None
+    ) -> Prepared:
+        """The core's transition for `command` at `now`, its events numbered; a refusal raises and changes
+        nothing. Call with the table's lock held until `execute`."""
+        now = self.now() if now is None else now
+        try:
+            t = handle(self.state, command, now, deck=shoe.cards if shoe else None, rank=self._rank)
+        except (TableError, IllegalAction) as refusal:
+            raise to_status_error(refusal) from None
+        stored = self._number(t, now, shoe)
+        return Prepared(command, now, t, stored, self.seq + len(stored), shoe)
+
+    def execute(self, prepared: Prepared, answer: Answer | None = None) -> Transition:
+        """Move the money the command asks for, then commit it (with `answer`, for repeats of its request)
+        and publish its events. A buy-in the wallet refuses leaves the table as it was."""
+        buy = next((ev for ev in prepared.transition.events if isinstance(ev, te.BuyInRequested)), None)
+        if buy is None:
+            self._commit(prepared, answer=answer)
+            return prepared.transition
+        n, hold_id = self._store.begin_money(
+            self.table_id, buy.player, buy.amount, lambda n: f"pt-{self.table_id}-m{n}-s{buy.seat}-{buy.kind}"
+        )
+        try:
+            if prepared.state.seats[buy.seat].is_bot:
+                self._escrow.fund_bot(f"{hold_id}-fund", buy.player, buy.amount)
+            self._escrow.buy_in(self.table_id, hold_id, buy.player, buy.amount)
+            self._commit(prepared, money_done=n, answer=answer)
+        except BaseException:  # the wallet refused, or the table could not log the seat: give it all back
+            try:
+                self._escrow.undo_buy_in(self.table_id, hold_id, buy.player)
+                self._store.end_money(self.table_id, n)
+            except Exception:  # left open: the clock undoes it once the wallet answers
+                self._money_open = True
+                self._log.warning("poker_buy_in_undo_deferred", table_id=self.table_id)
+            raise
+        return prepared.transition
+
+    def run(self, command: c.Command, now: int | None = None) -> Transition:
+        """prepare + execute, for commands whose caller needs no stored answer."""
+        with self.lock:
+            return self.execute(self.prepare(command, now))
+
+    def _number(self, t: Transition, now: int, shoe: HandShoe | None) -> list[StoredEvent]:
+        """The transition's events as numbered, stored TableEvents (the next turn's event added when the
+        hand moved), each marked with the one player who may see it, if private."""
         old, new = self.state, t.state
-        self.last_payouts = []
-        if not t.events and money_done is None:
-            self.state = new
-            return
-        now = int(body.get("now", self.now()))
         in_hand = old.hand_in_progress or new.hand_in_progress
         hand_no = new.hand_number if in_hand else 0
         protos = event_protos(t.events, new, (shoe.shoe_id, shoe.commitment) if shoe else None)
@@ -182,6 +235,14 @@ class PokerTable:
             event.hand_number = hand_no
             event.time_ms = now
             stored.append(StoredEvent(event.seq, hand_no, private, event.SerializeToString(), now))
+        return stored
+
+    def _commit(self, p: Prepared, *, money_done: int | None = None, answer: Answer | None = None) -> None:
+        old, new, t = self.state, p.state, p.transition
+        self.last_payouts = []
+        if not t.events and money_done is None and answer is None:
+            self.state = new
+            return
         base = self.seq + 1
         owed = [
             payouts.split(f"pt-{self.table_id}-q{base}-s{ev.seat}-out", ev.player, ev.amount)
@@ -189,23 +250,24 @@ class PokerTable:
             if isinstance(ev, te.ChipsReturned) and ev.amount > 0
         ]
         self.last_payouts = [p for parts in owed for p in parts]
-        commit = Commit(events=stored, payouts=self.last_payouts, money_done=money_done)
-        if new.hand_in_progress:
-            commit.log = (op, body)
-        else:
-            commit.snapshot = to_snapshot(new)
+        invited = [ev.player for ev in t.events if isinstance(ev, te.PlayerInvited)]
+        commit = Commit(
+            events=p.events, payouts=self.last_payouts, money_done=money_done, invited=invited, request=answer
+        )
+        if len(invited) < len(t.events):  # invitations are rows of their own: nothing else to write for them
+            if new.hand_in_progress:
+                op, body = encode(p.command)
+                commit.log = (op, {**body, "now": p.now})
+            else:
+                commit.snapshot = to_snapshot(new)
         finished = old.hand_in_progress and not new.hand_in_progress
         if finished:
             self._record_hand(old, t, commit)
-        if self._respond is not None:
-            key, fingerprint, build = self._respond
-            self._respond = None  # the command's first commit carries its answer
-            commit.request = Answer(key, Saved(fingerprint, build(new, self.seq + len(stored), t)), now)
         self._store.commit(self.table_id, commit)
         self.state = new
         with self.published.lock:
-            self.seq += len(stored)
-            self._recent.extend(stored)
+            self.seq += len(p.events)
+            self._recent.extend(p.events)
         self.published.wake_all()
         if self.last_payouts:
             self._payouts_next_ms = 0  # paid at once, before the command answers
@@ -296,42 +358,6 @@ class PokerTable:
             self._store.end_money(self.table_id, n)
         self._money_open = False
 
-    def run(self, op: str, body: dict[str, Any]) -> Transition:
-        """A command without money or cards: core, then commit."""
-        body = {**body, "now": body.get("now", self.now())}
-        try:
-            t = replay.run(self.state, op, body, None, self._rank)
-        except (TableError, IllegalAction) as refusal:
-            raise to_status_error(refusal) from None
-        self._commit(op, body, t)
-        return t
-
-    def run_with_money(self, op: str, body: dict[str, Any], player: str, is_bot: bool = False) -> Transition:
-        """A command that buys chips in: core first, the wallet next, the commit last."""
-        body = {**body, "now": self.now()}
-        try:
-            t = replay.run(self.state, op, body, None, self._rank)
-        except (TableError, IllegalAction) as refusal:
-            raise to_status_error(refusal) from None
-        buy = next(ev for ev in t.events if isinstance(ev, te.BuyInRequested))
-        n, hold_id = self._store.begin_money(
-            self.table_id, player, buy.amount, lambda n: f"pt-{self.table_id}-m{n}-s{buy.seat}-{buy.kind}"
-        )
-        try:
-            if is_bot:
-                self._escrow.fund_bot(f"{hold_id}-fund", player, buy.amount)
-            self._escrow.buy_in(self.table_id, hold_id, player, buy.amount)
-            self._commit(op, body, t, money_done=n)
-        except BaseException:  # the wallet refused, or the table could not log the seat: give it all back
-            try:
-                self._escrow.undo_buy_in(self.table_id, hold_id, player)
-                self._store.end_money(self.table_id, n)
-            except Exception:  # left open: the clock undoes it once the wallet answers
-                self._money_open = True
-                self._log.warning("poker_buy_in_undo_deferred", table_id=self.table_id)
-            raise
-        return t
-
     # Player commands ---------------------------------------------------------------------------------
 
     def join(self, player: str, seat: int, buy_in: int, code: str | None) -> int:
@@ -349,19 +375,18 @@ class PokerTable:
                         "TABLE_FULL", "every seat is taken", table_id=self.table_id
                     )
                 seat = free[0]
-            body = {"player": player, "seat": seat, "buy_in": buy_in, "is_bot": False, "code": code}
-            self.run_with_money("sit", body, player)
+            self.run(c.Sit(player, seat, buy_in, code=code))
             return seat
 
     def top_up(self, player: str, amount: int) -> int:
         with self.lock:
-            self.run_with_money("top_up", {"player": player, "amount": amount}, player)
+            self.run(c.TopUp(player, amount))
             return self.state.stack_of(self.state.seat_of(player))
 
     def leave(self, player: str) -> tuple[int, int, bool]:
         """(chips the wallet holds now, chips still owed to it, whether the player leaves after the hand)."""
         with self.lock:
-            self.run("leave", {"player": player, "reason": "LEFT"})
+            self.run(c.Leave(player))
             # Folding may end the hand at once: the stack is owed then, and paid if the wallet took it.
             mine = [p for p in self.last_payouts if p.player == player]
             paid = self._store.paid([p.transfer_id for p in mine]) if mine else set()
@@ -370,64 +395,47 @@ class PokerTable:
             return returned, pending, self.state.find_seat(player) is not None
 
     def sit_out(self, player: str) -> None:
-        with self.lock:
-            self.run("sit_out", {"player": player})
+        self.run(c.SitOut(player))
 
     def sit_in(self, player: str) -> None:
-        with self.lock:
-            self.run("sit_in", {"player": player})
+        self.run(c.SitIn(player))
 
     def invite(self, by: str, players: list[str], answer: Callable[[], Answer] | None = None) -> None:
         """NK-6.2: the host adds players to the invite list, all in one write of the new rows only (and the
         request's answer); at most MAX_INVITED players are invited to a table in all."""
         with self.lock:
-            new = [p for p in dict.fromkeys(players) if p not in self.state.invited]
-            state = self.state
-            try:
-                for player in new or players[:1]:  # the core checks the host even when nobody is new
-                    state = invite_player(state, by, player).state
-            except TableError as refusal:
-                raise to_status_error(refusal) from None
+            prepared = self.prepare(c.Invite(by, tuple(players)))
             access = self.config.private
-            total = len(state.invited | (access.invited if access else frozenset()))
+            total = len(prepared.state.invited | (access.invited if access else frozenset()))
             if total > MAX_INVITED:
+                new = len(prepared.transition.events)
                 raise errors.resource_exhausted(
                     "TOO_MANY_INVITED",
                     f"a private table has at most {MAX_INVITED} invited players",
                     limit=MAX_INVITED,
-                    invited=total - len(new),
+                    invited=total - new,
                 )
-            self._store.invite(self.table_id, new, answer() if answer else None)
-            self.state = state
+            self.execute(prepared, answer() if answer else None)
 
-    def act(
-        self, player: str, expected_version: int, action: Action, respond: Responder | None = None
-    ) -> me.PlayerActed | None:
-        """The player's own action, checked against the version they saw; returns the action applied.
-        `respond` stores the answer in the same transaction as the action."""
-        with self.lock:
-            if self.state.find_seat(player) is None:
-                raise errors.failed_precondition("NOT_SEATED", "you have no seat at this table")
-            if expected_version and expected_version != hand_version(self.state):
-                raise errors.aborted(
-                    "STALE_VERSION",
-                    "the hand has moved on since that view; fetch it again",
-                    expected=expected_version,
-                    current=hand_version(self.state),
-                )
-            body = {"player": player, **replay.action_body(action), "now": self.now()}
-            seat = self.state.find_seat(player)
-            self._respond = respond
-            try:
-                t = self.run("act", body)
-            except errors.DomainError as error:
-                if error.reason == "TIME_EXPIRED":
-                    self._respond = None
-                    self.due(int(body["now"]))  # NK-7.2: the server acts for the player now
-                raise
-            finally:
-                self._respond = None
-            return next((ev for ev in t.events if isinstance(ev, me.PlayerActed) and ev.seat == seat), None)
+    def prepare_act(self, player: str, expected_version: int, action: Action) -> Prepared:
+        """The player's own action, checked against the version they saw (ABORTED STALE_VERSION); a late
+        one is refused with TIME_EXPIRED after the server took the time-out for them (NK-7.2)."""
+        if self.state.find_seat(player) is None:
+            raise errors.failed_precondition("NOT_SEATED", "you have no seat at this table")
+        if expected_version and expected_version != hand_version(self.state):
+            raise errors.aborted(
+                "STALE_VERSION",
+                "the hand has moved on since that view; fetch it again",
+                expected=expected_version,
+                current=hand_version(self.state),
+            )
+        now = self.now()
+        try:
+            return self.prepare(c.Act(player, action), now)
+        except errors.DomainError as error:
+            if error.reason == "TIME_EXPIRED":
+                self.due(now)
+            raise
 
     def legal_for(self, player: str) -> tuple[int, Any]:
         """(seat, the engine's legal actions) when it is the player's turn, else NOT_YOUR_TURN."""
@@ -450,7 +458,7 @@ class PokerTable:
             if number is not None and not self.state.seats[number].connected and self.recovered:
                 # The window may be over: the due leave then follows on the clock.
                 with contextlib.suppress(errors.DomainError):
-                    self.run("reconnect", {"player": player})
+                    self.run(c.Reconnect(player))
 
     def watch_closed(self, player: str) -> None:
         with self.lock:
@@ -461,7 +469,7 @@ class PokerTable:
             number = self.state.find_seat(player)
             if number is not None and self.state.seats[number].connected and self.recovered:
                 with contextlib.suppress(errors.DomainError):
-                    self.run("disconnect", {"player": player})
+                    self.run(c.Disconnect(player))
 
     # Used by the clock (services.table.poker.clock) -----------------------------------------------------
 
@@ -490,22 +498,18 @@ class PokerTable:
         """Time-outs and reconnection windows that fell due by `now` (NK-7.2, NK-7.4)."""
         wake = next_wakeup(self.state)
         if wake is not None and wake <= now:
-            self.run("due", {"now": now})
+            self.run(c.ApplyDue(), now)
 
     def cards_for_next_hand(self) -> int:
         players = len(self.state.active_seats())
         return cards_needed(players, self.config.game.variant.hole_cards, self.config.mode is Mode.NAIKO)
 
     def start_hand(self, now: int, shoe: HandShoe) -> None:
-        count = len(shoe.cards)
-        body = {"now": now, "count": count, "shoe_id": shoe.shoe_id}
-        try:
-            t = replay.run(self.state, "start", body, shoe.cards, self._rank)
-        except (TableError, IllegalAction) as refusal:
-            raise to_status_error(refusal) from None
-        self._shoe = shoe
-        self._hand_started_ms = now
-        self._commit("start", body, t, shoe=shoe)
+        with self.lock:
+            prepared = self.prepare(c.StartHand(shoe.shoe_id, len(shoe.cards)), now, shoe=shoe)
+            self._shoe = shoe
+            self._hand_started_ms = now
+            self.execute(prepared)
 
     # Recovery ----------------------------------------------------------------------------------------
 
@@ -533,30 +537,36 @@ class PokerTable:
                     self._log.warning("poker_hand_voided", table_id=self.table_id, reason=type(exc).__name__)
                     self.state = self._replay(base, log, real_cards=False)
                     self._shoe = None
-                    self.run("void", {})
+                    self.run(c.VoidHand())
             self._pay_out()
             self.recovered = True
 
     def _replay(
         self, state: TableState, log: list[tuple[str, dict[str, Any]]], real_cards: bool
     ) -> TableState:
-        """The table as it was: every logged command again with its logged inputs. Without the real cards
+        """The table as it was: every logged command again, at the time it ran. Without the real cards
         (voiding) any deck rebuilds the same chips: betting does not depend on the cards until the hand
-        ends, and an ended hand is never in the log."""
+        ends, and an ended hand is never in the log; a command the other deck refuses (one naming a card)
+        is passed over, since the hand is voided anyway and only the chips matter."""
         for op, body in log:
+            command, now = decode(op, body), int(body["now"])
             deck = None
-            if op == "start":
+            if isinstance(command, c.StartHand):
                 hand = state.hand_number + 1
                 if real_cards:
-                    shoe = self._dealer.shoe_for(self.table_id, hand, int(body["count"]))
-                    if shoe.shoe_id != body["shoe_id"]:
+                    shoe = self._dealer.shoe_for(self.table_id, hand, command.cards)
+                    if shoe.shoe_id != command.shoe_id:
                         raise RuntimeError("the dealer returned another shoe")
                     self._shoe = shoe
                     deck = list(shoe.cards)
                 else:
-                    deck = ordered_deck()
-                self._hand_started_ms = int(body["now"])
-            state = replay.run(state, op, body, deck, self._rank).state
+                    deck = ordered_deck()[: command.cards]
+                self._hand_started_ms = now
+            try:
+                state = handle(state, command, now, deck=deck, rank=self._rank).state
+            except (TableError, IllegalAction):
+                if real_cards:
+                    raise
         return state
 
 

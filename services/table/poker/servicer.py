@@ -15,14 +15,14 @@ from poker.table.v1 import table_service_pb2_grpc as pb_grpc
 from pokerrules.multiplayer import Action
 from pokerrules.multiplayer.events import PlayerActed
 from pokerrules.multiplayer.presets import sizing
-from pokerrules.table import TableState, Transition
-from servicekit import errors, idempotency
+from servicekit import errors
 from servicekit.auth import Caller, Role, current_caller, require_role
 from servicekit.idempotency import Saved
 
-from services.table.poker.convert import KIND_PB, PB_KIND, PRESET_PB, table_info, table_view
+from services.table.poker.convert import KIND_PB, PB_KIND, PRESET_PB, table_view
 from services.table.poker.history import phh_of
 from services.table.poker.money import BOT_PREFIX
+from services.table.poker.requests import once
 from services.table.poker.room import PokerRoom
 from services.table.poker.runtime import PokerTable
 from services.table.poker.store import Answer
@@ -133,23 +133,9 @@ class TableServicer(pb_grpc.TableServiceServicer):
         kind: type[M],
         run: Callable[[str, str], tuple[M, bool]],
     ) -> M:
-        """Idempotency: the first answer to a request is stored under (role, subject, rpc, table,
-        request_id) with the request's fingerprint; a repeat gets it, another request under that id is
-        refused. `run(key, fingerprint)` returns the answer and whether the command already stored it in
-        its own transaction."""
-        where = table.table_id if table is not None else ""
-        key = idempotency.request_key(rpc, str(getattr(request, "request_id", "")), scope=where)
-        lock = table.lock if table is not None else self._room.lock
-        with lock:  # one copy of a request at a time: a repeat in flight waits and gets the first answer
-            first = idempotency.replayed(self._room.store.response(key), request, kind)
-            if first is not None:
-                return first
-            fingerprint = idempotency.fingerprint(request)
-            response, stored = run(key, fingerprint)
-            if not stored:
-                saved = Saved(fingerprint, response.SerializeToString())
-                self._room.store.save_response(Answer(key, saved, self._room.now()))
-            return response
+        """Idempotency (`requests.once`), scoped to the table when there is one."""
+        where, lock = (table.table_id, table.lock) if table is not None else ("", self._room.lock)
+        return once(self._room.store, lock, self._room.now, rpc, request, where, kind, run)
 
     def _view(self, table: PokerTable, viewer: str | None) -> pb.TableView:
         with table.lock:
@@ -197,8 +183,12 @@ class TableServicer(pb_grpc.TableServiceServicer):
         caller = current_caller()
         limit, after = _page(request.page_size, request.page_token)
         found = []
+        if len(request.tournament_id) > 64:
+            raise errors.invalid_argument("tournament_id", "BAD_ID", "a tournament id has 1-64 characters")
         for table in sorted(self._room.tables.values(), key=lambda t: t.table_id):
             settings = table.settings
+            if table.tournament_id != request.tournament_id or table.state.closed:
+                continue  # the lobby lists cash tables; a tournament's tables are listed by its id
             if request.game and settings.game != request.game:
                 continue
             if request.big_blind and settings.big_blind != request.big_blind:
@@ -322,21 +312,20 @@ class TableServicer(pb_grpc.TableServiceServicer):
                 raise errors.invalid_argument("amount", "AMOUNT_REQUIRED", "a bet or raise gives its total")
 
         def run(key: str, fingerprint: str) -> tuple[pb.ActResponse, bool]:
-            action = self._action(table, player, request)
-            answered: list[pb.ActResponse] = []
-
-            def answer(state: TableState, last_seq: int, t: Transition) -> bytes:
-                seat = table.state.find_seat(player)  # the table before the action: a leaver may be gone now
-                acted = next((e for e in t.events if isinstance(e, PlayerActed) and e.seat == seat), None)
-                info = table_info(table.table_id, table.settings, table.host, state, last_seq)
-                response = _act_response(acted, table_view(info, state, player, table.now()))
-                answered.append(response)
-                return response.SerializeToString()
-
-            acted = table.act(player, request.expected_version, action, (key, fingerprint, answer))
-            if answered:
-                return answered[0], True
-            return _act_response(acted, self._view(table, player)), False
+            # wire -> typed command -> core (prepared) -> the answer, built here from the table the command
+            # leaves -> committed with the command in one transaction -> published.
+            seat = table.state.find_seat(player)  # before the action: a leaver may be gone after it
+            prepared = table.prepare_act(
+                player, request.expected_version, self._action(table, player, request)
+            )
+            acted = next(
+                (e for e in prepared.transition.events if isinstance(e, PlayerActed) and e.seat == seat), None
+            )
+            info = table.info_of(prepared.state, prepared.last_seq)
+            response = _act_response(acted, table_view(info, prepared.state, player, prepared.now))
+            saved = Saved(fingerprint, response.SerializeToString())
+            table.execute(prepared, Answer(key, saved, prepared.now))
+            return response, True
 
         return self._once("Act", request, table, pb.ActResponse, run)
 

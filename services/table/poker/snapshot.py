@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import asdict, replace
 from typing import Any
 
-from pokerrules.table import Seat, TableConfig, TableState
+from pokerrules.table import Blinds, Seat, TableConfig, TableState
 
 
 def to_snapshot(state: TableState) -> dict[str, Any]:
@@ -18,6 +18,9 @@ def to_snapshot(state: TableState) -> dict[str, Any]:
         "hand_number": state.hand_number,
         "chips_bought_in": state.chips_bought_in,
         "chips_returned": state.chips_returned,
+        "level": asdict(state.level) if state.level is not None else None,
+        "released_through": state.released_through,
+        "closed": state.closed,
     }
 
 
@@ -34,4 +37,7 @@ def from_snapshot(
         hand_number=int(body["hand_number"]),
         chips_bought_in=int(body["chips_bought_in"]),
         chips_returned=int(body["chips_returned"]),
+        level=Blinds(**body["level"]) if body.get("level") else None,
+        released_through=int(body.get("released_through", 0)),
+        closed=bool(body.get("closed", False)),
     )

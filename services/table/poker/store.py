@@ -40,7 +40,7 @@ T = TypeVar("T")
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tables (
     table_id TEXT PRIMARY KEY, settings BLOB NOT NULL, host TEXT NOT NULL, invite_code TEXT NOT NULL,
-    invited TEXT NOT NULL, created_ms INTEGER NOT NULL);
+    invited TEXT NOT NULL, created_ms INTEGER NOT NULL, tournament_id TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS snapshots (table_id TEXT PRIMARY KEY, body TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS invitations (
     table_id TEXT NOT NULL, player TEXT NOT NULL, PRIMARY KEY (table_id, player));
@@ -110,7 +110,12 @@ def _migrate_3(db: sqlite3.Connection) -> None:
         db.execute(f"ALTER TABLE payouts ADD COLUMN {column}")
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migrate_1, _migrate_2, _migrate_3]
+def _migrate_4(db: sqlite3.Connection) -> None:
+    """Version 4: a table may belong to a tournament (played under the tournament policy)."""
+    db.execute("ALTER TABLE tables ADD COLUMN tournament_id TEXT NOT NULL DEFAULT ''")
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migrate_1, _migrate_2, _migrate_3, _migrate_4]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -130,6 +135,19 @@ def _open_schema(db: sqlite3.Connection) -> None:
     except BaseException:
         db.execute("ROLLBACK")
         raise
+
+
+@dataclass(frozen=True)
+class TableRow:
+    """A table as created: its settings (a serialized TableSettings), host, invite code, the players
+    invited at creation, and the tournament it belongs to ("" for a cash or private table)."""
+
+    table_id: str
+    settings: bytes
+    host: str
+    invite_code: str
+    invited: list[str]
+    tournament_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -184,6 +202,7 @@ class Commit:
     payouts: list[Payout] = field(default_factory=list)
     money_done: int | None = None  # a money_ops row now reflected in the table
     request: Answer | None = None  # the command's answer, for repeats of its request
+    invited: list[str] = field(default_factory=list)  # players invited by the host (rows of their own)
 
 
 class _Write(Generic[T]):
@@ -315,32 +334,31 @@ class TableStore:
     # Tables ------------------------------------------------------------------------------------------
 
     def add_table(
-        self, table_id: str, settings: bytes, host: str, code: str, invited: list[str], now_ms: int
+        self,
+        table_id: str,
+        settings: bytes,
+        host: str,
+        code: str,
+        invited: list[str],
+        now_ms: int,
+        tournament_id: str = "",
     ) -> None:
-        row = (table_id, settings, host, code, json.dumps(sorted(invited)), now_ms)
-        self._write(lambda db: db.execute("INSERT INTO tables VALUES (?, ?, ?, ?, ?, ?)", row))
+        row = (table_id, settings, host, code, json.dumps(sorted(invited)), now_ms, tournament_id)
+        self._write(lambda db: db.execute("INSERT INTO tables VALUES (?, ?, ?, ?, ?, ?, ?)", row))
 
-    def tables(self) -> list[tuple[str, bytes, str, str, list[str]]]:
+    def tables(self) -> list[TableRow]:
         rows = self._rows(
-            "SELECT table_id, settings, host, invite_code, invited FROM tables ORDER BY table_id"
+            "SELECT table_id, settings, host, invite_code, invited, tournament_id FROM tables"
+            " ORDER BY table_id"
         )
-        return [(str(r[0]), bytes(r[1]), str(r[2]), str(r[3]), list(json.loads(r[4]))) for r in rows]
+        return [
+            TableRow(str(r[0]), bytes(r[1]), str(r[2]), str(r[3]), list(json.loads(r[4])), str(r[5]))
+            for r in rows
+        ]
 
     def invitations(self, table_id: str) -> list[str]:
         rows = self._rows("SELECT player FROM invitations WHERE table_id = ? ORDER BY player", (table_id,))
         return [str(r[0]) for r in rows]
-
-    def invite(self, table_id: str, players: list[str], answer: Answer | None = None) -> None:
-        """New invitations, one row each, and the request's answer, in one transaction: what the write
-        costs is what it adds."""
-
-        def work(db: sqlite3.Connection) -> None:
-            rows = [(table_id, p) for p in players]
-            db.executemany("INSERT OR IGNORE INTO invitations VALUES (?, ?)", rows)
-            if answer is not None:
-                self._save_answer(db, answer)
-
-        self._write(work)
 
     def snapshot(self, table_id: str) -> dict[str, Any] | None:
         rows = self._rows("SELECT body FROM snapshots WHERE table_id = ?", (table_id,))
@@ -389,6 +407,10 @@ class TableStore:
         )
         if c.money_done is not None:
             db.execute("UPDATE money_ops SET done = 1 WHERE table_id = ? AND n = ?", (table_id, c.money_done))
+        if c.invited:
+            db.executemany(
+                "INSERT OR IGNORE INTO invitations VALUES (?, ?)", [(table_id, p) for p in c.invited]
+            )
         if c.request is not None:
             TableStore._save_answer(db, c.request)
 

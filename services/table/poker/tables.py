@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from poker.table.v1 import table_service_pb2 as pb
-from pokerrules.table import Mode, PrivateAccess, TableConfig, TimerConfig
+from pokerrules.table import TOURNAMENT, Mode, PrivateAccess, TableConfig, TimerConfig
 from servicekit import errors
 
 TABLE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$")  # it becomes part of wallet and dealer ids
@@ -78,8 +78,26 @@ def check_settings(settings: pb.TableSettings) -> pb.TableSettings:
 
 
 def table_config(
-    settings: pb.TableSettings, host: str, invited: frozenset[str], code: str | None
+    settings: pb.TableSettings,
+    host: str,
+    invited: frozenset[str],
+    code: str | None,
+    *,
+    tournament: bool = False,
 ) -> TableConfig:
+    """The core's config of a table; a tournament table plays under the tournament policy (the director
+    seats every player, bots included, so the settings' bots, buy-ins and privacy do not apply)."""
+    if tournament:
+        return TableConfig(
+            MODES[settings.game],
+            settings.small_blind,
+            settings.big_blind,
+            0,
+            0,
+            seats=settings.seats,
+            timers=_timers(settings),
+            policy=TOURNAMENT,
+        )
     access = PrivateAccess(host, invited, code) if settings.private else None
     return TableConfig(
         MODES[settings.game],
@@ -90,11 +108,15 @@ def table_config(
         seats=settings.seats,
         bots_allowed=settings.bots_allowed,
         private=access,
-        timers=TimerConfig(
-            decision_ms=settings.decision_seconds * 1000,
-            time_bank_ms=settings.time_bank_seconds * 1000,
-            reconnect_window_ms=RECONNECT_WINDOW_MS,
-        ),
+        timers=_timers(settings),
+    )
+
+
+def _timers(settings: pb.TableSettings) -> TimerConfig:
+    return TimerConfig(
+        decision_ms=settings.decision_seconds * 1000,
+        time_bank_ms=settings.time_bank_seconds * 1000,
+        reconnect_window_ms=RECONNECT_WINDOW_MS,
     )
 
 
@@ -140,3 +162,13 @@ def parse_tables(raw: str) -> list[PublicTable]:
     if len({t.table_id for t in tables}) != len(tables):
         raise ValueError("table ids must be distinct")
     return tables
+
+
+def check_tournament_settings(settings: pb.TableSettings) -> pb.TableSettings:
+    """A tournament table's settings, checked as a cash table's (INVALID_ARGUMENT naming the field); its
+    buy-ins, bots and privacy do not apply (the director seats every player with tournament chips)."""
+    filled = pb.TableSettings()
+    filled.CopyFrom(settings)
+    filled.min_buy_in = filled.max_buy_in = max(0, settings.big_blind)
+    filled.bots_allowed, filled.bot_seats, filled.private = False, 0, False
+    return check_settings(filled)

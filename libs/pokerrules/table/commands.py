@@ -1,0 +1,174 @@
+"""The commands a table takes, as typed values: what a player, the clock or the director asks of it.
+
+A command is the whole input of a change besides the time (`now`) and, to deal a hand, the deck: the
+service logs commands exactly as they are (`codec`) and a restarted service replays them through the same
+`handle`, so what ran live and what is replayed cannot differ.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from pokerrules.multiplayer.actions import Action
+
+# -- players ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Sit:
+    """Take an empty seat with a buy-in from the wallet (cash tables)."""
+
+    player: str
+    seat: int
+    buy_in: int
+    is_bot: bool = False
+    code: str | None = None  # a private table's invite code
+
+
+@dataclass(frozen=True, slots=True)
+class TopUp:
+    player: str
+    amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class SitOut:
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class SitIn:
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class Leave:
+    player: str
+    reason: str = "LEFT"
+
+
+@dataclass(frozen=True, slots=True)
+class Invite:
+    """The host adds players to a private table's invite list (NK-6.2), all in one change."""
+
+    by: str
+    players: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Act:
+    player: str
+    action: Action
+
+
+@dataclass(frozen=True, slots=True)
+class Disconnect:
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reconnect:
+    player: str
+
+
+# -- the table's own clock and the service ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StartHand:
+    """Deal the next hand from the dealer's shoe `shoe_id` (its first `cards` cards are the deck, given to
+    `handle` beside the command: cards are never logged)."""
+
+    shoe_id: str
+    cards: int
+
+
+@dataclass(frozen=True, slots=True)
+class ApplyDue:
+    """Everything that fell due by `now`: decision time-outs, reconnection windows."""
+
+
+@dataclass(frozen=True, slots=True)
+class VoidHand:
+    """The hand in progress cannot be finished (a restarted service without its shoe): every chip goes
+    back (CH: a malfunction voids all pays and plays)."""
+
+
+# -- the tournament director --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SeatPlayer:
+    """Seat a tournament player with a stack of tournament chips (NK-6.6: not wallet chips)."""
+
+    player: str
+    seat: int
+    stack: int
+    is_bot: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RemovePlayer:
+    """Take a tournament player off the table between hands, with their stack (a move, the end)."""
+
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class SetLevel:
+    small_blind: int
+    big_blind: int
+    ante: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseHands:
+    """Let the table deal hands up to `through_hand` (a repeat, or a lower number, changes nothing)."""
+
+    through_hand: int
+
+
+@dataclass(frozen=True, slots=True)
+class CloseTable:
+    """No more hands: every seat is emptied (stacks returned to wallets, or removed to the director)."""
+
+
+Command: TypeAlias = (
+    Sit
+    | TopUp
+    | SitOut
+    | SitIn
+    | Leave
+    | Invite
+    | Act
+    | Disconnect
+    | Reconnect
+    | StartHand
+    | ApplyDue
+    | VoidHand
+    | SeatPlayer
+    | RemovePlayer
+    | SetLevel
+    | ReleaseHands
+    | CloseTable
+)
+COMMANDS: tuple[type[Command], ...] = (
+    Sit,
+    TopUp,
+    SitOut,
+    SitIn,
+    Leave,
+    Invite,
+    Act,
+    Disconnect,
+    Reconnect,
+    StartHand,
+    ApplyDue,
+    VoidHand,
+    SeatPlayer,
+    RemovePlayer,
+    SetLevel,
+    ReleaseHands,
+    CloseTable,
+)

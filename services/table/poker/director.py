@@ -1,0 +1,166 @@
+"""TableDirectorService: the tournament director's side of the table service (NK-6.3 to NK-6.6). Service
+callers only; each call is one typed command of the table core (`SeatPlayer`, `RemovePlayer`, `SetLevel`,
+`ReleaseHands`, `CloseTable`), idempotent by its request id like every TableService change."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+import grpc
+from google.protobuf.message import Message
+from poker.table.v1 import table_director_service_pb2 as pb
+from poker.table.v1 import table_director_service_pb2_grpc as pb_grpc
+from pokerrules.table import commands as c
+from pokerrules.table import events as te
+from servicekit import errors
+from servicekit.auth import Role, require_role
+
+from services.table.poker.requests import once
+from services.table.poker.room import PokerRoom
+from services.table.poker.runtime import PokerTable
+from services.table.poker.tables import MAX_CHIPS, check_tournament_settings
+
+M = TypeVar("M", bound=Message)
+MAX_TOURNAMENT_ID = 64
+MAX_PLAYER_ID = 128
+MAX_HAND_NUMBER = 1 << 62
+
+
+def _director() -> None:
+    """The tournament service (or an operator running a tournament by hand); never a player."""
+    require_role(Role.SERVICE, Role.OPERATOR)
+
+
+def _text(field: str, value: str, cap: int) -> str:
+    if not value:
+        raise errors.invalid_argument(field, f"{field.upper()}_REQUIRED", f"give the {field}")
+    if len(value) > cap or not value.isprintable():
+        raise errors.invalid_argument(field, "BAD_ID", f"{field} has 1-{cap} printable characters")
+    return value
+
+
+def _chips(field: str, value: int, *, zero: bool = False) -> int:
+    if value < 0 or (value == 0 and not zero) or value > MAX_CHIPS:
+        low = 0 if zero else 1
+        raise errors.invalid_argument(field, "BAD_AMOUNT", f"{field} is {low} to {MAX_CHIPS} chips")
+    return value
+
+
+class TableDirectorServicer(pb_grpc.TableDirectorServiceServicer):
+    def __init__(self, room: PokerRoom) -> None:
+        self._room = room
+
+    def _table(self, table_id: str) -> PokerTable:
+        table = self._room.table(_text("table_id", table_id, 64))
+        if not table.tournament_id:
+            raise errors.failed_precondition(
+                "NOT_TOURNAMENT_TABLE", "only a tournament table takes the director's calls"
+            )
+        return table
+
+    def _command(
+        self,
+        rpc: str,
+        request: Message,
+        table: PokerTable,
+        kind: type[M],
+        command: c.Command,
+        answer: Callable[[Sequence[object]], M],
+    ) -> M:
+        """One director command at one table: idempotent by request id, the answer from its events."""
+
+        def run(key: str, fingerprint: str) -> tuple[M, bool]:
+            events = list(table.run(command).events)
+            return answer(events), False
+
+        return once(self._room.store, table.lock, self._room.now, rpc, request, table.table_id, kind, run)
+
+    def CreateTournamentTable(
+        self, request: pb.CreateTournamentTableRequest, context: grpc.ServicerContext
+    ) -> pb.CreateTournamentTableResponse:
+        _director()
+        tournament_id = _text("tournament_id", request.tournament_id, MAX_TOURNAMENT_ID)
+        settings = check_tournament_settings(request.settings)
+
+        def run(key: str, fingerprint: str) -> tuple[pb.CreateTournamentTableResponse, bool]:
+            table = self._room.create_tournament_table(tournament_id, settings)
+            return pb.CreateTournamentTableResponse(table=table.info()), False
+
+        return once(
+            self._room.store,
+            self._room.lock,
+            self._room.now,
+            "CreateTournamentTable",
+            request,
+            "",
+            pb.CreateTournamentTableResponse,
+            run,
+        )
+
+    def SeatPlayer(
+        self, request: pb.SeatPlayerRequest, context: grpc.ServicerContext
+    ) -> pb.SeatPlayerResponse:
+        _director()
+        table = self._table(request.table_id)
+        player = _text("player_id", request.player_id, MAX_PLAYER_ID)
+        command = c.SeatPlayer(player, request.seat, _chips("stack", request.stack), request.is_bot)
+        return self._command(
+            "SeatPlayer", request, table, pb.SeatPlayerResponse, command,
+            lambda events: pb.SeatPlayerResponse(table=table.info()),
+        )  # fmt: skip
+
+    def RemovePlayer(
+        self, request: pb.RemovePlayerRequest, context: grpc.ServicerContext
+    ) -> pb.RemovePlayerResponse:
+        _director()
+        table = self._table(request.table_id)
+        command = c.RemovePlayer(_text("player_id", request.player_id, MAX_PLAYER_ID))
+
+        def answer(events: Sequence[object]) -> pb.RemovePlayerResponse:
+            stack = sum(e.stack for e in events if isinstance(e, te.PlayerRemoved))
+            return pb.RemovePlayerResponse(stack=stack, table=table.info())
+
+        return self._command("RemovePlayer", request, table, pb.RemovePlayerResponse, command, answer)
+
+    def SetLevel(self, request: pb.SetLevelRequest, context: grpc.ServicerContext) -> pb.SetLevelResponse:
+        _director()
+        table = self._table(request.table_id)
+        small, big = _chips("small_blind", request.small_blind), _chips("big_blind", request.big_blind)
+        if big != 2 * small:
+            raise errors.invalid_argument(
+                "big_blind", "BIG_BLIND_NOT_TWICE_SMALL", "the big blind is twice the small blind (MP-2.3)"
+            )
+        command = c.SetLevel(small, big, _chips("ante", request.ante, zero=True))
+        return self._command(
+            "SetLevel", request, table, pb.SetLevelResponse, command,
+            lambda events: pb.SetLevelResponse(table=table.info()),
+        )  # fmt: skip
+
+    def ReleaseHands(
+        self, request: pb.ReleaseHandsRequest, context: grpc.ServicerContext
+    ) -> pb.ReleaseHandsResponse:
+        _director()
+        table = self._table(request.table_id)
+        if not 0 < request.through_hand <= MAX_HAND_NUMBER:
+            raise errors.invalid_argument("through_hand", "BAD_HAND_NUMBER", "hands are numbered from 1")
+        return self._command(
+            "ReleaseHands", request, table, pb.ReleaseHandsResponse, c.ReleaseHands(request.through_hand),
+            lambda events: pb.ReleaseHandsResponse(table=table.info()),
+        )  # fmt: skip
+
+    def CloseTable(
+        self, request: pb.CloseTableRequest, context: grpc.ServicerContext
+    ) -> pb.CloseTableResponse:
+        _director()
+        table = self._table(request.table_id)
+
+        def answer(events: Sequence[object]) -> pb.CloseTableResponse:
+            removed = [
+                pb.RemovedPlayer(player_id=e.player, seat=e.seat, stack=e.stack)
+                for e in events
+                if isinstance(e, te.PlayerRemoved)
+            ]
+            return pb.CloseTableResponse(removed=removed)
+
+        return self._command("CloseTable", request, table, pb.CloseTableResponse, c.CloseTable(), answer)
