@@ -1,8 +1,11 @@
-"""The one server interceptor: authentication, request ids, logging, metrics and error mapping.
+"""The one server interceptor: input caps, authentication, request ids, logging, metrics and error
+mapping.
 
 In a sync gRPC server a contextvar bound in `intercept_service` does not reach the handler (it runs on
 another thread), so the interceptor wraps the handler's behaviour instead: everything below runs on the
-handler's thread, around the servicer method.
+handler's thread, around the servicer method. First of all, the body must decode as the request message
+(else INVALID_ARGUMENT naming the request body) and every string, bytes and repeated field must be within
+its cap (servicekit.caps): until both hold, nothing of the request has been logged or checked.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import grpc
 import structlog
 
 from servicekit import auth, errors, metrics
+from servicekit.caps import ID_LENGTH, RequestCaps
 from servicekit.logging import bind_ids, get_logger
 
 # Request fields that name domain objects; bound to the RPC's log lines when present.
@@ -72,9 +76,11 @@ class RpcInterceptor(_ServerInterceptor):
         keys: auth.KeyPair,
         allow_anonymous: bool,
         stream_slots: StreamSlots | None = None,
+        caps: RequestCaps | None = None,
     ) -> None:
         self._service = service
         self._stream_slots = stream_slots
+        self._caps = caps if caps is not None else RequestCaps()
         self._verifier = auth.TokenVerifier(keys)
         self._allow_anonymous = allow_anonymous
         self._log = get_logger()
@@ -99,26 +105,43 @@ class RpcInterceptor(_ServerInterceptor):
     def _wrap(self, handler: Any, full_method: str) -> Any:
         grpc_service, _, grpc_method = full_method.lstrip("/").rpartition("/")
         open_method = full_method.startswith(_OPEN_PREFIXES)
+        deserializer = _tolerant(handler.request_deserializer)
         if handler.unary_unary:
             return grpc.unary_unary_rpc_method_handler(
                 self._wrap_unary(handler.unary_unary, "unary", grpc_service, grpc_method, open_method),
-                request_deserializer=handler.request_deserializer,
+                request_deserializer=deserializer,
                 response_serializer=handler.response_serializer,
             )
         if handler.unary_stream:
             return grpc.unary_stream_rpc_method_handler(
                 self._wrap_stream(handler.unary_stream, grpc_service, grpc_method, open_method),
-                request_deserializer=handler.request_deserializer,
+                request_deserializer=deserializer,
                 response_serializer=handler.response_serializer,
             )
         return handler  # client/bidi streaming: not used by Felt; served unwrapped
 
     # -- the pieces shared by unary and streaming calls --------------------------------------------
 
-    def _begin(self, request: Any, context: grpc.ServicerContext, open_method: bool) -> Any:
+    def _begin(
+        self,
+        request: Any,
+        context: grpc.ServicerContext,
+        open_method: bool,
+        grpc_service: str,
+        grpc_method: str,
+    ) -> Any:
         structlog.contextvars.clear_contextvars()
-        request_id = _request_id(request, context)
-        bind_ids(service=self._service, request_id=request_id)
+        bind_ids(service=self._service)
+        try:
+            if isinstance(request, Undecodable):
+                raise request.error()
+            if not open_method:
+                self._caps.check(request)  # before any of the request reaches a log line
+        except errors.DomainError as refused:
+            bind_ids(request_id=uuid.uuid4().hex)
+            metrics.REQUESTS_REFUSED.labels(grpc_service, grpc_method, refused.reason).inc()
+            raise
+        bind_ids(request_id=_request_id(request, context))
         _bind_request_ids(request)
         caller = auth.ANONYMOUS
         if not open_method:
@@ -173,7 +196,7 @@ class RpcInterceptor(_ServerInterceptor):
             code, reason = grpc.StatusCode.OK, ""
             caller_token = None
             try:
-                caller_token = self._begin(request, context, open_method)
+                caller_token = self._begin(request, context, open_method, grpc_service, grpc_method)
                 return behavior(request, context)
             except errors.DomainError as exc:
                 code, reason = exc.code, exc.reason
@@ -205,7 +228,7 @@ class RpcInterceptor(_ServerInterceptor):
             code, reason = grpc.StatusCode.OK, ""
             holding = False
             try:
-                self._begin(request, context, open_method)
+                self._begin(request, context, open_method, grpc_service, grpc_method)
                 if slots is not None:
                     slots.take()
                     holding = True
@@ -246,9 +269,41 @@ def _request_id(request: Any, context: grpc.ServicerContext) -> str:
     if "request_id" in fields and request.request_id:
         return str(request.request_id)
     for key, value in context.invocation_metadata() or ():
-        if key == "x-request-id" and value:
+        if key == "x-request-id" and value and len(value) <= ID_LENGTH:  # metadata has no cap of its own
             return str(value)
     return uuid.uuid4().hex
+
+
+class Undecodable:
+    """What the request deserializer gives for a body that is not the request message: the handler
+    answers INVALID_ARGUMENT naming the request body (gRPC itself would answer INTERNAL)."""
+
+    def __init__(self, message_type: str) -> None:
+        self.message_type = message_type
+
+    def error(self) -> errors.DomainError:
+        what = self.message_type or "the request message"
+        return errors.invalid_argument(
+            "request",
+            "REQUEST_UNDECODABLE",
+            f"the request body is not a valid {what}",
+            message_type=self.message_type,
+        )
+
+
+def _tolerant(deserialize: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+    if deserialize is None:
+        return None
+    message_class = getattr(deserialize, "__self__", None)
+    message_type = str(getattr(getattr(message_class, "DESCRIPTOR", None), "full_name", ""))
+
+    def parse(data: bytes) -> Any:
+        try:
+            return deserialize(data)
+        except Exception:  # DecodeError, bad UTF-8 in a string field, ...: the caller's fault
+            return Undecodable(message_type)
+
+    return parse
 
 
 def _bind_request_ids(request: Any) -> None:

@@ -47,6 +47,15 @@ STREAMS_LIMIT = prometheus_client.Gauge(
     multiprocess_mode="livemax",
 )
 
+# Abuse limits: requests refused before their handler ran (servicekit.caps, the interceptor).
+REQUESTS_REFUSED = prometheus_client.Counter(
+    "felt_requests_refused_total",
+    "Requests refused before their handler: a field over its cap (FIELD_TOO_LONG, TOO_MANY_ITEMS) or a "
+    "body that is not the request message (REQUEST_UNDECODABLE).",
+    ["grpc_service", "grpc_method", "reason"],
+)
+REFUSAL_REASONS = ("FIELD_TOO_LONG", "TOO_MANY_ITEMS", "REQUEST_UNDECODABLE")
+
 
 def code_label(code: grpc.StatusCode) -> str:
     """go-grpc-prometheus spells codes in CamelCase: OK, InvalidArgument, NotFound, ..."""
@@ -83,6 +92,8 @@ def precreate(methods: Iterable[MethodInfo]) -> None:
         HANDLING_SECONDS.labels(m.grpc_type, m.service, m.method)
         for code in grpc.StatusCode:
             HANDLED.labels(m.grpc_type, m.service, m.method, code_label(code))
+        for reason in REFUSAL_REASONS:
+            REQUESTS_REFUSED.labels(m.service, m.method, reason)
 
 
 # How often the metrics HTTP server's loop looks at its stop flag: shutdown() waits for that look.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent import futures
 from dataclasses import dataclass, field
 from types import FrameType
@@ -17,6 +17,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from servicekit import auth, metrics
+from servicekit.caps import Cap, RequestCaps
 from servicekit.config import ServerConfig
 from servicekit.interceptor import RpcInterceptor, StreamSlots
 from servicekit.logging import configure_logging, get_logger
@@ -27,6 +28,9 @@ READY_POLL_SECONDS = 0.5
 # whole intervals behind CPU-bound work (a table's clock playing bots). 1 ms: in the table benchmark, Act to
 # the other players' streams under 50 unpaced bot tables went from p99 24-47 ms to 15-19 ms (A/B, load 6-7).
 SWITCH_INTERVAL_SECONDS = 0.001
+# The smallest maximum receive size: health checks and reflection requests fit in it with room.
+MIN_RECEIVE_BYTES = 64 * 1024
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024  # responses (and a request bound the caps cannot size)
 
 
 @dataclass
@@ -48,21 +52,36 @@ class ServiceSpec:
     # server with its own threads: a call that arrives there never waits behind calls of this process
     # that are themselves waiting on a sibling (no cycle of full thread pools between workers).
     private_addresses: Sequence[str] = field(default_factory=tuple)
+    # Caps on request fields beyond the defaults of their names (servicekit.caps), keyed
+    # "Message.field" or "field"; the largest request they allow sets the maximum receive size.
+    field_caps: Mapping[str, Cap] = field(default_factory=dict)
 
 
-def _server_options(overrides: Sequence[tuple[str, object]]) -> dict[str, object]:
+def _server_options(overrides: Sequence[tuple[str, object]], receive_bytes: int) -> dict[str, object]:
     """The platform's gRPC server options; a service's own options replace those of the same name.
+
+    The maximum receive size is the largest request the service's caps allow (`receive_bytes`): a
+    bigger body is refused by gRPC (RESOURCE_EXHAUSTED) before it is read into memory.
 
     SO_REUSEPORT is off by default, so a second server started on a port in use fails to bind
     instead of silently sharing it; a service that runs several worker processes behind one port on
     purpose (wallet, dealer: servicekit/workers.py) turns it on with `("grpc.so_reuseport", 1)`."""
     options: dict[str, object] = {
-        "grpc.max_receive_message_length": 64 * 1024 * 1024,
-        "grpc.max_send_message_length": 64 * 1024 * 1024,
+        "grpc.max_receive_message_length": receive_bytes,
+        "grpc.max_send_message_length": MAX_MESSAGE_BYTES,
         "grpc.so_reuseport": 0,
     }
     options.update(overrides)
     return options
+
+
+def receive_limit(spec: ServiceSpec, caps: RequestCaps) -> int:
+    """The largest request of `spec`'s RPCs under `caps`, rounded up to KiB, at least MIN_RECEIVE_BYTES."""
+    requests = [method.input_type for service in spec.services for method in service.methods]
+    largest = caps.max_request_bytes(requests)
+    if largest is None:  # a recursive request type: the caps cannot bound it
+        return MAX_MESSAGE_BYTES
+    return max(MIN_RECEIVE_BYTES, -(-largest // 1024) * 1024)
 
 
 class Service:
@@ -75,13 +94,20 @@ class Service:
         self.log = get_logger(service=spec.name)
         streams = spec.max_streams if config.max_streams is None else config.max_streams
         slots = StreamSlots(spec.name, streams) if streams > 0 else None
-        interceptor = RpcInterceptor(spec.name, self.keys, spec.allow_anonymous, slots)
+        self.caps = RequestCaps(spec.field_caps)
+        requests = [m.input_type for s in spec.services for m in s.methods]
+        unused = self.caps.unused_overrides(requests)
+        if unused:
+            raise ValueError(f"{spec.name}: field caps for no field of its requests: {unused}")
+        self.receive_bytes = receive_limit(spec, self.caps)
+        options = list(_server_options(spec.options, self.receive_bytes).items())
+        interceptor = RpcInterceptor(spec.name, self.keys, spec.allow_anonymous, slots, self.caps)
         self.server = grpc.server(
             futures.ThreadPoolExecutor(
                 max_workers=config.max_workers + streams, thread_name_prefix=spec.name
             ),
             interceptors=[interceptor],
-            options=list(_server_options(spec.options).items()),
+            options=options,
         )
         spec.register(self.server)
         self.private_server: grpc.Server | None = None
@@ -91,7 +117,7 @@ class Service:
                     max_workers=config.max_workers, thread_name_prefix=f"{spec.name}-private"
                 ),
                 interceptors=[interceptor],
-                options=list(_server_options(spec.options).items()),
+                options=options,
             )
             spec.register(self.private_server)
             for address in spec.private_addresses:

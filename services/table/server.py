@@ -12,6 +12,7 @@ from poker.table.v1 import casino_service_pb2_grpc as casino_pb_grpc
 from poker.table.v1 import table_service_pb2 as table_pb
 from poker.table.v1 import table_service_pb2_grpc as table_pb_grpc
 from servicekit import auth, client
+from servicekit.caps import Cap
 from servicekit.config import ServerConfig
 from servicekit.server import Service, ServiceSpec, build
 
@@ -35,6 +36,8 @@ HEALTH_TIMEOUT_SECONDS = 0.5
 # Every seated player and watcher holds a stream (WatchTable, WatchCasinoTable) for as long as they stay:
 # a thread each in this sync server. 1,000 covers 100 full ten-seat tables; FELT_TABLE_MAX_STREAMS sets it.
 MAX_STREAMS = 1_000
+# Invited players are player ids (the defaults cap every other string and list: servicekit.caps).
+FIELD_CAPS = {"CreateTableRequest.invited": Cap(length=128)}
 
 
 def _serving(channel: grpc.Channel) -> bool:
@@ -104,6 +107,7 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
         ready=ready,
         on_stop=on_stop,
         max_streams=MAX_STREAMS,
+        field_caps=FIELD_CAPS,
     )
 
 

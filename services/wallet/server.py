@@ -6,9 +6,11 @@ from __future__ import annotations
 import threading
 
 import grpc
+from ledger import validation
 from poker.wallet.v1 import wallet_service_pb2 as pb
 from poker.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
 from servicekit import workers
+from servicekit.caps import Cap
 from servicekit.config import ServerConfig
 from servicekit.logging import get_logger
 from servicekit.server import Service, ServiceSpec, build
@@ -19,6 +21,13 @@ from services.wallet.workers import Announce
 from services.wallet.workers import serve as serve_workers
 
 SERVICE = pb.DESCRIPTOR.services_by_name["WalletService"]
+# The ledger's own limits (libs/ledger/validation.py); the largest request is a full TransferBatch.
+FIELD_CAPS = {
+    "owner": Cap(length=128),
+    "TransferBatchRequest.transfers": Cap(items=validation.MAX_BATCH),
+    "TransferBatchRequest.resolutions": Cap(items=validation.MAX_RESOLUTIONS),
+    "TransferSpec.postings": Cap(items=validation.MAX_POSTINGS),
+}
 
 
 class HoldSweeper:
@@ -87,6 +96,7 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
         ready=ready,
         # A worker shares its port with its siblings; a lone wallet fails to bind a port in use.
         options=workers.port_options(config),
+        field_caps=FIELD_CAPS,
     )
 
 
