@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+from servicekit.ratelimit import Rate
+
 T = TypeVar("T")
 
 # Fixed, documented ports: evaluator, dealer, wallet, table, tournament in that order from the base.
@@ -64,6 +66,16 @@ def positive_float(raw: str) -> float:
     return value
 
 
+def on_off(raw: str) -> bool:
+    """Parser for switches: on/off (also true/false, 1/0, yes/no)."""
+    text = raw.strip().lower()
+    if text in ("on", "true", "1", "yes"):
+        return True
+    if text in ("off", "false", "0", "no"):
+        return False
+    raise ValueError("must be on or off")
+
+
 def default_port(service: str) -> int:
     return DEFAULT_BASE_PORT + SERVICES.index(service)
 
@@ -91,6 +103,9 @@ class ServerConfig:
     data_dir: Path
     max_workers: int = 16
     max_streams: int | None = None  # None: the service's own default (ServiceSpec.max_streams)
+    # Rate settings by group (players) and "platform:<group>" (services, operators); None lifts a limit.
+    rate_overrides: Mapping[str, Rate | None] = field(default_factory=dict)
+    rate_limits: bool = True  # False lifts every rate limit (benchmarks at saturation, functional tests)
     shutdown_grace_seconds: float = 10.0
     production: bool = False
     log_level: str = "INFO"
@@ -103,6 +118,21 @@ class ServerConfig:
         if extra:
             config = replace(config, extra={**self.extra, **extra})
         return config
+
+
+def rate_settings(service: str, environ: Mapping[str, str] | None = None) -> dict[str, Rate | None]:
+    """FELT_<SERVICE>_RATE_<GROUP> (players) and FELT_<SERVICE>_PLATFORM_RATE_<GROUP> (services and
+    operators), each `<per second>:<burst>` or `off` (servicekit.ratelimit)."""
+    env = os.environ if environ is None else environ
+    found: dict[str, Rate | None] = {}
+    for prefix, key in (
+        (f"FELT_{service.upper()}_RATE_", ""),
+        (f"FELT_{service.upper()}_PLATFORM_RATE_", "platform:"),
+    ):
+        for name in sorted(env):
+            if name.startswith(prefix) and len(name) > len(prefix):
+                found[key + name[len(prefix) :].lower()] = setting(name, parse=Rate.parse, environ=env)
+    return found
 
 
 def load_server_config(
@@ -120,6 +150,8 @@ def load_server_config(
         data_dir=data_dir(environ),
         max_workers=setting(prefix + "MAX_WORKERS", 16, parse=int, environ=environ),
         max_streams=setting(prefix + "MAX_STREAMS", None, parse=int, environ=environ),
+        rate_overrides=rate_settings(service, environ),
+        rate_limits=setting("FELT_RATE_LIMITS", True, parse=on_off, environ=environ),
         shutdown_grace_seconds=setting("FELT_SHUTDOWN_GRACE_SECONDS", 10.0, parse=float, environ=environ),
         production=setting("FELT_ENV", "development", environ=environ) == "production",
         log_level=setting("FELT_LOG_LEVEL", "INFO", environ=environ),

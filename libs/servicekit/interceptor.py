@@ -1,11 +1,15 @@
-"""The one server interceptor: input caps, authentication, request ids, logging, metrics and error
-mapping.
+"""The one server interceptor: input caps, authentication, rate limits, stream slots, request ids,
+logging, metrics and error mapping.
 
 In a sync gRPC server a contextvar bound in `intercept_service` does not reach the handler (it runs on
 another thread), so the interceptor wraps the handler's behaviour instead: everything below runs on the
-handler's thread, around the servicer method. First of all, the body must decode as the request message
-(else INVALID_ARGUMENT naming the request body) and every string, bytes and repeated field must be within
-its cap (servicekit.caps): until both hold, nothing of the request has been logged or checked.
+handler's thread, around the servicer method. In this order, each step only once the one before passed:
+
+1. the body decodes as the request message (else INVALID_ARGUMENT naming the request body), and every
+   string, bytes and repeated field is within its cap (servicekit.caps) -- nothing of the request has
+   been logged yet;
+2. the request ids are bound to the log line and the token is verified;
+3. the caller's budget for the RPC (servicekit.ratelimit) and, for a stream, a stream slot.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import structlog
 from servicekit import auth, errors, metrics
 from servicekit.caps import ID_LENGTH, RequestCaps
 from servicekit.logging import bind_ids, get_logger
+from servicekit.ratelimit import CallerKey, RateLimiter
 
 # Request fields that name domain objects; bound to the RPC's log lines when present.
 DOMAIN_ID_FIELDS = (
@@ -77,10 +82,12 @@ class RpcInterceptor(_ServerInterceptor):
         allow_anonymous: bool,
         stream_slots: StreamSlots | None = None,
         caps: RequestCaps | None = None,
+        rate_limiter: RateLimiter | None = None,
     ) -> None:
         self._service = service
         self._stream_slots = stream_slots
         self._caps = caps if caps is not None else RequestCaps()
+        self._rate_limiter = rate_limiter
         self._verifier = auth.TokenVerifier(keys)
         self._allow_anonymous = allow_anonymous
         self._log = get_logger()
@@ -129,7 +136,8 @@ class RpcInterceptor(_ServerInterceptor):
         open_method: bool,
         grpc_service: str,
         grpc_method: str,
-    ) -> Any:
+    ) -> tuple[auth.Caller, Any]:
+        """Everything before the servicer: the checked caller and the token to reset it with."""
         structlog.contextvars.clear_contextvars()
         bind_ids(service=self._service)
         try:
@@ -152,7 +160,16 @@ class RpcInterceptor(_ServerInterceptor):
                 raise errors.unauthenticated("TOKEN_MISSING", "this service needs a bearer token")
         if caller is not auth.ANONYMOUS:
             bind_ids(caller=caller.subject, caller_role=caller.role.value)
-        return auth.set_current_caller(caller)
+        reset = auth.set_current_caller(caller)
+        if self._rate_limiter is not None and not open_method:
+            try:
+                self._rate_limiter.check(
+                    grpc_service, grpc_method, caller_key(caller, context), is_platform(caller)
+                )
+            except errors.DomainError:
+                auth._current.reset(reset)
+                raise
+        return caller, reset
 
     def _fail(self, exc: BaseException, context: grpc.ServicerContext) -> grpc.StatusCode:
         """Abort the call for `exc`; returns the code sent (the abort itself raises)."""
@@ -196,7 +213,7 @@ class RpcInterceptor(_ServerInterceptor):
             code, reason = grpc.StatusCode.OK, ""
             caller_token = None
             try:
-                caller_token = self._begin(request, context, open_method, grpc_service, grpc_method)
+                _caller, caller_token = self._begin(request, context, open_method, grpc_service, grpc_method)
                 return behavior(request, context)
             except errors.DomainError as exc:
                 code, reason = exc.code, exc.reason
@@ -272,6 +289,21 @@ def _request_id(request: Any, context: grpc.ServicerContext) -> str:
         if key == "x-request-id" and value and len(value) <= ID_LENGTH:  # metadata has no cap of its own
             return str(value)
     return uuid.uuid4().hex
+
+
+def is_platform(caller: auth.Caller) -> bool:
+    """The platform's own callers (services, operators) have limits of their own, far above players'."""
+    return caller.role in (auth.Role.SERVICE, auth.Role.OPERATOR)
+
+
+def caller_key(caller: auth.Caller, context: grpc.ServicerContext) -> CallerKey:
+    """Whose budget a call spends: the token's role and subject; an anonymous call, its peer's host."""
+    if caller is not auth.ANONYMOUS:
+        return (caller.role.value, caller.subject)
+    peer = context.peer() or ""  # "ipv4:127.0.0.1:50712", "ipv6:[::1]:50712", "unix:/path"
+    kind, _, address = peer.partition(":")
+    host = address.rpartition(":")[0] if kind in ("ipv4", "ipv6") else address
+    return (auth.Role.ANONYMOUS.value, host or peer)
 
 
 class Undecodable:

@@ -55,6 +55,17 @@ REQUESTS_REFUSED = prometheus_client.Counter(
     ["grpc_service", "grpc_method", "reason"],
 )
 REFUSAL_REASONS = ("FIELD_TOO_LONG", "TOO_MANY_ITEMS", "REQUEST_UNDECODABLE")
+RATE_LIMITED = prometheus_client.Counter(
+    "felt_rate_limited_total",
+    "Calls refused with RESOURCE_EXHAUSTED RATE_LIMITED: their caller's budget for the RPC was spent.",
+    ["grpc_service", "grpc_method"],
+)
+RATE_LIMIT_BUCKETS = prometheus_client.Gauge(
+    "felt_rate_limit_buckets",
+    "Per-caller rate-limit buckets held in memory (bounded: servicekit.ratelimit.MAX_CALLERS).",
+    ["service"],
+    multiprocess_mode="livesum",
+)
 
 
 def code_label(code: grpc.StatusCode) -> str:
@@ -85,8 +96,10 @@ def methods_of(service: ServiceDescriptor) -> list[MethodInfo]:
     return infos
 
 
-def precreate(methods: Iterable[MethodInfo]) -> None:
-    """Create every known label set at zero so dashboards and rates see the series from the start."""
+def precreate(methods: Iterable[MethodInfo], rate_limited: Iterable[str] = ()) -> None:
+    """Create every known label set at zero so dashboards and rates see the series from the start
+    (`rate_limited`: the methods that have a rate limit)."""
+    limited = set(rate_limited)
     for m in methods:
         STARTED.labels(m.grpc_type, m.service, m.method)
         HANDLING_SECONDS.labels(m.grpc_type, m.service, m.method)
@@ -94,6 +107,8 @@ def precreate(methods: Iterable[MethodInfo]) -> None:
             HANDLED.labels(m.grpc_type, m.service, m.method, code_label(code))
         for reason in REFUSAL_REASONS:
             REQUESTS_REFUSED.labels(m.service, m.method, reason)
+        if m.method in limited:
+            RATE_LIMITED.labels(m.service, m.method)
 
 
 # How often the metrics HTTP server's loop looks at its stop flag: shutdown() waits for that look.

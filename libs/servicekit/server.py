@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent import futures
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from servicekit.caps import Cap, RequestCaps
 from servicekit.config import ServerConfig
 from servicekit.interceptor import RpcInterceptor, StreamSlots
 from servicekit.logging import configure_logging, get_logger
+from servicekit.ratelimit import RateLimit, RateLimiter
 
 READY_POLL_SECONDS = 0.5
 # A thread woken for a call or a stream message gets the GIL only once the running thread has held it for
@@ -55,6 +57,8 @@ class ServiceSpec:
     # Caps on request fields beyond the defaults of their names (servicekit.caps), keyed
     # "Message.field" or "field"; the largest request they allow sets the maximum receive size.
     field_caps: Mapping[str, Cap] = field(default_factory=dict)
+    # Per-caller budgets of RPCs (servicekit.ratelimit); FELT_<SERVICE>_[PLATFORM_]RATE_<GROUP> override.
+    rate_limits: Sequence[RateLimit] = field(default_factory=tuple)
 
 
 def _server_options(overrides: Sequence[tuple[str, object]], receive_bytes: int) -> dict[str, object]:
@@ -93,15 +97,18 @@ class Service:
         self.keys = keys or auth.load_keys(config.data_dir, config.production)
         self.log = get_logger(service=spec.name)
         streams = spec.max_streams if config.max_streams is None else config.max_streams
-        slots = StreamSlots(spec.name, streams) if streams > 0 else None
+        self.stream_slots = StreamSlots(spec.name, streams) if streams > 0 else None
         self.caps = RequestCaps(spec.field_caps)
         requests = [m.input_type for s in spec.services for m in s.methods]
         unused = self.caps.unused_overrides(requests)
         if unused:
             raise ValueError(f"{spec.name}: field caps for no field of its requests: {unused}")
+        self.rate_limiter = self._rate_limiter(spec, config)
         self.receive_bytes = receive_limit(spec, self.caps)
         options = list(_server_options(spec.options, self.receive_bytes).items())
-        interceptor = RpcInterceptor(spec.name, self.keys, spec.allow_anonymous, slots, self.caps)
+        interceptor = RpcInterceptor(
+            spec.name, self.keys, spec.allow_anonymous, self.stream_slots, self.caps, self.rate_limiter
+        )
         self.server = grpc.server(
             futures.ThreadPoolExecutor(
                 max_workers=config.max_workers + streams, thread_name_prefix=spec.name
@@ -136,8 +143,21 @@ class Service:
         self.metrics_port: int | None = None
         self._metrics_server: WSGIServer | None = None
         self._stopped = threading.Event()
+        limited = self.rate_limiter.methods if self.rate_limiter is not None else set()
         for descriptor in spec.services:
-            metrics.precreate(metrics.methods_of(descriptor))
+            metrics.precreate(metrics.methods_of(descriptor), limited)
+
+    @staticmethod
+    def _rate_limiter(spec: ServiceSpec, config: ServerConfig) -> RateLimiter | None:
+        """The service's limits with the settings applied (checked even when the limits are off)."""
+        served = {m.name for s in spec.services for m in s.methods}
+        for limit in spec.rate_limits:
+            missing = sorted(set(limit.methods) - served)
+            if missing:
+                raise ValueError(f"{spec.name}: rate group {limit.group} names unknown RPCs {missing}")
+        clock = config.extra.get("rate_clock") or time.monotonic
+        limiter = RateLimiter(spec.name, spec.rate_limits, config.rate_overrides, clock)
+        return limiter if config.rate_limits and spec.rate_limits else None
 
     @property
     def address(self) -> str:

@@ -13,6 +13,7 @@ from servicekit import workers
 from servicekit.caps import Cap
 from servicekit.config import ServerConfig
 from servicekit.logging import get_logger
+from servicekit.ratelimit import Rate, RateLimit
 from servicekit.server import Service, ServiceSpec, build
 
 from services.wallet.servicer import WalletServicer
@@ -28,6 +29,17 @@ FIELD_CAPS = {
     "TransferBatchRequest.resolutions": Cap(items=validation.MAX_RESOLUTIONS),
     "TransferSpec.postings": Cap(items=validation.MAX_POSTINGS),
 }
+# Per caller (README "Limits per caller"): a player only opens their own account; the services that
+# move chips (table, tournament) get budgets far above what the ledger can write.
+RATE_LIMITS = (
+    RateLimit("create_account", ("CreateAccount",), player=Rate(1, 5), platform=Rate(2_000, 5_000)),
+    RateLimit(
+        "money",
+        ("Issue", "Transfer", "TransferBatch", "Hold", "Capture", "Release"),
+        player=Rate(5, 20),
+        platform=Rate(20_000, 40_000),
+    ),
+)
 
 
 class HoldSweeper:
@@ -97,6 +109,7 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
         # A worker shares its port with its siblings; a lone wallet fails to bind a port in use.
         options=workers.port_options(config),
         field_caps=FIELD_CAPS,
+        rate_limits=RATE_LIMITS,
     )
 
 

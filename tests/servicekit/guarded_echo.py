@@ -4,7 +4,7 @@ bytes in its request, a rate-limited write, and a stream that lasts until its ca
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import grpc
@@ -12,6 +12,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from servicekit import auth
 from servicekit.caps import Cap
 from servicekit.config import ServerConfig
+from servicekit.ratelimit import RateLimit
 from servicekit.server import ServiceSpec
 
 _T = descriptor_pb2.FieldDescriptorProto
@@ -147,6 +148,7 @@ def spec_for(
     handlers: Handlers,
     *,
     field_caps: Mapping[str, Cap] | None = None,
+    rate_limits: Sequence[RateLimit] = (),
     allow_anonymous: bool = False,
 ) -> Callable[[ServerConfig], ServiceSpec]:
     def build(config: ServerConfig) -> ServiceSpec:
@@ -156,6 +158,7 @@ def spec_for(
             register=handlers.register,
             allow_anonymous=allow_anonymous,
             field_caps=dict(field_caps or {}),
+            rate_limits=rate_limits,
         )
 
     return build
