@@ -103,6 +103,8 @@ class ServerConfig:
     data_dir: Path
     max_workers: int = 16
     max_streams: int | None = None  # None: the service's own default (ServiceSpec.max_streams)
+    # Open streams one player (or anonymous peer) may hold; None: ServiceSpec.max_streams_per_caller.
+    max_streams_per_caller: int | None = None
     # Rate settings by group (players) and "platform:<group>" (services, operators); None lifts a limit.
     rate_overrides: Mapping[str, Rate | None] = field(default_factory=dict)
     rate_limits: bool = True  # False lifts every rate limit (benchmarks at saturation, functional tests)
@@ -150,6 +152,9 @@ def load_server_config(
         data_dir=data_dir(environ),
         max_workers=setting(prefix + "MAX_WORKERS", 16, parse=int, environ=environ),
         max_streams=setting(prefix + "MAX_STREAMS", None, parse=int, environ=environ),
+        max_streams_per_caller=setting(
+            prefix + "MAX_STREAMS_PER_CALLER", None, parse=positive_int, environ=environ
+        ),
         rate_overrides=rate_settings(service, environ),
         rate_limits=setting("FELT_RATE_LIMITS", True, parse=on_off, environ=environ),
         shutdown_grace_seconds=setting("FELT_SHUTDOWN_GRACE_SECONDS", 10.0, parse=float, environ=environ),

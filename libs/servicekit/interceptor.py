@@ -53,25 +53,71 @@ class StreamSlots:
     """A sync gRPC server runs each server stream on a pool thread for the stream's whole life. A service
     with long-lived streams (a table's watchers) reserves that many threads beyond those for calls, and a
     stream beyond them is refused at once (RESOURCE_EXHAUSTED): without the cap, open streams could take
-    every thread and each later call would wait for one forever."""
+    every thread and each later call would wait for one forever.
 
-    def __init__(self, service: str, capacity: int) -> None:
+    One player (or anonymous peer) holds at most `per_caller` of them, so that nobody can take every slot
+    from the other viewers; the platform's own callers (services, operators) only meet the global limit.
+    A slot is given back when its stream ends, however it ends (the client cancels, its deadline passes,
+    the server stops): the handler's thread is free again then."""
+
+    RETRY_SECONDS = 1.0
+
+    def __init__(self, service: str, capacity: int, per_caller: int | None = None) -> None:
+        self.service = service
         self.capacity = capacity
-        self._free = threading.BoundedSemaphore(capacity)
+        self.per_caller = per_caller
+        self._lock = threading.Lock()
+        self._taken = 0
+        self._by_caller: dict[CallerKey, int] = {}
         self._open = metrics.STREAMS_OPEN.labels(service)
         metrics.STREAMS_LIMIT.labels(service).set(capacity)
+        for reason in ("STREAMS_EXHAUSTED", "STREAMS_PER_CALLER_EXHAUSTED"):
+            metrics.STREAMS_REFUSED.labels(service, reason)
 
-    def take(self) -> None:
-        if not self._free.acquire(blocking=False):
-            raise errors.resource_exhausted(
-                "STREAMS_EXHAUSTED",
-                f"this server holds its limit of {self.capacity} open streams; retry later or elsewhere",
-            )
+    def take(self, caller: CallerKey | None = None) -> None:
+        """One slot for `caller` (None: a platform caller, under the global limit only)."""
+        with self._lock:
+            if self._taken >= self.capacity:
+                refused = "STREAMS_EXHAUSTED"
+            elif (
+                caller is not None
+                and self.per_caller is not None
+                and self._by_caller.get(caller, 0) >= self.per_caller
+            ):
+                refused = "STREAMS_PER_CALLER_EXHAUSTED"
+            else:
+                self._taken += 1
+                if caller is not None:
+                    self._by_caller[caller] = self._by_caller.get(caller, 0) + 1
+                refused = ""
+        if refused:
+            metrics.STREAMS_REFUSED.labels(self.service, refused).inc()
+            if refused == "STREAMS_EXHAUSTED":
+                message = (
+                    f"this server holds its limit of {self.capacity} open streams; retry later or elsewhere"
+                )
+            else:
+                message = (
+                    f"you hold {self.per_caller} open streams here, the most one caller may; close one first"
+                )
+            raise errors.resource_exhausted_retry(refused, message, self.RETRY_SECONDS)
         self._open.inc()
 
-    def give_back(self) -> None:
+    def give_back(self, caller: CallerKey | None = None) -> None:
+        with self._lock:
+            self._taken -= 1
+            if caller is not None:
+                left = self._by_caller.get(caller, 0) - 1
+                if left > 0:
+                    self._by_caller[caller] = left
+                else:
+                    self._by_caller.pop(caller, None)
         self._open.dec()
-        self._free.release()
+
+    def held(self, caller: CallerKey | None = None) -> int:
+        """Slots taken now: all of them, or `caller`'s."""
+        with self._lock:
+            return self._taken if caller is None else self._by_caller.get(caller, 0)
 
 
 class RpcInterceptor(_ServerInterceptor):
@@ -244,10 +290,12 @@ class RpcInterceptor(_ServerInterceptor):
             metrics.STARTED.labels(grpc_type, grpc_service, grpc_method).inc()
             code, reason = grpc.StatusCode.OK, ""
             holding = False
+            slot_owner: CallerKey | None = None
             try:
-                self._begin(request, context, open_method, grpc_service, grpc_method)
+                caller, _reset = self._begin(request, context, open_method, grpc_service, grpc_method)
                 if slots is not None:
-                    slots.take()
+                    slot_owner = None if is_platform(caller) else caller_key(caller, context)
+                    slots.take(slot_owner)
                     holding = True
                 yield from behavior(request, context)
             except errors.DomainError as exc:
@@ -265,7 +313,7 @@ class RpcInterceptor(_ServerInterceptor):
                 self._fail(exc, context)
             finally:
                 if holding:
-                    slots.give_back()  # type: ignore[union-attr]
+                    slots.give_back(slot_owner)  # type: ignore[union-attr]
                 self._finish(grpc_type, grpc_service, grpc_method, code, started, open_method, reason)
 
         return handle

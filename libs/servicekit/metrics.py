@@ -47,6 +47,12 @@ STREAMS_LIMIT = prometheus_client.Gauge(
     multiprocess_mode="livemax",
 )
 
+STREAMS_REFUSED = prometheus_client.Counter(
+    "felt_server_streams_refused_total",
+    "Server streams refused: the service's limit was reached (STREAMS_EXHAUSTED) or the caller's "
+    "(STREAMS_PER_CALLER_EXHAUSTED).",
+    ["service", "reason"],
+)
 # Abuse limits: requests refused before their handler ran (servicekit.caps, the interceptor).
 REQUESTS_REFUSED = prometheus_client.Counter(
     "felt_requests_refused_total",

@@ -30,6 +30,9 @@ READY_POLL_SECONDS = 0.5
 # whole intervals behind CPU-bound work (a table's clock playing bots). 1 ms: in the table benchmark, Act to
 # the other players' streams under 50 unpaced bot tables went from p99 24-47 ms to 15-19 ms (A/B, load 6-7).
 SWITCH_INTERVAL_SECONDS = 0.001
+# Streams one player may hold open on a service with stream slots (a few tables and a lobby, with room
+# for reconnecting before the server has seen the old stream go); FELT_<SERVICE>_MAX_STREAMS_PER_CALLER.
+MAX_STREAMS_PER_CALLER = 8
 # The smallest maximum receive size: health checks and reflection requests fit in it with room.
 MIN_RECEIVE_BYTES = 64 * 1024
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024  # responses (and a request bound the caps cannot size)
@@ -59,6 +62,8 @@ class ServiceSpec:
     field_caps: Mapping[str, Cap] = field(default_factory=dict)
     # Per-caller budgets of RPCs (servicekit.ratelimit); FELT_<SERVICE>_[PLATFORM_]RATE_<GROUP> override.
     rate_limits: Sequence[RateLimit] = field(default_factory=tuple)
+    # Streams one player or anonymous peer may hold at once (of max_streams; platform callers: any).
+    max_streams_per_caller: int = MAX_STREAMS_PER_CALLER
 
 
 def _server_options(overrides: Sequence[tuple[str, object]], receive_bytes: int) -> dict[str, object]:
@@ -97,7 +102,12 @@ class Service:
         self.keys = keys or auth.load_keys(config.data_dir, config.production)
         self.log = get_logger(service=spec.name)
         streams = spec.max_streams if config.max_streams is None else config.max_streams
-        self.stream_slots = StreamSlots(spec.name, streams) if streams > 0 else None
+        per_caller = (
+            spec.max_streams_per_caller
+            if config.max_streams_per_caller is None
+            else config.max_streams_per_caller
+        )
+        self.stream_slots = StreamSlots(spec.name, streams, per_caller) if streams > 0 else None
         self.caps = RequestCaps(spec.field_caps)
         requests = [m.input_type for s in spec.services for m in s.methods]
         unused = self.caps.unused_overrides(requests)

@@ -149,6 +149,8 @@ def spec_for(
     *,
     field_caps: Mapping[str, Cap] | None = None,
     rate_limits: Sequence[RateLimit] = (),
+    max_streams: int = 0,
+    max_streams_per_caller: int = 8,
     allow_anonymous: bool = False,
 ) -> Callable[[ServerConfig], ServiceSpec]:
     def build(config: ServerConfig) -> ServiceSpec:
@@ -159,6 +161,8 @@ def spec_for(
             allow_anonymous=allow_anonymous,
             field_caps=dict(field_caps or {}),
             rate_limits=rate_limits,
+            max_streams=max_streams,
+            max_streams_per_caller=max_streams_per_caller,
         )
 
     return build
