@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+from servicekit.files import private_dir, private_files
 from servicekit.ratelimit import Rate
 
 T = TypeVar("T")
@@ -87,9 +88,7 @@ def default_metrics_port(service: str) -> int:
 def data_dir(environ: Mapping[str, str] | None = None) -> Path:
     """The one directory for local state (SQLite files, development keys, logs)."""
     raw = setting("FELT_DATA_DIR", str(REPO_ROOT / ".felt-data"), environ=environ)
-    path = Path(raw).expanduser().resolve()
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return private_dir(Path(raw).expanduser().resolve())
 
 
 @dataclass(frozen=True)
@@ -140,7 +139,11 @@ def rate_settings(service: str, environ: Mapping[str, str] | None = None) -> dic
 def load_server_config(
     service: str, environ: Mapping[str, str] | None = None, **overrides: Any
 ) -> ServerConfig:
-    """Platform settings for `service` from FELT_* variables, then explicit overrides (CLI flags, tests)."""
+    """Platform settings for `service` from FELT_* variables, then explicit overrides (CLI flags, tests).
+
+    The process that loads a service's settings runs that service: from here on it creates its files
+    (databases, keys, sockets) for its own user only, before any of them is opened."""
+    private_files()
     prefix = f"FELT_{service.upper()}_"
     config = ServerConfig(
         service=service,

@@ -17,7 +17,7 @@ from google.protobuf.descriptor import ServiceDescriptor
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from servicekit import auth, metrics
+from servicekit import auth, files, metrics
 from servicekit.caps import Cap, RequestCaps
 from servicekit.config import ServerConfig
 from servicekit.interceptor import RpcInterceptor, StreamSlots
@@ -101,6 +101,7 @@ class Service:
         self.config = config
         self.keys = keys or auth.load_keys(config.data_dir, config.production)
         self.log = get_logger(service=spec.name)
+        self._secure_data_dir()
         streams = spec.max_streams if config.max_streams is None else config.max_streams
         per_caller = (
             spec.max_streams_per_caller
@@ -156,6 +157,12 @@ class Service:
         limited = self.rate_limiter.methods if self.rate_limiter is not None else set()
         for descriptor in spec.services:
             metrics.precreate(metrics.methods_of(descriptor), limited)
+
+    def _secure_data_dir(self) -> None:
+        files.private_files()
+        stuck = files.secure_data_dir(self.config.data_dir)
+        if stuck:
+            self.log.warning("data_files_not_private", paths=[str(p) for p in stuck[:10]])
 
     @staticmethod
     def _rate_limiter(spec: ServiceSpec, config: ServerConfig) -> RateLimiter | None:
