@@ -73,6 +73,15 @@ RATE_LIMIT_BUCKETS = prometheus_client.Gauge(
     multiprocess_mode="livesum",
 )
 
+# A process's supervisor (`felt up`, servicekit.workers) tells a service it started again after an exit
+# (FELT_RESTARTS): felt up gives the count so far (each process has registries of its own), a worker
+# supervisor 1 for a restarted worker (a dead worker's counters still add up in its metrics directory).
+RESTARTS = prometheus_client.Counter(
+    "felt_service_restarts_total",
+    "Times a process of this service was started again after it exited.",
+    ["service"],
+)
+
 
 def code_label(code: grpc.StatusCode) -> str:
     """go-grpc-prometheus spells codes in CamelCase: OK, InvalidArgument, NotFound, ..."""

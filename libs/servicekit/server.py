@@ -19,7 +19,7 @@ from grpc_reflection.v1alpha import reflection
 
 from servicekit import auth, files, metrics
 from servicekit.caps import Cap, RequestCaps
-from servicekit.config import ServerConfig
+from servicekit.config import ServerConfig, setting
 from servicekit.interceptor import RpcInterceptor, StreamSlots
 from servicekit.logging import configure_logging, get_logger
 from servicekit.ratelimit import RateLimit, RateLimiter
@@ -157,6 +157,8 @@ class Service:
         limited = self.rate_limiter.methods if self.rate_limiter is not None else set()
         for descriptor in spec.services:
             metrics.precreate(metrics.methods_of(descriptor), limited)
+        # Set by the supervisor that started this process again (`felt up`, a worker supervisor).
+        metrics.RESTARTS.labels(spec.name).inc(setting("FELT_RESTARTS", 0, parse=int))
 
     def _secure_data_dir(self) -> None:
         files.private_files()
