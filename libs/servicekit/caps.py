@@ -230,53 +230,81 @@ def _varint_len(value: int) -> int:
     return max(1, (value.bit_length() + 6) // 7)
 
 
+class _Over(Exception):
+    """A cap broken somewhere inside a message; the path is put together on the way out, so that a
+    request within its caps builds no path at all."""
+
+    def __init__(self, reason: str, limit: int, unit: str, path: str) -> None:
+        super().__init__(reason)
+        self.reason, self.limit, self.unit, self.path = reason, limit, unit, path
+
+    def inside(self, prefix: str) -> _Over:
+        self.path = prefix + self.path
+        return self
+
+
 def _check(message: Any, rules: _MessageRules, path: str) -> None:
+    try:
+        _check_message(message, rules)
+    except _Over as over:
+        where = path + over.path
+        if over.reason == TOO_MANY_ITEMS:
+            message_text = f"{where} holds more than {over.limit} entries"
+        else:
+            message_text = f"{where} is longer than {over.limit} {over.unit}"
+        raise errors.invalid_argument(where, over.reason, message_text, limit=over.limit) from None
+
+
+def _check_message(message: Any, rules: _MessageRules) -> None:
     if not rules:
         return
     for field, value in message.ListFields():
         rule = rules.get(field.name)
         if rule is None:
             continue
-        where = path + rule.name
         if rule.repeated:
             if len(value) > rule.items:
-                raise _too_many(where, rule.items)
+                raise _Over(TOO_MANY_ITEMS, rule.items, "", rule.name)
             if rule.map_value_type is not None:
-                _check_map(value, rule, where)
+                _check_map(value, rule)
             elif rule.message is not None:
+                inner = rule.message
                 for index, item in enumerate(value):
-                    _check(item, rule.message, f"{where}[{index}].")
+                    try:
+                        _check_message(item, inner)
+                    except _Over as over:
+                        raise over.inside(f"{rule.name}[{index}].") from None
             elif rule.field_type in (_STRING, _BYTES):
+                length = rule.length
                 for index, item in enumerate(value):
-                    if len(item) > rule.length:
-                        raise _too_long(f"{where}[{index}]", rule)
+                    if len(item) > length:
+                        raise _too_long(f"{rule.name}[{index}]", rule)
         elif rule.message is not None:
-            _check(value, rule.message, where + ".")
+            try:
+                _check_message(value, rule.message)
+            except _Over as over:
+                raise over.inside(rule.name + ".") from None
         elif len(value) > rule.length:
-            raise _too_long(where, rule)
+            raise _too_long(rule.name, rule)
 
 
-def _check_map(value: Any, rule: _Rule, where: str) -> None:
+def _check_map(value: Any, rule: _Rule) -> None:
+    def entry(key: object) -> str:
+        return f"{rule.name}[{json.dumps(key)}]" if isinstance(key, str) else f"{rule.name}[{key}]"
+
     for position, (key, item) in enumerate(value.items()):
         # The key names the entry only once it is known to be short; else its position does.
         if rule.map_key_length is not None and len(key) > rule.map_key_length:
-            raise _too_long(f"{where}<key {position}>", rule, rule.map_key_length)
-        entry = f"{where}[{json.dumps(key)}]" if isinstance(key, str) else f"{where}[{key}]"
+            raise _Over(FIELD_TOO_LONG, rule.map_key_length, "characters", f"{rule.name}<key {position}>")
         if rule.message is not None:
-            _check(item, rule.message, entry + ".")
+            try:
+                _check_message(item, rule.message)
+            except _Over as over:
+                raise over.inside(entry(key) + ".") from None
         elif rule.map_value_type in (_STRING, _BYTES) and len(item) > rule.length:
-            raise _too_long(entry, rule)
+            raise _too_long(entry(key), rule)
 
 
-def _too_long(where: str, rule: _Rule, limit: int | None = None) -> errors.DomainError:
-    limit = rule.length if limit is None else limit
-    unit = "bytes" if rule.field_type == _BYTES else "characters"
-    return errors.invalid_argument(
-        where, FIELD_TOO_LONG, f"{where} is longer than {limit} {unit}", limit=limit
-    )
-
-
-def _too_many(where: str, limit: int) -> errors.DomainError:
-    return errors.invalid_argument(
-        where, TOO_MANY_ITEMS, f"{where} holds more than {limit} entries", limit=limit
-    )
+def _too_long(where: str, rule: _Rule) -> _Over:
+    unit = "bytes" if rule.field_type == _BYTES or rule.map_value_type == _BYTES else "characters"
+    return _Over(FIELD_TOO_LONG, rule.length, unit, where)
