@@ -36,6 +36,7 @@ MAX_STREAMS_PER_CALLER = 8
 # The smallest maximum receive size: health checks and reflection requests fit in it with room.
 MIN_RECEIVE_BYTES = 64 * 1024
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024  # responses (and a request bound the caps cannot size)
+KEEPALIVE_SECONDS, KEEPALIVE_TIMEOUT_SECONDS = 30, 10
 
 
 @dataclass
@@ -79,6 +80,15 @@ def _server_options(overrides: Sequence[tuple[str, object]], receive_bytes: int)
         "grpc.max_receive_message_length": receive_bytes,
         "grpc.max_send_message_length": MAX_MESSAGE_BYTES,
         "grpc.so_reuseport": 0,
+        # A client gone without closing its connection (a phone off the network) holds its streams,
+        # their threads and its stream slots until the server notices: ping every 30 s, and drop the
+        # connection after 10 s without an answer (gRPC's default is to ping after 2 hours). Idle
+        # streams send no data, so the pings go on without any. This gRPC waits for a ping's answer
+        # for the ping timeout, not the keepalive one: both are set.
+        "grpc.keepalive_time_ms": KEEPALIVE_SECONDS * 1000,
+        "grpc.keepalive_timeout_ms": KEEPALIVE_TIMEOUT_SECONDS * 1000,
+        "grpc.http2.ping_timeout_ms": KEEPALIVE_TIMEOUT_SECONDS * 1000,
+        "grpc.http2.max_pings_without_data": 0,
     }
     options.update(overrides)
     return options

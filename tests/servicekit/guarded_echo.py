@@ -152,6 +152,7 @@ def spec_for(
     max_streams: int = 0,
     max_streams_per_caller: int = 8,
     allow_anonymous: bool = False,
+    options: Sequence[tuple[str, object]] = (),
 ) -> Callable[[ServerConfig], ServiceSpec]:
     def build(config: ServerConfig) -> ServiceSpec:
         return ServiceSpec(
@@ -163,6 +164,7 @@ def spec_for(
             rate_limits=rate_limits,
             max_streams=max_streams,
             max_streams_per_caller=max_streams_per_caller,
+            options=options,
         )
 
     return build

@@ -4,6 +4,7 @@ cancels, its deadline passes, or the server stops."""
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -13,8 +14,9 @@ from typing import Any
 import grpc
 import prometheus_client
 import pytest
-from servicekit import auth, errors
+from servicekit import auth, client, errors
 from servicekit.interceptor import StreamSlots
+from servicekit.server import MIN_RECEIVE_BYTES, _server_options
 from servicekit.testing import RunningService, config_for_tests, running
 
 from tests.servicekit import guarded_echo as echo
@@ -130,3 +132,78 @@ def test_stopping_the_server_ends_every_stream_and_frees_its_slot(tmp_path: Path
         svc.service.stop(grace=0.2)
         assert all(s.ended.wait(10) for s in streams)
         wait_until(lambda: slots.held() == 0 and handlers.watching == 0)
+
+
+class BlackHole:
+    """A TCP proxy on loopback that, once `swallow()` is called, stops passing bytes either way without
+    closing anything: what a server sees of a client whose network went away."""
+
+    def __init__(self, target: str) -> None:
+        host, port = target.rsplit(":", 1)
+        self._target = (host, int(port))
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.address = f"127.0.0.1:{self._listener.getsockname()[1]}"
+        self._open = threading.Event()
+        self._open.set()
+        self._sockets: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(self._target)
+            self._sockets += [client, server]
+            for source, sink in ((client, server), (server, client)):
+                threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
+
+    def _pipe(self, source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                if not self._open.is_set():
+                    continue  # swallowed
+                sink.sendall(data)
+        except OSError:
+            pass
+
+    def swallow(self) -> None:
+        self._open.clear()
+
+    def close(self) -> None:
+        self._listener.close()
+        for sock in self._sockets:
+            sock.close()
+
+
+def test_a_client_whose_network_vanished_loses_its_streams_to_keepalive(tmp_path: Path) -> None:
+    """No FIN, no RST: the server's keepalive pings go unanswered and it drops the connection, so the
+    vanished player's slots come back and the player, reconnecting, can watch again. Every service
+    pings every 30 s and gives up after 10 s (gRPC's default: a first ping after 2 hours); here faster."""
+    defaults = _server_options((), MIN_RECEIVE_BYTES)
+    assert defaults["grpc.keepalive_time_ms"] == 30_000 and defaults["grpc.http2.max_pings_without_data"] == 0
+    assert defaults["grpc.keepalive_timeout_ms"] == defaults["grpc.http2.ping_timeout_ms"] == 10_000
+    handlers = echo.Handlers()
+    quick = [
+        ("grpc.keepalive_time_ms", 300),
+        ("grpc.keepalive_timeout_ms", 300),
+        ("grpc.http2.ping_timeout_ms", 300),
+    ]
+    spec = echo.spec_for(handlers, max_streams=CAPACITY, max_streams_per_caller=PER_CALLER, options=quick)
+    with running(spec, config_for_tests("evaluator", tmp_path)) as svc:
+        slots = svc.service.stream_slots
+        assert slots is not None
+        hole = BlackHole(svc.address)
+        try:
+            phone = client.channel(hole.address, svc.token("alice"))
+            streams = [Stream(phone) for _ in range(PER_CALLER)]
+            assert all(s.opened() for s in streams)
+            assert slots.held(("player", "alice")) == PER_CALLER
+            hole.swallow()  # the phone goes into a tunnel
+            wait_until(lambda: slots.held() == 0 and handlers.watching == 0)
+            back = Stream(svc.channel("alice"))  # out of the tunnel, on a new connection
+            assert back.opened()
+            back.call.cancel()
+        finally:
+            hole.close()
