@@ -100,3 +100,33 @@ def test_an_undecodable_body_is_invalid_argument_not_internal(limited: Limited, 
     assert details.code is grpc.StatusCode.INVALID_ARGUMENT and details.reason == "REQUEST_UNDECODABLE"
     assert [v.field for v in details.violations] == ["request"]
     assert details.metadata["message_type"] == "poker.table.v1.ActRequest"
+
+
+def test_the_largest_legitimate_requests_still_fit_the_receive_limits(limited: Limited) -> None:
+    """The receive limits come from the caps: the biggest batch the ledger takes (100 transfers of 64
+    postings, 500 resolutions, ids and memos at their caps) and a Verify of an 8-deck shoe are read
+    and judged by the service, not refused for their size."""
+    from poker.dealer.v1 import dealer_service_pb2 as dpb
+    from poker.dealer.v1 import dealer_service_pb2_grpc as dpb_grpc
+
+    stack = limited.stack
+    wide = "\U0001f0a1"  # four bytes of UTF-8
+    posting = wpb.Posting(account_id="a" * 128, side=wpb.POSTING_SIDE_DEBIT, amount=1)
+    batch = wpb.TransferBatchRequest(
+        request_id="b" * 128,
+        transfers=[wpb.TransferSpec(transfer_id="t" * 128, postings=[posting] * 64, memo=wide * 256)] * 100,
+        resolutions=[wpb.HoldResolution(hold_id="h" * 128, transfer_id="c" * 128, memo=wide * 256)] * 500,
+    )
+    assert 1_500_000 < len(batch.SerializeToString()) <= stack.wallet.service.receive_bytes
+    wallet = wpb_grpc.WalletServiceStub(stack.wallet.channel("table", Role.SERVICE))
+    details = _refused(wallet.TransferBatch, batch)
+    assert details.code is not grpc.StatusCode.RESOURCE_EXHAUSTED and details.reason  # the ledger's answer
+    entries = 52 * 8
+    verify = dpb.VerifyRequest(
+        decks=8,
+        dealt=[dpb.RevealedCard(position=i, card="As") for i in range(entries)],
+        card_commitments=["0" * 64] * entries,
+        openings=[dpb.CardOpening(position=i, card="As", salt="00" * 16) for i in range(entries)],
+    )
+    dealer = dpb_grpc.DealerServiceStub(stack.dealer.channel("ana"))
+    assert not dealer.Verify(verify, timeout=10).valid  # judged: these cards open nothing
