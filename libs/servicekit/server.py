@@ -140,11 +140,15 @@ class Service:
         spec.register(self.server)
         self.private_server: grpc.Server | None = None
         if spec.private_addresses:
+            # A call a sibling worker forwards here already spent its caller's budget over there.
+            forwarded = RpcInterceptor(
+                spec.name, self.keys, spec.allow_anonymous, self.stream_slots, self.caps, None
+            )
             self.private_server = grpc.server(
                 futures.ThreadPoolExecutor(
                     max_workers=config.max_workers, thread_name_prefix=f"{spec.name}-private"
                 ),
-                interceptors=[interceptor],
+                interceptors=[forwarded],
                 options=options,
             )
             spec.register(self.private_server)

@@ -5,12 +5,15 @@ their own. Counts, not timings: the rate clock stands still unless the test move
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import grpc
 import prometheus_client
+import pytest
 from poker.dealer.v1 import dealer_service_pb2 as dpb
 from poker.dealer.v1 import dealer_service_pb2_grpc as dpb_grpc
 from poker.table.v1 import table_service_pb2 as pb
@@ -18,14 +21,16 @@ from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
 from servicekit import errors
 from servicekit.auth import Role
+from servicekit.testing import config_for_tests, running
 
 from services.dealer.server import RATE_LIMITS as DEALER_LIMITS
 from services.dealer.server import SERVICE as DEALER
+from services.dealer.server import service_spec as dealer_spec
 from services.table.server import CASINO, TABLE
 from services.table.server import RATE_LIMITS as TABLE_LIMITS
 from services.wallet.server import RATE_LIMITS as WALLET_LIMITS
 from services.wallet.server import SERVICE as WALLET
-from tests.abuse.conftest import Limited, outcomes
+from tests.abuse.conftest import Limited, RateClock, outcomes
 from tests.table.poker.conftest import heads_up, rid, to_act, wait_until
 
 ACT_BURST = next(limit.player.burst for limit in TABLE_LIMITS if limit.group == "act")  # type: ignore[union-attr]
@@ -181,3 +186,34 @@ def test_every_write_of_table_casino_dealer_and_wallet_has_a_rate_limit() -> Non
         for limit in limits:
             assert limit.player is not None and limit.platform is not None
             assert limit.platform.per_second >= 100 * limit.player.per_second  # the platform: far higher
+
+
+def test_a_call_forwarded_between_dealer_workers_spends_its_budget_once(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """With several dealer workers a call about a shoe is forwarded to the worker that holds it: the
+    worker it landed on spent the caller's budget, the owner does not spend it again."""
+    data_dir = Path(os.path.realpath(tmp_path_factory.mktemp("dw")))  # short: unix socket paths
+    rates = RateClock()
+
+    def worker(index: int) -> Any:
+        return config_for_tests(
+            "dealer", data_dir, workers=2, worker_index=index, rate_limits=True, rate_clock=rates
+        )
+
+    burst = DEALER_LIMITS[1].player.burst  # type: ignore[union-attr]
+    with running(dealer_spec, worker(0)) as first, running(dealer_spec, worker(1)) as second:
+        direct = dpb_grpc.DealerServiceStub(first.channel("ana"))
+        shoe = direct.CreateShoe(dpb.CreateShoeRequest(decks=8, request_id="s")).shoe_id
+        assert shoe.startswith("w0-")
+        via_second = dpb_grpc.DealerServiceStub(second.channel("ana"))
+        half = burst // 2 + 10
+        deals = [
+            lambda i=i: via_second.Deal(dpb.DealRequest(shoe_id=shoe, count=1, request_id=f"f{i}"))
+            for i in range(half)
+        ]
+        deals += [
+            lambda i=i: direct.Deal(dpb.DealRequest(shoe_id=shoe, count=1, request_id=f"d{i}"))
+            for i in range(half)
+        ]
+        assert set(outcomes(deals)) == {"OK"}  # each worker counted only the calls that landed on it
