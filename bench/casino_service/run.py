@@ -60,7 +60,8 @@ def _start(name: str, data_dir: Path, env: dict[str, str]) -> tuple[subprocess.P
             str(data_dir),
         ],
         cwd=ROOT,
-        env={**os.environ, "FELT_LOG_LEVEL": "WARNING", **env},
+        # Players bet and decide the instant they may, faster than their per-caller rate limits allow.
+        env={**os.environ, "FELT_LOG_LEVEL": "WARNING", "FELT_RATE_LIMITS": "off", **env},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -57,12 +57,14 @@ SERVER_ENV = {
     "FELT_TABLE_POKER_TABLES": "lobby:NLHE:5/10:200-1000:2",
     "FELT_LOG_LEVEL": "WARNING",
 }
-PACING_ENV = ("FELT_TABLE_POKER_BOT_PACING", "FELT_TABLE_POKER_HAND_PAUSE_MS")
+PACING_ENV = ("FELT_TABLE_POKER_BOT_PACING", "FELT_TABLE_POKER_HAND_PAUSE_MS", "FELT_RATE_LIMITS")
 PHASE_ENV: dict[str, dict[str, str]] = {
     "live": {},  # the service's defaults: bots take their think time, 2 s between hands
     "stress": {
         "FELT_TABLE_POKER_BOT_PACING": "0",  # bots act at once
         "FELT_TABLE_POKER_HAND_PAUSE_MS": "0",  # the next hand at once: the service's own speed
+        # Closed-loop players act faster than any person: past their per-caller rate limits.
+        "FELT_RATE_LIMITS": "off",
     },
 }
 GAME: dict[str, Any] = {

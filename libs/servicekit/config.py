@@ -12,6 +12,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+from servicekit.files import private_dir, private_files
+from servicekit.ratelimit import Rate
+
 T = TypeVar("T")
 
 # Fixed, documented ports: evaluator, dealer, wallet, table, tournament in that order from the base.
@@ -64,6 +67,16 @@ def positive_float(raw: str) -> float:
     return value
 
 
+def on_off(raw: str) -> bool:
+    """Parser for switches: on/off (also true/false, 1/0, yes/no)."""
+    text = raw.strip().lower()
+    if text in ("on", "true", "1", "yes"):
+        return True
+    if text in ("off", "false", "0", "no"):
+        return False
+    raise ValueError("must be on or off")
+
+
 def default_port(service: str) -> int:
     return DEFAULT_BASE_PORT + SERVICES.index(service)
 
@@ -75,9 +88,7 @@ def default_metrics_port(service: str) -> int:
 def data_dir(environ: Mapping[str, str] | None = None) -> Path:
     """The one directory for local state (SQLite files, development keys, logs)."""
     raw = setting("FELT_DATA_DIR", str(REPO_ROOT / ".felt-data"), environ=environ)
-    path = Path(raw).expanduser().resolve()
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return private_dir(Path(raw).expanduser().resolve())
 
 
 @dataclass(frozen=True)
@@ -91,6 +102,11 @@ class ServerConfig:
     data_dir: Path
     max_workers: int = 16
     max_streams: int | None = None  # None: the service's own default (ServiceSpec.max_streams)
+    # Open streams one player (or anonymous peer) may hold; None: ServiceSpec.max_streams_per_caller.
+    max_streams_per_caller: int | None = None
+    # Rate settings by group (players) and "platform:<group>" (services, operators); None lifts a limit.
+    rate_overrides: Mapping[str, Rate | None] = field(default_factory=dict)
+    rate_limits: bool = True  # False lifts every rate limit (benchmarks at saturation, functional tests)
     shutdown_grace_seconds: float = 10.0
     production: bool = False
     log_level: str = "INFO"
@@ -105,10 +121,29 @@ class ServerConfig:
         return config
 
 
+def rate_settings(service: str, environ: Mapping[str, str] | None = None) -> dict[str, Rate | None]:
+    """FELT_<SERVICE>_RATE_<GROUP> (players) and FELT_<SERVICE>_PLATFORM_RATE_<GROUP> (services and
+    operators), each `<per second>:<burst>` or `off` (servicekit.ratelimit)."""
+    env = os.environ if environ is None else environ
+    found: dict[str, Rate | None] = {}
+    for prefix, key in (
+        (f"FELT_{service.upper()}_RATE_", ""),
+        (f"FELT_{service.upper()}_PLATFORM_RATE_", "platform:"),
+    ):
+        for name in sorted(env):
+            if name.startswith(prefix) and len(name) > len(prefix):
+                found[key + name[len(prefix) :].lower()] = setting(name, parse=Rate.parse, environ=env)
+    return found
+
+
 def load_server_config(
     service: str, environ: Mapping[str, str] | None = None, **overrides: Any
 ) -> ServerConfig:
-    """Platform settings for `service` from FELT_* variables, then explicit overrides (CLI flags, tests)."""
+    """Platform settings for `service` from FELT_* variables, then explicit overrides (CLI flags, tests).
+
+    The process that loads a service's settings runs that service: from here on it creates its files
+    (databases, keys, sockets) for its own user only, before any of them is opened."""
+    private_files()
     prefix = f"FELT_{service.upper()}_"
     config = ServerConfig(
         service=service,
@@ -120,6 +155,11 @@ def load_server_config(
         data_dir=data_dir(environ),
         max_workers=setting(prefix + "MAX_WORKERS", 16, parse=int, environ=environ),
         max_streams=setting(prefix + "MAX_STREAMS", None, parse=int, environ=environ),
+        max_streams_per_caller=setting(
+            prefix + "MAX_STREAMS_PER_CALLER", None, parse=positive_int, environ=environ
+        ),
+        rate_overrides=rate_settings(service, environ),
+        rate_limits=setting("FELT_RATE_LIMITS", True, parse=on_off, environ=environ),
         shutdown_grace_seconds=setting("FELT_SHUTDOWN_GRACE_SECONDS", 10.0, parse=float, environ=environ),
         production=setting("FELT_ENV", "development", environ=environ) == "production",
         log_level=setting("FELT_LOG_LEVEL", "INFO", environ=environ),

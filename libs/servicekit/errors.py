@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
-from google.protobuf import any_pb2
+from google.protobuf import any_pb2, duration_pb2
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
@@ -32,6 +32,8 @@ class DomainError(Exception):
     message: str
     metadata: Mapping[str, str] = field(default_factory=dict)
     violations: Sequence[FieldViolation] = ()
+    # How long the caller should wait before retrying (google.rpc.RetryInfo); None: no advice.
+    retry_delay_seconds: float | None = None
 
     def __post_init__(self) -> None:
         super().__init__(self.message)
@@ -90,6 +92,19 @@ def resource_exhausted(reason: str, message: str, **metadata: object) -> DomainE
     return DomainError(grpc.StatusCode.RESOURCE_EXHAUSTED, reason, message, _str_meta(metadata))
 
 
+def resource_exhausted_retry(
+    reason: str, message: str, retry_delay_seconds: float, **metadata: object
+) -> DomainError:
+    """A quota or rate limit whose end is known: RESOURCE_EXHAUSTED with a google.rpc.RetryInfo."""
+    return DomainError(
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        reason,
+        message,
+        _str_meta(metadata),
+        retry_delay_seconds=retry_delay_seconds,
+    )
+
+
 def _str_meta(metadata: Mapping[str, object]) -> dict[str, str]:
     return {k: str(v) for k, v in metadata.items()}
 
@@ -106,6 +121,10 @@ def to_grpc_status(error: DomainError, domain: str) -> grpc.Status:
             ]
         )
         details.append(_pack(bad_request))
+    if error.retry_delay_seconds is not None:
+        delay = duration_pb2.Duration()
+        delay.FromNanoseconds(max(0, round(error.retry_delay_seconds * 1e9)))
+        details.append(_pack(error_details_pb2.RetryInfo(retry_delay=delay)))
     status = status_pb2.Status(code=error.code.value[0], message=error.message, details=details)
     return rpc_status.to_status(status)
 
@@ -126,6 +145,7 @@ class ErrorDetails:
     domain: str = ""
     metadata: Mapping[str, str] = field(default_factory=dict)
     violations: Sequence[FieldViolation] = ()
+    retry_delay_seconds: float | None = None  # from google.rpc.RetryInfo
 
 
 def details_of(error: grpc.RpcError) -> ErrorDetails:
@@ -139,6 +159,7 @@ def details_of(error: grpc.RpcError) -> ErrorDetails:
     reason = domain = ""
     metadata: dict[str, str] = {}
     violations: list[FieldViolation] = []
+    retry: float | None = None
     for detail in status.details:
         if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
             info = error_details_pb2.ErrorInfo()
@@ -148,4 +169,8 @@ def details_of(error: grpc.RpcError) -> ErrorDetails:
             bad = error_details_pb2.BadRequest()
             detail.Unpack(bad)
             violations.extend(FieldViolation(v.field, v.description) for v in bad.field_violations)
-    return ErrorDetails(code, message, reason, domain, metadata, tuple(violations))
+        elif detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
+            info_retry = error_details_pb2.RetryInfo()
+            detail.Unpack(info_retry)
+            retry = info_retry.retry_delay.ToNanoseconds() / 1e9
+    return ErrorDetails(code, message, reason, domain, metadata, tuple(violations), retry)

@@ -1,8 +1,15 @@
-"""The one server interceptor: authentication, request ids, logging, metrics and error mapping.
+"""The one server interceptor: input caps, authentication, rate limits, stream slots, request ids,
+logging, metrics and error mapping.
 
 In a sync gRPC server a contextvar bound in `intercept_service` does not reach the handler (it runs on
 another thread), so the interceptor wraps the handler's behaviour instead: everything below runs on the
-handler's thread, around the servicer method.
+handler's thread, around the servicer method. In this order, each step only once the one before passed:
+
+1. the body decodes as the request message (else INVALID_ARGUMENT naming the request body), and every
+   string, bytes and repeated field is within its cap (servicekit.caps) -- nothing of the request has
+   been logged yet;
+2. the request ids are bound to the log line and the token is verified;
+3. the caller's budget for the RPC (servicekit.ratelimit) and, for a stream, a stream slot.
 """
 
 from __future__ import annotations
@@ -17,7 +24,9 @@ import grpc
 import structlog
 
 from servicekit import auth, errors, metrics
+from servicekit.caps import ID_LENGTH, RequestCaps
 from servicekit.logging import bind_ids, get_logger
+from servicekit.ratelimit import CallerKey, RateLimiter
 
 # Request fields that name domain objects; bound to the RPC's log lines when present.
 DOMAIN_ID_FIELDS = (
@@ -44,25 +53,71 @@ class StreamSlots:
     """A sync gRPC server runs each server stream on a pool thread for the stream's whole life. A service
     with long-lived streams (a table's watchers) reserves that many threads beyond those for calls, and a
     stream beyond them is refused at once (RESOURCE_EXHAUSTED): without the cap, open streams could take
-    every thread and each later call would wait for one forever."""
+    every thread and each later call would wait for one forever.
 
-    def __init__(self, service: str, capacity: int) -> None:
+    One player (or anonymous peer) holds at most `per_caller` of them, so that nobody can take every slot
+    from the other viewers; the platform's own callers (services, operators) only meet the global limit.
+    A slot is given back when its stream ends, however it ends (the client cancels, its deadline passes,
+    the server stops): the handler's thread is free again then."""
+
+    RETRY_SECONDS = 1.0
+
+    def __init__(self, service: str, capacity: int, per_caller: int | None = None) -> None:
+        self.service = service
         self.capacity = capacity
-        self._free = threading.BoundedSemaphore(capacity)
+        self.per_caller = per_caller
+        self._lock = threading.Lock()
+        self._taken = 0
+        self._by_caller: dict[CallerKey, int] = {}
         self._open = metrics.STREAMS_OPEN.labels(service)
         metrics.STREAMS_LIMIT.labels(service).set(capacity)
+        for reason in ("STREAMS_EXHAUSTED", "STREAMS_PER_CALLER_EXHAUSTED"):
+            metrics.STREAMS_REFUSED.labels(service, reason)
 
-    def take(self) -> None:
-        if not self._free.acquire(blocking=False):
-            raise errors.resource_exhausted(
-                "STREAMS_EXHAUSTED",
-                f"this server holds its limit of {self.capacity} open streams; retry later or elsewhere",
-            )
+    def take(self, caller: CallerKey | None = None) -> None:
+        """One slot for `caller` (None: a platform caller, under the global limit only)."""
+        with self._lock:
+            if self._taken >= self.capacity:
+                refused = "STREAMS_EXHAUSTED"
+            elif (
+                caller is not None
+                and self.per_caller is not None
+                and self._by_caller.get(caller, 0) >= self.per_caller
+            ):
+                refused = "STREAMS_PER_CALLER_EXHAUSTED"
+            else:
+                self._taken += 1
+                if caller is not None:
+                    self._by_caller[caller] = self._by_caller.get(caller, 0) + 1
+                refused = ""
+        if refused:
+            metrics.STREAMS_REFUSED.labels(self.service, refused).inc()
+            if refused == "STREAMS_EXHAUSTED":
+                message = (
+                    f"this server holds its limit of {self.capacity} open streams; retry later or elsewhere"
+                )
+            else:
+                message = (
+                    f"you hold {self.per_caller} open streams here, the most one caller may; close one first"
+                )
+            raise errors.resource_exhausted_retry(refused, message, self.RETRY_SECONDS)
         self._open.inc()
 
-    def give_back(self) -> None:
+    def give_back(self, caller: CallerKey | None = None) -> None:
+        with self._lock:
+            self._taken -= 1
+            if caller is not None:
+                left = self._by_caller.get(caller, 0) - 1
+                if left > 0:
+                    self._by_caller[caller] = left
+                else:
+                    self._by_caller.pop(caller, None)
         self._open.dec()
-        self._free.release()
+
+    def held(self, caller: CallerKey | None = None) -> int:
+        """Slots taken now: all of them, or `caller`'s."""
+        with self._lock:
+            return self._taken if caller is None else self._by_caller.get(caller, 0)
 
 
 class RpcInterceptor(_ServerInterceptor):
@@ -72,9 +127,13 @@ class RpcInterceptor(_ServerInterceptor):
         keys: auth.KeyPair,
         allow_anonymous: bool,
         stream_slots: StreamSlots | None = None,
+        caps: RequestCaps | None = None,
+        rate_limiter: RateLimiter | None = None,
     ) -> None:
         self._service = service
         self._stream_slots = stream_slots
+        self._caps = caps if caps is not None else RequestCaps()
+        self._rate_limiter = rate_limiter
         self._verifier = auth.TokenVerifier(keys)
         self._allow_anonymous = allow_anonymous
         self._log = get_logger()
@@ -99,26 +158,44 @@ class RpcInterceptor(_ServerInterceptor):
     def _wrap(self, handler: Any, full_method: str) -> Any:
         grpc_service, _, grpc_method = full_method.lstrip("/").rpartition("/")
         open_method = full_method.startswith(_OPEN_PREFIXES)
+        deserializer = _tolerant(handler.request_deserializer)
         if handler.unary_unary:
             return grpc.unary_unary_rpc_method_handler(
                 self._wrap_unary(handler.unary_unary, "unary", grpc_service, grpc_method, open_method),
-                request_deserializer=handler.request_deserializer,
+                request_deserializer=deserializer,
                 response_serializer=handler.response_serializer,
             )
         if handler.unary_stream:
             return grpc.unary_stream_rpc_method_handler(
                 self._wrap_stream(handler.unary_stream, grpc_service, grpc_method, open_method),
-                request_deserializer=handler.request_deserializer,
+                request_deserializer=deserializer,
                 response_serializer=handler.response_serializer,
             )
         return handler  # client/bidi streaming: not used by Felt; served unwrapped
 
     # -- the pieces shared by unary and streaming calls --------------------------------------------
 
-    def _begin(self, request: Any, context: grpc.ServicerContext, open_method: bool) -> Any:
+    def _begin(
+        self,
+        request: Any,
+        context: grpc.ServicerContext,
+        open_method: bool,
+        grpc_service: str,
+        grpc_method: str,
+    ) -> tuple[auth.Caller, Any]:
+        """Everything before the servicer: the checked caller and the token to reset it with."""
         structlog.contextvars.clear_contextvars()
-        request_id = _request_id(request, context)
-        bind_ids(service=self._service, request_id=request_id)
+        bind_ids(service=self._service)
+        try:
+            if isinstance(request, Undecodable):
+                raise request.error()
+            if not open_method:
+                self._caps.check(request)  # before any of the request reaches a log line
+        except errors.DomainError as refused:
+            bind_ids(request_id=uuid.uuid4().hex)
+            metrics.REQUESTS_REFUSED.labels(grpc_service, grpc_method, refused.reason).inc()
+            raise
+        bind_ids(request_id=_request_id(request, context))
         _bind_request_ids(request)
         caller = auth.ANONYMOUS
         if not open_method:
@@ -129,7 +206,16 @@ class RpcInterceptor(_ServerInterceptor):
                 raise errors.unauthenticated("TOKEN_MISSING", "this service needs a bearer token")
         if caller is not auth.ANONYMOUS:
             bind_ids(caller=caller.subject, caller_role=caller.role.value)
-        return auth.set_current_caller(caller)
+        reset = auth.set_current_caller(caller)
+        if self._rate_limiter is not None and not open_method:
+            try:
+                self._rate_limiter.check(
+                    grpc_service, grpc_method, caller_key(caller, context), is_platform(caller)
+                )
+            except errors.DomainError:
+                auth._current.reset(reset)
+                raise
+        return caller, reset
 
     def _fail(self, exc: BaseException, context: grpc.ServicerContext) -> grpc.StatusCode:
         """Abort the call for `exc`; returns the code sent (the abort itself raises)."""
@@ -173,7 +259,7 @@ class RpcInterceptor(_ServerInterceptor):
             code, reason = grpc.StatusCode.OK, ""
             caller_token = None
             try:
-                caller_token = self._begin(request, context, open_method)
+                _caller, caller_token = self._begin(request, context, open_method, grpc_service, grpc_method)
                 return behavior(request, context)
             except errors.DomainError as exc:
                 code, reason = exc.code, exc.reason
@@ -204,10 +290,12 @@ class RpcInterceptor(_ServerInterceptor):
             metrics.STARTED.labels(grpc_type, grpc_service, grpc_method).inc()
             code, reason = grpc.StatusCode.OK, ""
             holding = False
+            slot_owner: CallerKey | None = None
             try:
-                self._begin(request, context, open_method)
+                caller, _reset = self._begin(request, context, open_method, grpc_service, grpc_method)
                 if slots is not None:
-                    slots.take()
+                    slot_owner = None if is_platform(caller) else caller_key(caller, context)
+                    slots.take(slot_owner)
                     holding = True
                 yield from behavior(request, context)
             except errors.DomainError as exc:
@@ -225,7 +313,7 @@ class RpcInterceptor(_ServerInterceptor):
                 self._fail(exc, context)
             finally:
                 if holding:
-                    slots.give_back()  # type: ignore[union-attr]
+                    slots.give_back(slot_owner)  # type: ignore[union-attr]
                 self._finish(grpc_type, grpc_service, grpc_method, code, started, open_method, reason)
 
         return handle
@@ -246,9 +334,56 @@ def _request_id(request: Any, context: grpc.ServicerContext) -> str:
     if "request_id" in fields and request.request_id:
         return str(request.request_id)
     for key, value in context.invocation_metadata() or ():
-        if key == "x-request-id" and value:
+        if key == "x-request-id" and value and len(value) <= ID_LENGTH:  # metadata has no cap of its own
             return str(value)
     return uuid.uuid4().hex
+
+
+def is_platform(caller: auth.Caller) -> bool:
+    """The platform's own callers (services, operators) have limits of their own, far above players'."""
+    return caller.role in (auth.Role.SERVICE, auth.Role.OPERATOR)
+
+
+def caller_key(caller: auth.Caller, context: grpc.ServicerContext) -> CallerKey:
+    """Whose budget a call spends: the token's role and subject; an anonymous call, its peer's host."""
+    if caller is not auth.ANONYMOUS:
+        return (caller.role.value, caller.subject)
+    peer = context.peer() or ""  # "ipv4:127.0.0.1:50712", "ipv6:[::1]:50712", "unix:/path"
+    kind, _, address = peer.partition(":")
+    host = address.rpartition(":")[0] if kind in ("ipv4", "ipv6") else address
+    return (auth.Role.ANONYMOUS.value, host or peer)
+
+
+class Undecodable:
+    """What the request deserializer gives for a body that is not the request message: the handler
+    answers INVALID_ARGUMENT naming the request body (gRPC itself would answer INTERNAL)."""
+
+    def __init__(self, message_type: str) -> None:
+        self.message_type = message_type
+
+    def error(self) -> errors.DomainError:
+        what = self.message_type or "the request message"
+        return errors.invalid_argument(
+            "request",
+            "REQUEST_UNDECODABLE",
+            f"the request body is not a valid {what}",
+            message_type=self.message_type,
+        )
+
+
+def _tolerant(deserialize: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+    if deserialize is None:
+        return None
+    message_class = getattr(deserialize, "__self__", None)
+    message_type = str(getattr(getattr(message_class, "DESCRIPTOR", None), "full_name", ""))
+
+    def parse(data: bytes) -> Any:
+        try:
+            return deserialize(data)
+        except Exception:  # DecodeError, bad UTF-8 in a string field, ...: the caller's fault
+            return Undecodable(message_type)
+
+    return parse
 
 
 def _bind_request_ids(request: Any) -> None:

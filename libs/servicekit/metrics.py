@@ -47,6 +47,41 @@ STREAMS_LIMIT = prometheus_client.Gauge(
     multiprocess_mode="livemax",
 )
 
+STREAMS_REFUSED = prometheus_client.Counter(
+    "felt_server_streams_refused_total",
+    "Server streams refused: the service's limit was reached (STREAMS_EXHAUSTED) or the caller's "
+    "(STREAMS_PER_CALLER_EXHAUSTED).",
+    ["service", "reason"],
+)
+# Abuse limits: requests refused before their handler ran (servicekit.caps, the interceptor).
+REQUESTS_REFUSED = prometheus_client.Counter(
+    "felt_requests_refused_total",
+    "Requests refused before their handler: a field over its cap (FIELD_TOO_LONG, TOO_MANY_ITEMS) or a "
+    "body that is not the request message (REQUEST_UNDECODABLE).",
+    ["grpc_service", "grpc_method", "reason"],
+)
+REFUSAL_REASONS = ("FIELD_TOO_LONG", "TOO_MANY_ITEMS", "REQUEST_UNDECODABLE")
+RATE_LIMITED = prometheus_client.Counter(
+    "felt_rate_limited_total",
+    "Calls refused with RESOURCE_EXHAUSTED RATE_LIMITED: their caller's budget for the RPC was spent.",
+    ["grpc_service", "grpc_method"],
+)
+RATE_LIMIT_BUCKETS = prometheus_client.Gauge(
+    "felt_rate_limit_buckets",
+    "Per-caller rate-limit buckets held in memory (bounded: servicekit.ratelimit.MAX_CALLERS).",
+    ["service"],
+    multiprocess_mode="livesum",
+)
+
+# A process's supervisor (`felt up`, servicekit.workers) tells a service it started again after an exit
+# (FELT_RESTARTS): felt up gives the count so far (each process has registries of its own), a worker
+# supervisor 1 for a restarted worker (a dead worker's counters still add up in its metrics directory).
+RESTARTS = prometheus_client.Counter(
+    "felt_service_restarts_total",
+    "Times a process of this service was started again after it exited.",
+    ["service"],
+)
+
 
 def code_label(code: grpc.StatusCode) -> str:
     """go-grpc-prometheus spells codes in CamelCase: OK, InvalidArgument, NotFound, ..."""
@@ -76,13 +111,19 @@ def methods_of(service: ServiceDescriptor) -> list[MethodInfo]:
     return infos
 
 
-def precreate(methods: Iterable[MethodInfo]) -> None:
-    """Create every known label set at zero so dashboards and rates see the series from the start."""
+def precreate(methods: Iterable[MethodInfo], rate_limited: Iterable[str] = ()) -> None:
+    """Create every known label set at zero so dashboards and rates see the series from the start
+    (`rate_limited`: the methods that have a rate limit)."""
+    limited = set(rate_limited)
     for m in methods:
         STARTED.labels(m.grpc_type, m.service, m.method)
         HANDLING_SECONDS.labels(m.grpc_type, m.service, m.method)
         for code in grpc.StatusCode:
             HANDLED.labels(m.grpc_type, m.service, m.method, code_label(code))
+        for reason in REFUSAL_REASONS:
+            REQUESTS_REFUSED.labels(m.service, m.method, reason)
+        if m.method in limited:
+            RATE_LIMITED.labels(m.service, m.method)
 
 
 # How often the metrics HTTP server's loop looks at its stop flag: shutdown() waits for that look.

@@ -5,7 +5,8 @@ from __future__ import annotations
 import signal
 import sys
 import threading
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from concurrent import futures
 from dataclasses import dataclass, field
 from types import FrameType
@@ -16,10 +17,12 @@ from google.protobuf.descriptor import ServiceDescriptor
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from servicekit import auth, metrics
-from servicekit.config import ServerConfig
+from servicekit import auth, files, metrics
+from servicekit.caps import Cap, RequestCaps
+from servicekit.config import ServerConfig, setting
 from servicekit.interceptor import RpcInterceptor, StreamSlots
 from servicekit.logging import configure_logging, get_logger
+from servicekit.ratelimit import RateLimit, RateLimiter
 
 READY_POLL_SECONDS = 0.5
 # A thread woken for a call or a stream message gets the GIL only once the running thread has held it for
@@ -27,6 +30,13 @@ READY_POLL_SECONDS = 0.5
 # whole intervals behind CPU-bound work (a table's clock playing bots). 1 ms: in the table benchmark, Act to
 # the other players' streams under 50 unpaced bot tables went from p99 24-47 ms to 15-19 ms (A/B, load 6-7).
 SWITCH_INTERVAL_SECONDS = 0.001
+# Streams one player may hold open on a service with stream slots (a few tables and a lobby, with room
+# for reconnecting before the server has seen the old stream go); FELT_<SERVICE>_MAX_STREAMS_PER_CALLER.
+MAX_STREAMS_PER_CALLER = 8
+# The smallest maximum receive size: health checks and reflection requests fit in it with room.
+MIN_RECEIVE_BYTES = 64 * 1024
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024  # responses (and a request bound the caps cannot size)
+KEEPALIVE_SECONDS, KEEPALIVE_TIMEOUT_SECONDS = 30, 10
 
 
 @dataclass
@@ -48,21 +58,49 @@ class ServiceSpec:
     # server with its own threads: a call that arrives there never waits behind calls of this process
     # that are themselves waiting on a sibling (no cycle of full thread pools between workers).
     private_addresses: Sequence[str] = field(default_factory=tuple)
+    # Caps on request fields beyond the defaults of their names (servicekit.caps), keyed
+    # "Message.field" or "field"; the largest request they allow sets the maximum receive size.
+    field_caps: Mapping[str, Cap] = field(default_factory=dict)
+    # Per-caller budgets of RPCs (servicekit.ratelimit); FELT_<SERVICE>_[PLATFORM_]RATE_<GROUP> override.
+    rate_limits: Sequence[RateLimit] = field(default_factory=tuple)
+    # Streams one player or anonymous peer may hold at once (of max_streams; platform callers: any).
+    max_streams_per_caller: int = MAX_STREAMS_PER_CALLER
 
 
-def _server_options(overrides: Sequence[tuple[str, object]]) -> dict[str, object]:
+def _server_options(overrides: Sequence[tuple[str, object]], receive_bytes: int) -> dict[str, object]:
     """The platform's gRPC server options; a service's own options replace those of the same name.
+
+    The maximum receive size is the largest request the service's caps allow (`receive_bytes`): a
+    bigger body is refused by gRPC (RESOURCE_EXHAUSTED) before it is read into memory.
 
     SO_REUSEPORT is off by default, so a second server started on a port in use fails to bind
     instead of silently sharing it; a service that runs several worker processes behind one port on
     purpose (wallet, dealer: servicekit/workers.py) turns it on with `("grpc.so_reuseport", 1)`."""
     options: dict[str, object] = {
-        "grpc.max_receive_message_length": 64 * 1024 * 1024,
-        "grpc.max_send_message_length": 64 * 1024 * 1024,
+        "grpc.max_receive_message_length": receive_bytes,
+        "grpc.max_send_message_length": MAX_MESSAGE_BYTES,
         "grpc.so_reuseport": 0,
+        # A client gone without closing its connection (a phone off the network) holds its streams,
+        # their threads and its stream slots until the server notices: ping every 30 s, and drop the
+        # connection after 10 s without an answer (gRPC's default is to ping after 2 hours). Idle
+        # streams send no data, so the pings go on without any. This gRPC waits for a ping's answer
+        # for the ping timeout, not the keepalive one: both are set.
+        "grpc.keepalive_time_ms": KEEPALIVE_SECONDS * 1000,
+        "grpc.keepalive_timeout_ms": KEEPALIVE_TIMEOUT_SECONDS * 1000,
+        "grpc.http2.ping_timeout_ms": KEEPALIVE_TIMEOUT_SECONDS * 1000,
+        "grpc.http2.max_pings_without_data": 0,
     }
     options.update(overrides)
     return options
+
+
+def receive_limit(spec: ServiceSpec, caps: RequestCaps) -> int:
+    """The largest request of `spec`'s RPCs under `caps`, rounded up to KiB, at least MIN_RECEIVE_BYTES."""
+    requests = [method.input_type for service in spec.services for method in service.methods]
+    largest = caps.max_request_bytes(requests)
+    if largest is None:  # a recursive request type: the caps cannot bound it
+        return MAX_MESSAGE_BYTES
+    return max(MIN_RECEIVE_BYTES, -(-largest // 1024) * 1024)
 
 
 class Service:
@@ -73,25 +111,45 @@ class Service:
         self.config = config
         self.keys = keys or auth.load_keys(config.data_dir, config.production)
         self.log = get_logger(service=spec.name)
+        self._secure_data_dir()
         streams = spec.max_streams if config.max_streams is None else config.max_streams
-        slots = StreamSlots(spec.name, streams) if streams > 0 else None
-        interceptor = RpcInterceptor(spec.name, self.keys, spec.allow_anonymous, slots)
+        per_caller = (
+            spec.max_streams_per_caller
+            if config.max_streams_per_caller is None
+            else config.max_streams_per_caller
+        )
+        self.stream_slots = StreamSlots(spec.name, streams, per_caller) if streams > 0 else None
+        self.caps = RequestCaps(spec.field_caps)
+        requests = [m.input_type for s in spec.services for m in s.methods]
+        unused = self.caps.unused_overrides(requests)
+        if unused:
+            raise ValueError(f"{spec.name}: field caps for no field of its requests: {unused}")
+        self.rate_limiter = self._rate_limiter(spec, config)
+        self.receive_bytes = receive_limit(spec, self.caps)
+        options = list(_server_options(spec.options, self.receive_bytes).items())
+        interceptor = RpcInterceptor(
+            spec.name, self.keys, spec.allow_anonymous, self.stream_slots, self.caps, self.rate_limiter
+        )
         self.server = grpc.server(
             futures.ThreadPoolExecutor(
                 max_workers=config.max_workers + streams, thread_name_prefix=spec.name
             ),
             interceptors=[interceptor],
-            options=list(_server_options(spec.options).items()),
+            options=options,
         )
         spec.register(self.server)
         self.private_server: grpc.Server | None = None
         if spec.private_addresses:
+            # A call a sibling worker forwards here already spent its caller's budget over there.
+            forwarded = RpcInterceptor(
+                spec.name, self.keys, spec.allow_anonymous, self.stream_slots, self.caps, None
+            )
             self.private_server = grpc.server(
                 futures.ThreadPoolExecutor(
                     max_workers=config.max_workers, thread_name_prefix=f"{spec.name}-private"
                 ),
-                interceptors=[interceptor],
-                options=list(_server_options(spec.options).items()),
+                interceptors=[forwarded],
+                options=options,
             )
             spec.register(self.private_server)
             for address in spec.private_addresses:
@@ -110,8 +168,29 @@ class Service:
         self.metrics_port: int | None = None
         self._metrics_server: WSGIServer | None = None
         self._stopped = threading.Event()
+        limited = self.rate_limiter.methods if self.rate_limiter is not None else set()
         for descriptor in spec.services:
-            metrics.precreate(metrics.methods_of(descriptor))
+            metrics.precreate(metrics.methods_of(descriptor), limited)
+        # Set by the supervisor that started this process again (`felt up`, a worker supervisor).
+        metrics.RESTARTS.labels(spec.name).inc(setting("FELT_RESTARTS", 0, parse=int))
+
+    def _secure_data_dir(self) -> None:
+        files.private_files()
+        stuck = files.secure_data_dir(self.config.data_dir)
+        if stuck:
+            self.log.warning("data_files_not_private", paths=[str(p) for p in stuck[:10]])
+
+    @staticmethod
+    def _rate_limiter(spec: ServiceSpec, config: ServerConfig) -> RateLimiter | None:
+        """The service's limits with the settings applied (checked even when the limits are off)."""
+        served = {m.name for s in spec.services for m in s.methods}
+        for limit in spec.rate_limits:
+            missing = sorted(set(limit.methods) - served)
+            if missing:
+                raise ValueError(f"{spec.name}: rate group {limit.group} names unknown RPCs {missing}")
+        clock = config.extra.get("rate_clock") or time.monotonic
+        limiter = RateLimiter(spec.name, spec.rate_limits, config.rate_overrides, clock)
+        return limiter if config.rate_limits and spec.rate_limits else None
 
     @property
     def address(self) -> str:

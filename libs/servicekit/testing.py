@@ -45,12 +45,15 @@ class RunningService:
 
 
 def config_for_tests(service: str, data_dir: Path, **overrides: Any) -> ServerConfig:
+    """A service on free ports over `data_dir`. Its per-caller rate limits are lifted (a test calls
+    faster than any person); a test of the limits passes `rate_limits=True` (and a `rate_clock`)."""
     defaults: dict[str, Any] = {
         "host": "127.0.0.1",
         "port": 0,
         "metrics_port": 0,
         "data_dir": data_dir,
         "shutdown_grace_seconds": 2.0,
+        "rate_limits": False,
     }
     defaults.update(overrides)
     return load_server_config(service, **defaults)

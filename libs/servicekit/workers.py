@@ -118,11 +118,15 @@ class Supervisor:
     def address(self) -> str:
         return f"{self.config.host}:{self.port}"
 
-    def _spawn(self, index: int) -> tuple[Worker, int]:
+    def _spawn(self, index: int, restart: bool = False) -> tuple[Worker, int]:
         read_fd, write_fd = os.pipe()
+        # felt_service_restarts_total sums every worker's files, a dead one's too: a restarted worker
+        # adds 1; the first worker 0 adds the restarts of this supervisor itself (the directory is new).
+        own = int(os.environ.get("FELT_RESTARTS", "0") or 0) if index == 0 and not restart else 0
         env = {
             **os.environ,
             **self._env,
+            "FELT_RESTARTS": str(1 if restart else own),
             env_name(self.service, "WORKERS"): str(self.count),
             env_name(self.service, "WORKER_INDEX"): str(index),
             env_name(self.service, "READY_FD"): str(write_fd),
@@ -198,7 +202,7 @@ class Supervisor:
                 if self.stopping.wait(RESTART_DELAY_SECONDS):
                     return
                 try:
-                    replacement, fd = self._spawn(worker.index)
+                    replacement, fd = self._spawn(worker.index, restart=True)
                     self.workers[slot] = replacement
                     self._await_ready({fd: replacement})
                 except (OSError, RuntimeError) as failed:  # try again on the next round

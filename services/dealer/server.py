@@ -12,15 +12,34 @@ from dealing import EntropyUnavailable, SeedSource, ShoeBook, SystemSeedSource
 from poker.dealer.v1 import dealer_service_pb2 as pb
 from poker.dealer.v1 import dealer_service_pb2_grpc as pb_grpc
 from servicekit import workers
+from servicekit.caps import Cap
 from servicekit.config import ServerConfig
+from servicekit.ratelimit import Rate, RateLimit
 from servicekit.server import Service, ServiceSpec, build
 
 from services.dealer.claims import ClaimTable, buckets_for
 from services.dealer.config import book_settings
 from services.dealer.routing import Router, claims_path, prepare_socket_dir, socket_path
-from services.dealer.servicer import DealerServicer
+from services.dealer.servicer import MAX_VERIFY_ENTRIES, DealerServicer
 
 SERVICE = pb.DESCRIPTOR.services_by_name["DealerService"]
+# Verify takes a whole revealed shoe: up to 8 decks of entries; a commitment is hex SHA-256.
+FIELD_CAPS = {
+    "VerifyRequest.dealt": Cap(items=MAX_VERIFY_ENTRIES),
+    "VerifyRequest.card_commitments": Cap(length=64, items=MAX_VERIFY_ENTRIES),
+    "VerifyRequest.openings": Cap(items=MAX_VERIFY_ENTRIES),
+}
+# Per caller (docs: README "Limits per caller"). The table service makes a shoe per hand and deals a
+# few times per hand: its (platform) budget is far above what the stack can play.
+RATE_LIMITS = (
+    RateLimit("create_shoe", ("CreateShoe",), player=Rate(2, 20), platform=Rate(5_000, 10_000)),
+    RateLimit(
+        "dealing",
+        ("Deal", "Burn", "Peek", "CloseShoe"),
+        player=Rate(20, 100),
+        platform=Rate(50_000, 100_000),
+    ),
+)
 
 
 def entropy_works(seeds: SeedSource) -> bool:
@@ -68,6 +87,8 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
         on_stop=router.close,
         options=workers.port_options(config),
         private_addresses=private,
+        field_caps=FIELD_CAPS,
+        rate_limits=RATE_LIMITS,
     )
 
 

@@ -14,7 +14,9 @@ from poker.table.v1 import table_director_service_pb2_grpc as director_pb_grpc
 from poker.table.v1 import table_service_pb2 as table_pb
 from poker.table.v1 import table_service_pb2_grpc as table_pb_grpc
 from servicekit import auth, client
+from servicekit.caps import Cap
 from servicekit.config import ServerConfig
+from servicekit.ratelimit import Rate, RateLimit
 from servicekit.server import Service, ServiceSpec, build
 
 from services.table.casino.casino import Casino
@@ -39,6 +41,26 @@ HEALTH_TIMEOUT_SECONDS = 0.5
 # Every seated player and watcher holds a stream (WatchTable, WatchCasinoTable) for as long as they stay:
 # a thread each in this sync server. 1,000 covers 100 full ten-seat tables; FELT_TABLE_MAX_STREAMS sets it.
 MAX_STREAMS = 1_000
+# Invited players are player ids (the defaults cap every other string and list: servicekit.caps).
+FIELD_CAPS = {"CreateTableRequest.invited": Cap(length=128)}
+# Per caller and group of RPCs (README "Limits per caller"): what a person at a few tables needs with
+# room, far below what one flood would take from the others; the platform (the tournament service,
+# operators) gets budgets of its own. FELT_TABLE_RATE_<GROUP>=<per second>:<burst> sets them.
+_PLATFORM = Rate(1_000, 5_000)
+RATE_LIMITS = (
+    RateLimit("act", ("Act",), player=Rate(10, 30), platform=_PLATFORM),
+    RateLimit("seating", ("JoinTable", "LeaveTable"), player=Rate(1, 10), platform=_PLATFORM),
+    RateLimit("seat_state", ("TopUp", "SitOut", "SitIn"), player=Rate(2, 10), platform=_PLATFORM),
+    RateLimit("create_table", ("CreateTable",), player=Rate(0.2, 5), platform=_PLATFORM),
+    RateLimit("invite", ("InvitePlayers",), player=Rate(1, 10), platform=_PLATFORM),
+    RateLimit("watch", ("WatchTable", "WatchCasinoTable"), player=Rate(2, 20), platform=_PLATFORM),
+    RateLimit(
+        "casino_seating", ("JoinCasinoTable", "LeaveCasinoTable"), player=Rate(1, 10), platform=_PLATFORM
+    ),
+    RateLimit("bets", ("PlaceBets", "Rebet", "ClearBets"), player=Rate(5, 20), platform=_PLATFORM),
+    RateLimit("decide", ("Decide",), player=Rate(5, 20), platform=_PLATFORM),
+    RateLimit("deal_round", ("DealRound",), player=Rate(2, 10), platform=_PLATFORM),
+)
 
 
 def _serving(channel: grpc.Channel) -> bool:
@@ -110,6 +132,8 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
         ready=ready,
         on_stop=on_stop,
         max_streams=MAX_STREAMS,
+        field_caps=FIELD_CAPS,
+        rate_limits=RATE_LIMITS,
     )
 
 

@@ -6,11 +6,14 @@ from __future__ import annotations
 import threading
 
 import grpc
+from ledger import validation
 from poker.wallet.v1 import wallet_service_pb2 as pb
 from poker.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
 from servicekit import workers
+from servicekit.caps import Cap
 from servicekit.config import ServerConfig
 from servicekit.logging import get_logger
+from servicekit.ratelimit import Rate, RateLimit
 from servicekit.server import Service, ServiceSpec, build
 
 from services.wallet.servicer import WalletServicer
@@ -19,6 +22,24 @@ from services.wallet.workers import Announce
 from services.wallet.workers import serve as serve_workers
 
 SERVICE = pb.DESCRIPTOR.services_by_name["WalletService"]
+# The ledger's own limits (libs/ledger/validation.py); the largest request is a full TransferBatch.
+FIELD_CAPS = {
+    "owner": Cap(length=128),
+    "TransferBatchRequest.transfers": Cap(items=validation.MAX_BATCH),
+    "TransferBatchRequest.resolutions": Cap(items=validation.MAX_RESOLUTIONS),
+    "TransferSpec.postings": Cap(items=validation.MAX_POSTINGS),
+}
+# Per caller (README "Limits per caller"): a player only opens their own account; the services that
+# move chips (table, tournament) get budgets far above what the ledger can write.
+RATE_LIMITS = (
+    RateLimit("create_account", ("CreateAccount",), player=Rate(1, 5), platform=Rate(2_000, 5_000)),
+    RateLimit(
+        "money",
+        ("Issue", "Transfer", "TransferBatch", "Hold", "Capture", "Release"),
+        player=Rate(5, 20),
+        platform=Rate(20_000, 40_000),
+    ),
+)
 
 
 class HoldSweeper:
@@ -87,6 +108,8 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
         ready=ready,
         # A worker shares its port with its siblings; a lone wallet fails to bind a port in use.
         options=workers.port_options(config),
+        field_caps=FIELD_CAPS,
+        rate_limits=RATE_LIMITS,
     )
 
 

@@ -229,11 +229,36 @@ def test_promtool_unit_tests_pass() -> None:
 )
 def test_promtool_unit_tests_fail_on_a_broken_rule(old: str, new: str, tmp_path: Path) -> None:
     _promtool_or_skip()
-    text = RULES.read_text()
+    _fails_with(RULES, old, new, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # a flood refused for an hour must not go unseen; nor may a short burst alert
+        ("(rate(felt_rate_limited_total[5m])) > 1", "(rate(felt_rate_limited_total[5m])) > 5"),
+        ("(rate(felt_rate_limited_total[5m])) > 1", "(rate(felt_rate_limited_total[5m])) > 0"),
+        # three restarts in 15 minutes page
+        (
+            "(increase(felt_service_restarts_total[15m])) > 2",
+            "(increase(felt_service_restarts_total[15m])) > 3",
+        ),
+    ],
+)
+def test_promtool_unit_tests_fail_on_a_broken_platform_rule(old: str, new: str, tmp_path: Path) -> None:
+    _promtool_or_skip()
+    _fails_with(layout.DEPLOY / "prometheus" / "rules" / "platform.rules.yml", old, new, tmp_path)
+
+
+def _fails_with(broken: Path, old: str, new: str, tmp_path: Path) -> None:
+    """The promtool tests of every rule file, run on `broken` with `old` replaced by `new`, fail."""
+    text = broken.read_text()
     assert old in text
     (tmp_path / "rules").mkdir()
     (tmp_path / "tests").mkdir()
-    (tmp_path / "rules" / RULES.name).write_text(text.replace(old, new))
+    for rule_file in layout.RULE_FILES:
+        shutil.copy(rule_file, tmp_path / "rules" / rule_file.name)
+    (tmp_path / "rules" / broken.name).write_text(text.replace(old, new))
     for test in layout.RULE_TESTS:
         shutil.copy(test, tmp_path / "tests" / test.name)
     code, output = rules.run_promtool(

@@ -165,6 +165,11 @@ def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Services]:
                 "FELT_TABLE_POKER_TABLES": "lobby:NLHE:5/10:200-1000:2",
                 "FELT_TABLE_POKER_BOT_PACING": "0",  # bots answer at once
                 "FELT_TABLE_POKER_HAND_PAUSE_MS": "0",
+                # The scripted players act, bust and re-buy the instant they may against unpaced bots:
+                # faster than a person's budgets for Act and TopUp/SitOut/SitIn (README "Limits per
+                # caller"); every other limit stays on.
+                "FELT_TABLE_RATE_ACT": "off",
+                "FELT_TABLE_RATE_SEAT_STATE": "off",
                 "FELT_LOG_LEVEL": "DEBUG",  # every line the service can write is scanned for cards
             },
             table_log,

@@ -17,12 +17,14 @@ from servicekit.config import ServerConfig
 from servicekit.testing import config_for_tests
 from servicekit.workers import Supervisor, env_name, port_options, worker_count, worker_index
 
-# Reports ready (its pid, on the supervisor's pipe), then waits; on SIGTERM writes "drained-<index>".
+# Reports ready (its pid, on the supervisor's pipe), then waits; on SIGTERM writes "drained-<index>"
+# holding the worker count and the restarts it was told to count (FELT_RESTARTS).
 _STAND_IN = """
 import os, signal, sys, time
 index = os.environ["FELT_ECHO_WORKER_INDEX"]
 def drain(*_):
-    open(os.path.join(sys.argv[1], "drained-" + index), "w").write(os.environ["FELT_ECHO_WORKERS"])
+    told = os.environ["FELT_ECHO_WORKERS"] + ":" + os.environ["FELT_RESTARTS"]
+    open(os.path.join(sys.argv[1], "drained-" + index), "w").write(told)
     sys.exit(0)
 signal.signal(signal.SIGTERM, drain)
 fd = int(os.environ["FELT_ECHO_READY_FD"])
@@ -63,9 +65,11 @@ def test_supervisor_starts_n_restarts_the_dead_and_drains_all(tmp_path: Path) ->
         if watcher.is_alive():
             watcher.join()
         supervisor.stop()
-    # SIGTERM reached every live worker, which saw the worker count in its environment.
+    # SIGTERM reached every live worker, which saw the worker count in its environment; the restarted
+    # one was told to count one restart (felt_service_restarts_total), the other none.
     assert sorted(p.name for p in tmp_path.glob("drained-*")) == ["drained-0", "drained-1"]
-    assert (tmp_path / "drained-0").read_text() == "2"
+    assert (tmp_path / "drained-0").read_text() == "2:1"
+    assert (tmp_path / "drained-1").read_text() == "2:0"
     assert all(w.process.returncode == 0 for w in supervisor.workers)
 
 

@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 
+from servicekit import files
 from servicekit.config import SERVICES, ConfigError
 from servicekit.server import serve_forever
 
@@ -23,6 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def run(args: argparse.Namespace) -> int:
+    files.private_files()  # a supervisor's own files too (the dealer's claims and sockets)
     if args.data_dir:
         os.environ["FELT_DATA_DIR"] = args.data_dir
     entry = registry.find(args.service)

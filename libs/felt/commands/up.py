@@ -2,6 +2,10 @@
 
 Ports are fixed and documented: evaluator, dealer, wallet, table, tournament in that order from
 --base-port (default 50051), metrics likewise from --metrics-base-port (default 9101).
+
+A service that exits is started again, the others keep running: after 1 s, then 2, 4, ... up to 30 s
+while it keeps exiting, from 1 s again once it has run for a minute. Each restart is printed, and the
+restarted service counts it (felt_service_restarts_total, from FELT_RESTARTS).
 """
 
 from __future__ import annotations
@@ -12,16 +16,20 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
+from pathlib import Path
 from types import FrameType
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from servicekit import files
 from servicekit.config import DEFAULT_BASE_PORT, DEFAULT_METRICS_BASE_PORT, SERVICES, data_dir
 
 from felt import registry
 
 READY_TIMEOUT_SECONDS = 30.0
 STOP_TIMEOUT_SECONDS = 15.0
+POLL_SECONDS = 0.2
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -31,6 +39,74 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--data-dir", help="local state directory (FELT_DATA_DIR)")
     parser.set_defaults(func=run)
+
+
+@dataclass
+class Backoff:
+    """How long to wait before starting again a service that exited: doubling while it keeps exiting
+    soon after it started, capped; from the first delay again once it stayed up `stable_seconds`."""
+
+    first_seconds: float = 1.0
+    cap_seconds: float = 30.0
+    stable_seconds: float = 60.0
+    failures: int = 0
+
+    def next_delay(self, ran_seconds: float) -> float:
+        if ran_seconds >= self.stable_seconds:
+            self.failures = 0
+        delay = min(self.cap_seconds, self.first_seconds * 2.0 ** min(self.failures, 32))
+        self.failures += 1
+        return delay
+
+
+@dataclass
+class Child:
+    """One service process of the stack, started again whenever it exits."""
+
+    name: str
+    command: list[str]
+    env: dict[str, str]
+    log_path: Path
+    address: str
+    metrics_url: str
+    process: subprocess.Popen[bytes] | None = None
+    started: float = 0.0
+    restarts: int = 0
+    restart_at: float | None = None
+    backoff: Backoff = field(default_factory=Backoff)
+
+    def start(self) -> None:
+        env = {**self.env, "FELT_RESTARTS": str(self.restarts)}
+        # Each service's JSON log lines go to its own file in the data directory (appended on restarts).
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(
+                self.command, env=env, stdout=log, stderr=log, start_new_session=True
+            )
+        self.started = time.monotonic()
+
+    def watch(self, now: float) -> None:
+        """Notice an exit and schedule the restart; start it again when its time has come."""
+        assert self.process is not None
+        if self.restart_at is None:
+            code = self.process.poll()
+            if code is None:
+                return
+            ran = now - self.started
+            delay = self.backoff.next_delay(ran)
+            self.restart_at = now + delay
+            _say(
+                f"Felt: {self.name} exited with code {code} after {ran:.0f} s; "
+                f"restarting it in {delay:g} s (see {self.log_path})"
+            )
+        elif now >= self.restart_at:
+            self.restarts += 1
+            self.restart_at = None
+            self.start()
+            _say(f"Felt: {self.name} restarted (restart {self.restarts}, pid {self.process.pid})")
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def _wait_serving(address: str, deadline: float) -> bool:
@@ -48,13 +124,15 @@ def _wait_serving(address: str, deadline: float) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    files.private_files()  # the logs and everything the services create: for this user only
     env = dict(os.environ)
     if args.data_dir:
         env["FELT_DATA_DIR"] = args.data_dir
     os.environ.update(env)
     state = data_dir()
     env["FELT_DATA_DIR"] = str(state)
-    children: list[tuple[str, subprocess.Popen[bytes], str, str]] = []
+    env.pop("FELT_RESTARTS", None)
+    children: list[Child] = []
     stopping = False
 
     def stop_all(signum: int | None = None, _frame: FrameType | None = None) -> None:
@@ -76,47 +154,43 @@ def run(args: argparse.Namespace) -> int:
             sys.executable, "-m", "felt", "serve", entry.name,
             "--host", args.host, "--port", str(port), "--metrics-port", str(metrics_port),
         ]  # fmt: skip
-        # Each service's JSON log lines go to its own file in the data directory.
-        with open(logs / f"{entry.name}.log", "ab") as log:
-            process = subprocess.Popen(command, env=env, stdout=log, stderr=log, start_new_session=True)
-        address = f"{args.host}:{port}"
-        children.append((entry.name, process, address, f"http://{args.host}:{metrics_port}/metrics"))
+        child = Child(
+            entry.name,
+            command,
+            env,
+            logs / f"{entry.name}.log",
+            f"{args.host}:{port}",
+            f"http://{args.host}:{metrics_port}/metrics",
+        )
+        child.start()
+        children.append(child)
     deadline = time.monotonic() + READY_TIMEOUT_SECONDS
     code = 0
-    for name, process, address, metrics_url in children:
-        if not _wait_serving(address, deadline) or process.poll() is not None:
-            log_path = state / "logs" / f"{name}.log"
-            print(
-                f"Felt: {name} did not become ready on {address} (see {log_path})",
-                file=sys.stderr,
-                flush=True,
-            )
+    for child in children:
+        assert child.process is not None
+        if not _wait_serving(child.address, deadline) or child.process.poll() is not None:
+            _say(f"Felt: {child.name} did not become ready on {child.address} (see {child.log_path})")
             stopping, code = True, 1
             break
-        print(f"  {name:<11} grpc {address:<18} metrics {metrics_url}", flush=True)
+        print(f"  {child.name:<11} grpc {child.address:<18} metrics {child.metrics_url}", flush=True)
     if not stopping:
         print("Felt is up. Ctrl-C stops every service.", flush=True)
     while not stopping:
-        for name, process, _address, _url in children:
-            if process.poll() is not None:
-                print(
-                    f"Felt: {name} exited with code {process.returncode}; stopping",
-                    file=sys.stderr,
-                    flush=True,
-                )
-                stopping, code = True, 1
-        time.sleep(0.2)
+        now = time.monotonic()
+        for child in children:
+            child.watch(now)
+        time.sleep(POLL_SECONDS)
     _terminate(children)
     print("Felt stopped.", flush=True)
     return code
 
 
-def _terminate(children: list[tuple[str, subprocess.Popen[bytes], str, str]]) -> None:
-    for _name, process, _address, _url in children:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
+def _terminate(children: list[Child]) -> None:
+    running = [c.process for c in children if c.process is not None and c.process.poll() is None]
+    for process in running:
+        process.send_signal(signal.SIGTERM)
     deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
-    for _name, process, _address, _url in children:
+    for process in running:
         try:
             process.wait(timeout=max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
