@@ -136,8 +136,7 @@ class RpcInterceptor(_ServerInterceptor):
         if isinstance(exc, errors.DomainError):
             context.abort_with_status(errors.to_grpc_status(exc, self._service))
         self._log.error("unhandled_exception", exc_info=exc)
-        internal = errors.DomainError(grpc.StatusCode.INTERNAL, "INTERNAL", "internal error")
-        context.abort_with_status(errors.to_grpc_status(internal, self._service))
+        context.abort_with_status(errors.internal_status(self._service))
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _finish(
@@ -176,7 +175,7 @@ class RpcInterceptor(_ServerInterceptor):
                 caller_token = self._begin(request, context, open_method)
                 return behavior(request, context)
             except errors.DomainError as exc:
-                code, reason = exc.code, exc.reason
+                code, reason = errors.status_code(exc), exc.reason
                 self._fail(exc, context)
             except Exception as exc:
                 aborted = _aborted_code(context)
@@ -211,7 +210,7 @@ class RpcInterceptor(_ServerInterceptor):
                     holding = True
                 yield from behavior(request, context)
             except errors.DomainError as exc:
-                code, reason = exc.code, exc.reason
+                code, reason = errors.status_code(exc), exc.reason
                 self._fail(exc, context)
             except GeneratorExit:
                 code = grpc.StatusCode.CANCELLED

@@ -23,18 +23,10 @@ import grpc
 import prometheus_client
 from dealing import (
     Consumption,
-    DealingError,
     EntropyUnavailable,
-    InvalidRequest,
-    RequestConflict,
     Shoe,
     ShoeBook,
-    ShoeClosed,
-    ShoeExhausted,
-    ShoeNotFound,
     ShoeState,
-    ShoeStillOpen,
-    TooManyShoes,
     verifier,
 )
 from dealing.cards import CARD_TEXTS, MAX_DECKS, MIN_DECKS
@@ -91,38 +83,19 @@ R = TypeVar("R")
 M = TypeVar("M", bound=Message)
 
 
-def to_status_error(error: DealingError) -> errors.DomainError:
-    """The one mapping from the dealing domain's errors to gRPC status codes."""
-    meta = error.metadata
-    if isinstance(error, InvalidRequest):
-        return errors.invalid_argument(error.field, error.reason, error.message, **meta)
-    if isinstance(error, EntropyUnavailable):
-        return errors.unavailable(error.reason, error.message, **meta)
-    if isinstance(error, ShoeNotFound):
-        return errors.not_found(error.reason, error.message, **meta)
-    if isinstance(error, ShoeClosed | ShoeStillOpen):
-        return errors.failed_precondition(error.reason, error.message, **meta)
-    if isinstance(error, ShoeExhausted):
-        return errors.out_of_range(error.reason, error.message, **meta)
-    if isinstance(error, RequestConflict):
-        return errors.already_exists(error.reason, error.message, **meta)
-    if isinstance(error, TooManyShoes):
-        return errors.resource_exhausted(error.reason, error.message, **meta)
-    return errors.failed_precondition(error.reason, error.message, **meta)
-
-
 def _domain_errors(
     method: Callable[[DealerServicer, R, grpc.ServicerContext], object],
 ) -> Callable[[DealerServicer, R, grpc.ServicerContext], object]:
+    """Counts the shoes refused for lack of entropy; the refusal itself reaches the caller as it is
+    (the platform maps every refusal to gRPC once)."""
+
     @functools.wraps(method)
     def wrapper(self: DealerServicer, request: R, context: grpc.ServicerContext) -> object:
         try:
             return method(self, request, context)
-        except EntropyUnavailable as exc:
+        except EntropyUnavailable:
             ENTROPY_FAILURES.inc()
-            raise to_status_error(exc) from None
-        except DealingError as exc:
-            raise to_status_error(exc) from None
+            raise
 
     return wrapper
 

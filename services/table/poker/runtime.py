@@ -20,10 +20,10 @@ from typing import Any
 import prometheus_client
 from poker.table.v1 import table_service_pb2 as pb
 from pokerrules.cards import ordered_deck
-from pokerrules.multiplayer import Action, IllegalAction
+from pokerrules.multiplayer import Action
 from pokerrules.multiplayer import events as me
 from pokerrules.multiplayer.ranking import ranker_for
-from pokerrules.table import TableError, TableState, Transition, next_wakeup
+from pokerrules.table import TableState, Transition, next_wakeup
 from pokerrules.table import events as te
 from pokerrules.table import invite as invite_player
 from pokerrules.table.config import Mode
@@ -299,20 +299,14 @@ class PokerTable:
     def run(self, op: str, body: dict[str, Any]) -> Transition:
         """A command without money or cards: core, then commit."""
         body = {**body, "now": body.get("now", self.now())}
-        try:
-            t = replay.run(self.state, op, body, None, self._rank)
-        except (TableError, IllegalAction) as refusal:
-            raise to_status_error(refusal) from None
+        t = replay.run(self.state, op, body, None, self._rank)
         self._commit(op, body, t)
         return t
 
     def run_with_money(self, op: str, body: dict[str, Any], player: str, is_bot: bool = False) -> Transition:
         """A command that buys chips in: core first, the wallet next, the commit last."""
         body = {**body, "now": self.now()}
-        try:
-            t = replay.run(self.state, op, body, None, self._rank)
-        except (TableError, IllegalAction) as refusal:
-            raise to_status_error(refusal) from None
+        t = replay.run(self.state, op, body, None, self._rank)
         buy = next(ev for ev in t.events if isinstance(ev, te.BuyInRequested))
         n, hold_id = self._store.begin_money(
             self.table_id, player, buy.amount, lambda n: f"pt-{self.table_id}-m{n}-s{buy.seat}-{buy.kind}"
@@ -383,11 +377,8 @@ class PokerTable:
         with self.lock:
             new = [p for p in dict.fromkeys(players) if p not in self.state.invited]
             state = self.state
-            try:
-                for player in new or players[:1]:  # the core checks the host even when nobody is new
-                    state = invite_player(state, by, player).state
-            except TableError as refusal:
-                raise to_status_error(refusal) from None
+            for player in new or players[:1]:  # the core checks the host even when nobody is new
+                state = invite_player(state, by, player).state
             access = self.config.private
             total = len(state.invited | (access.invited if access else frozenset()))
             if total > MAX_INVITED:
@@ -499,10 +490,7 @@ class PokerTable:
     def start_hand(self, now: int, shoe: HandShoe) -> None:
         count = len(shoe.cards)
         body = {"now": now, "count": count, "shoe_id": shoe.shoe_id}
-        try:
-            t = replay.run(self.state, "start", body, shoe.cards, self._rank)
-        except (TableError, IllegalAction) as refusal:
-            raise to_status_error(refusal) from None
+        t = replay.run(self.state, "start", body, shoe.cards, self._rank)
         self._shoe = shoe
         self._hand_started_ms = now
         self._commit("start", body, t, shoe=shoe)
@@ -558,16 +546,3 @@ class PokerTable:
                 self._hand_started_ms = int(body["now"])
             state = replay.run(state, op, body, deck, self._rank).state
         return state
-
-
-def to_status_error(refusal: TableError | IllegalAction) -> errors.DomainError:
-    """The one mapping of the core's reasons to gRPC codes."""
-    reason, details = refusal.reason, refusal.details
-    message = str(refusal)
-    if reason == "NOT_INVITED":
-        return errors.permission_denied(reason, message, **details)
-    if reason == "NO_SUCH_SEAT":
-        return errors.invalid_argument("seat", reason, message, **details)
-    if reason == "INVALID_AMOUNT":
-        return errors.invalid_argument("amount", reason, message, **details)
-    return errors.failed_precondition(reason, message, **details)
