@@ -72,10 +72,11 @@ class RpcInterceptor(_ServerInterceptor):
         keys: auth.KeyPair,
         allow_anonymous: bool,
         stream_slots: StreamSlots | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self._service = service
         self._stream_slots = stream_slots
-        self._verifier = auth.TokenVerifier(keys)
+        self._verifier = auth.TokenVerifier(keys, clock=clock)  # clock: when tokens expire
         self._allow_anonymous = allow_anonymous
         self._log = get_logger()
         # The wrapped handler of each method, made once: building it on every call cost measurable CPU per
