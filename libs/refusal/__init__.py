@@ -89,8 +89,19 @@ class Refusal(Exception):
     def __str__(self) -> str:
         return self.reason if self.message == self.reason else f"{self.reason}: {self.message}"
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # Exceptions pickle as cls(*args); the subclasses' constructors differ, so rebuild from the state.
+        return (_rebuild, (type(self), dict(self.__dict__)))
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.kind.value}, {self.reason!r}, {self.message!r})"
+
+
+def _rebuild(cls: type[Refusal], state: dict[str, object]) -> Refusal:
+    refusal = cls.__new__(cls)
+    Exception.__init__(refusal, state.get("message", ""))
+    refusal.__dict__.update(state)
+    return refusal
 
 
 def invalid_argument(field: str, reason: str, message: str, **details: object) -> Refusal:

@@ -182,6 +182,22 @@ def test_servicekit_constructors_build_the_same_refusal() -> None:
     assert {errors.status_code(Refusal(kind, "R")).name for kind in Kind} == {kind.value for kind in Kind}
 
 
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_refusal_survives_pickling(case: str) -> None:
+    """Refusals cross process boundaries (worker pools) whole, whatever their class's constructor."""
+    import pickle
+
+    refusal = CASES[case][0]()
+    copy = pickle.loads(pickle.dumps(refusal))
+    assert type(copy) is type(refusal) and str(copy) == str(refusal)
+    assert (copy.kind, copy.reason, copy.details, copy.violations) == (
+        refusal.kind,
+        refusal.reason,
+        refusal.details,
+        refusal.violations,
+    )
+
+
 def test_no_service_maps_refusals_itself() -> None:
     """The per-service mapping functions are gone: only servicekit builds a gRPC status."""
     root = Path(__file__).resolve().parents[2]
