@@ -47,7 +47,7 @@ bench: dev
 lint: dev
 	$(VENV)/bin/ruff check libs services tests bench
 	$(VENV)/bin/ruff format --check libs services tests bench
-	$(VENV)/bin/mypy libs/servicekit libs/handeval libs/felt libs/dealing libs/ledger libs/pokerrules services
+	$(VENV)/bin/mypy libs/refusal libs/servicekit libs/handeval libs/felt libs/dealing libs/ledger libs/pokerrules services
 	cd protos && ../$(VENV)/bin/buf lint && ../$(VENV)/bin/buf format --diff --exit-code
 
 check-deploy: dev

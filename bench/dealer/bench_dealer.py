@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "libs"), str(ROOT)]
 
 from dealing import BookSettings, ShoeBook, SystemSeedSource  # noqa: E402
+from dealing.quota import Quota, QuotaSettings  # noqa: E402
 from poker.dealer.v1 import dealer_service_pb2 as pb  # noqa: E402
 from poker.dealer.v1 import dealer_service_pb2_grpc as pb_grpc  # noqa: E402
 from servicekit import auth  # noqa: E402
@@ -55,7 +56,12 @@ Run = tuple[float, list[float], list[float], float, float, float]
 
 
 def in_process(seconds: float, decks: int) -> Run:
-    book = ShoeBook(SystemSeedSource(), BookSettings(max_shoes=10**8))
+    unlimited = Quota(
+        shoes=10**8, per_second=1e9, burst=10**8
+    )  # the bench measures the dealer, not its quota
+    book = ShoeBook(
+        SystemSeedSource(), BookSettings(max_shoes=10**8, quotas=QuotaSettings(service=unlimited))
+    )
     create_ms: list[float] = []
     deal_ms: list[float] = []
     size = 52 * decks
@@ -63,7 +69,7 @@ def in_process(seconds: float, decks: int) -> Run:
     started, cpu_started = time.perf_counter(), time.process_time()
     while time.perf_counter() - started < seconds:
         t0 = time.perf_counter()
-        shoe, _ = book.create(owner="service:bench", request_id=f"r{shoes}", decks=decks)
+        shoe, _ = book.create(owner="service:bench", request_id=f"r{shoes}", decks=decks, service=True)
         _ = shoe.card_commitments  # CreateShoe returns them
         t1 = time.perf_counter()
         book.deal(shoe.shoe_id, size, "all")
@@ -106,6 +112,9 @@ def start_dealer(data_dir: Path, workers: int) -> tuple[subprocess.Popen[bytes],
         **os.environ,
         "FELT_DATA_DIR": str(data_dir),
         "FELT_DEALER_MAX_SHOES": str(10**8),
+        "FELT_DEALER_SHOES_PER_SERVICE": str(10**8),  # the bench measures the dealer, not its quota
+        "FELT_DEALER_SHOE_RATE_PER_SERVICE": str(10**9),
+        "FELT_DEALER_SHOE_BURST_PER_SERVICE": str(10**8),
         "FELT_DEALER_WORKERS": str(workers),
     }
     with open(err_path, "wb") as err:

@@ -17,19 +17,23 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[2] / "libs")]
 
-from dealing.book import ShoeBook  # noqa: E402
+from dealing.book import BookSettings, ShoeBook  # noqa: E402
+from dealing.quota import Quota, QuotaSettings  # noqa: E402
 from dealing.seeds import SystemSeedSource  # noqa: E402
 
 
 def bytes_per_shoe(decks: int, shoes: int) -> float:
     """Heap bytes one fully dealt, closed and revealed shoe of `decks` decks keeps alive in the book."""
-    book = ShoeBook(SystemSeedSource())
-    book.create(owner="warm-up", request_id="warm-up", decks=decks)  # first-use allocations
+    unlimited = Quota(shoes=10**8, per_second=1e9, burst=10**8)  # measure the shoes, not the quota
+    book = ShoeBook(SystemSeedSource(), BookSettings(quotas=QuotaSettings(service=unlimited)))
+    book.create(
+        owner="service:table", request_id="warm-up", decks=decks, service=True
+    )  # first-use allocations
     gc.collect()
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
     for i in range(shoes):
-        shoe, _ = book.create(owner="table", request_id=f"r{i}", decks=decks)
+        shoe, _ = book.create(owner="service:table", request_id=f"r{i}", decks=decks, service=True)
         book.deal(shoe.shoe_id, 52 * decks, f"d{i}")
         book.close(shoe.shoe_id)
         book.reveal(shoe.shoe_id)

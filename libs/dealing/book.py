@@ -1,4 +1,5 @@
-"""The dealer's shoes, in memory: idempotent creation, idle expiry, and purging of ended shoes.
+"""The dealer's shoes, in memory: idempotent creation, idle expiry, purging of ended shoes, and each
+caller's quota (dealing/quota.py).
 
 State lives only in this process (the dealer is a stateless Deployment: a restarted pod forgets its
 shoes, and the table service voids a hand whose shoe is gone). One lock serialises every operation;
@@ -12,9 +13,10 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dealing.errors import RequestConflict, ShoeNotFound, TooManyShoes
+from dealing.quota import QuotaSettings, TokenBucket
 from dealing.seeds import SeedSource
 from dealing.shoe import (
     DealtCard,
@@ -32,6 +34,16 @@ class BookSettings:
     idle_seconds: float = 900.0  # an open shoe untouched this long expires
     retention_seconds: float = 3600.0  # an ended shoe stays revealable this long, then is forgotten
     max_shoes: int = 100_000  # open and ended shoes held at once
+    quotas: QuotaSettings = field(default_factory=QuotaSettings)  # per caller, and the services' share
+
+
+@dataclass
+class _Holder:
+    """One caller's shoes (ids, oldest first) and creation bucket."""
+
+    service: bool
+    bucket: TokenBucket
+    shoes: dict[str, None] = field(default_factory=dict)
 
 
 def _new_shoe_id() -> str:
@@ -55,6 +67,9 @@ class ShoeBook:
         self._by_request: dict[tuple[str, str], tuple[tuple[int, str, int, str, bool], str]] = {}
         self._last_sweep = float("-inf")
         self._tally = dict.fromkeys(ShoeState, 0)  # shoes held per state, kept up to date in O(1)
+        self._holders: dict[str, _Holder] = {}
+        self._held_by_others = 0  # shoes held by callers that are not services
+        self._next_forget = float("inf")  # when the sweep will next forget a shoe, as of the last sweep
 
     def create(
         self,
@@ -66,8 +81,11 @@ class ShoeBook:
         nonce: int = 0,
         deck_set: str = "",
         public_reveal: bool = False,
+        service: bool = False,
     ) -> tuple[Shoe, bool]:
-        """A new shoe, or the one this owner already created with this request id; True when new."""
+        """A new shoe, or the one this owner already created with this request id; True when new.
+        `service`: the owner is one of the platform's services (its quota, and the cap's reserved share).
+        A repeat of a request is answered before any quota is looked at."""
         validate_request_id(request_id)
         validate_parameters(decks, client_seed, nonce, deck_set)
         params = (decks, client_seed, nonce, deck_set, public_reveal)
@@ -82,8 +100,7 @@ class ShoeBook:
                         request_id=request_id,
                     )
                 return self._shoes[known[1]], False
-            if len(self._shoes) >= self._settings.max_shoes:
-                raise TooManyShoes("the dealer holds its maximum number of shoes; retry later")
+            holder = self._admit(owner, service, now)
             seed = self._seeds.server_seed()  # raises EntropyUnavailable: nothing is recorded
             shoe = Shoe(
                 shoe_id=self._new_id(),
@@ -99,7 +116,51 @@ class ShoeBook:
             self._shoes[shoe.shoe_id] = shoe
             self._tally[ShoeState.OPEN] += 1
             self._by_request[(owner, request_id)] = (params, shoe.shoe_id)
+            holder.shoes[shoe.shoe_id] = None
+            if not service:
+                self._held_by_others += 1
             return shoe, True
+
+    def _admit(self, owner: str, service: bool, now: float) -> _Holder:
+        """The owner's holder, if it may create a shoe now; TooManyShoes (with a retry delay) if not."""
+        quotas = self._settings.quotas
+        holder = self._holders.get(owner)
+        if holder is None:
+            quota = quotas.service if service else quotas.caller
+            holder = self._holders[owner] = _Holder(service, TokenBucket(quota.per_second, quota.burst, now))
+        quota = quotas.service if holder.service else quotas.caller
+        if len(holder.shoes) >= quota.shoes:
+            oldest = self._shoes[next(iter(holder.shoes))]
+            raise TooManyShoes(
+                f"this caller holds its quota of {quota.shoes} shoes (ended ones count until forgotten)",
+                "SHOE_QUOTA_EXCEEDED",
+                retry_after_seconds=max(1.0, self._forgotten_at(oldest) - now),
+                limit=quota.shoes,
+            )
+        wait = holder.bucket.take(now)  # from here on, the attempt has cost a token
+        if wait > 0:
+            raise TooManyShoes(
+                f"at most {quota.per_second:g} new shoes a second per caller; retry later",
+                "SHOE_RATE_LIMITED",
+                retry_after_seconds=wait,
+            )
+        retry = max(1.0, self._next_forget - now) if self._next_forget < float("inf") else 1.0
+        if len(self._shoes) >= self._settings.max_shoes:
+            raise TooManyShoes(
+                "the dealer holds its maximum number of shoes; retry later", retry_after_seconds=retry
+            )
+        others_cap = self._settings.max_shoes - int(self._settings.max_shoes * quotas.service_share)
+        if not holder.service and self._held_by_others >= others_cap:
+            raise TooManyShoes(
+                "the shoes open to callers other than the platform's services are all in use; retry later",
+                retry_after_seconds=retry,
+            )
+        return holder
+
+    def _forgotten_at(self, shoe: Shoe) -> float:
+        """When the sweep forgets `shoe` if nothing more happens to it."""
+        ended = shoe.ended_at if shoe.ended_at is not None else shoe.last_active + self._settings.idle_seconds
+        return ended + self._settings.retention_seconds
 
     def get(self, shoe_id: str) -> Shoe:
         with self._lock:
@@ -167,13 +228,26 @@ class ShoeBook:
         self._last_sweep = now
         retention = self._settings.retention_seconds
         gone = []
+        next_forget = float("inf")
         for shoe_id, shoe in self._shoes.items():
             if shoe.expire_if_idle(now, self._settings.idle_seconds):
                 self._moved(ShoeState.OPEN, ShoeState.EXPIRED)
             if shoe.ended_at is not None and now - shoe.ended_at >= retention:
                 gone.append(shoe_id)
+            else:
+                next_forget = min(next_forget, self._forgotten_at(shoe))
+        self._next_forget = next_forget
         if gone:
             dropped = set(gone)
             for shoe_id in gone:
-                self._tally[self._shoes.pop(shoe_id).state] -= 1
+                shoe = self._shoes.pop(shoe_id)
+                self._tally[shoe.state] -= 1
+                holder = self._holders[shoe.owner]
+                del holder.shoes[shoe_id]
+                if not holder.service:
+                    self._held_by_others -= 1
             self._by_request = {k: v for k, v in self._by_request.items() if v[1] not in dropped}
+        # Callers with no shoe left and a full bucket are forgotten too (their state is their defaults).
+        idle = [o for o, h in self._holders.items() if not h.shoes and h.bucket.full(now)]
+        for owner in idle:
+            del self._holders[owner]

@@ -235,7 +235,9 @@ class Shoe:
         """Expire an open shoe idle for `idle_seconds` or more; True when it did."""
         if self.state is ShoeState.OPEN and now - self.last_active >= idle_seconds:
             self.state = ShoeState.EXPIRED
-            self.ended_at = now
+            # It ended when it went idle, not when someone noticed: retention (and a caller's quota)
+            # runs from then.
+            self.ended_at = self.last_active + idle_seconds
             return True
         return False
 

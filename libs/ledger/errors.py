@@ -1,40 +1,26 @@
-"""Domain errors of the ledger. Each carries a gRPC-like kind and an UPPER_SNAKE reason; the wallet
-servicer maps them to gRPC status in one place."""
+"""Domain errors of the ledger: a `Refusal` of a kind (invalid argument, not found, ...) with an
+UPPER_SNAKE reason; the platform maps it to gRPC status in one place (servicekit's interceptor)."""
 
 from __future__ import annotations
 
-import enum
+from refusal import Kind, Refusal
+
+ErrorKind = Kind  # the kinds of the platform's one refusal
 
 
-class ErrorKind(enum.Enum):
-    INVALID_ARGUMENT = "INVALID_ARGUMENT"
-    NOT_FOUND = "NOT_FOUND"
-    FAILED_PRECONDITION = "FAILED_PRECONDITION"
-    ALREADY_EXISTS = "ALREADY_EXISTS"
-    PERMISSION_DENIED = "PERMISSION_DENIED"
-
-
-class LedgerError(Exception):
+class LedgerError(Refusal):
     """A refused command. A refused command changes nothing."""
 
     def __init__(
         self,
-        kind: ErrorKind,
+        kind: Kind,
         reason: str,
         message: str,
         *,
         field: str | None = None,
         metadata: dict[str, str] | None = None,
     ) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.reason = reason
-        self.message = message
-        self.field = field
-        self.metadata = dict(metadata or {})
-
-    def __repr__(self) -> str:
-        return f"LedgerError({self.kind.value}, {self.reason!r}, {self.message!r})"
+        super().__init__(kind, reason, message, field=field, details=metadata)
 
 
 def invalid(field: str, reason: str, message: str) -> LedgerError:

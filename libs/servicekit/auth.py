@@ -130,29 +130,53 @@ def load_keys(data_dir: Path, production: bool = False) -> KeyPair:
     return KeyPair(private.public_key(), private)
 
 
-def issue_token(keys: KeyPair, subject: str, role: Role, ttl_seconds: int = DEFAULT_TTL_SECONDS) -> str:
+def issue_token(
+    keys: KeyPair,
+    subject: str,
+    role: Role,
+    ttl_seconds: int = DEFAULT_TTL_SECONDS,
+    now: float | None = None,
+) -> str:
+    """A token for (subject, role) valid `ttl_seconds` from `now` (the wall clock unless given)."""
     if keys.private is None:
         raise ConfigError("this process has no signing key (set FELT_AUTH_PRIVATE_KEY_FILE)")
     if role is Role.ANONYMOUS or not subject:
         raise ValueError("a token names a subject and a real role")
-    now = int(time.time())
+    issued = int(time.time() if now is None else now)
     claims = {
         "iss": ISSUER,
         "aud": AUDIENCE,
         "sub": subject,
         "role": role.value,
-        "iat": now,
-        "exp": now + ttl_seconds,
+        "iat": issued,
+        "exp": issued + ttl_seconds,
     }
     return jwt.encode(claims, keys.private, algorithm=ALGORITHM)
 
 
-def verify_token(keys: KeyPair, token: str) -> Caller:
+def expiry_of(token: str) -> int | None:
+    """The `exp` a token claims, read without verifying it (a client's own token, to renew or warn in
+    time); None when the token is not a JWT with an integer `exp`."""
+    try:
+        claims = jwt.decode(token, options={"verify_signature": False})
+    except jwt.InvalidTokenError:
+        return None
+    exp = claims.get("exp")
+    return exp if isinstance(exp, int) else None
+
+
+def verify_token(keys: KeyPair, token: str, now: float | None = None) -> Caller:
     """The caller a token names; UNAUTHENTICATED with a reason when it is not valid."""
-    return _verify(keys, token)[0]
+    return _verify(keys, token, time.time() if now is None else now)[0]
 
 
-def _verify(keys: KeyPair, token: str) -> tuple[Caller, int]:
+# A token issued by a host whose clock is a little ahead is still good here (iat a few seconds ahead).
+ISSUED_AT_LEEWAY_SECONDS = 30
+
+
+def _verify(keys: KeyPair, token: str, now: float) -> tuple[Caller, int]:
+    """Signature, algorithm, issuer and audience by PyJWT; times against `now`, the verifier's clock
+    (PyJWT would read the wall clock, which a test on a virtual clock does not move)."""
     try:
         claims = jwt.decode(
             token,
@@ -160,19 +184,35 @@ def _verify(keys: KeyPair, token: str) -> tuple[Caller, int]:
             algorithms=[ALGORITHM],
             audience=AUDIENCE,
             issuer=ISSUER,
-            options={"require": ["exp", "iat", "iss", "aud", "sub"]},
+            options={
+                "require": ["exp", "iat", "iss", "aud", "sub"],
+                "verify_exp": False,
+                "verify_iat": False,
+                "verify_nbf": False,
+            },
         )
-    except jwt.ExpiredSignatureError:
-        raise errors.unauthenticated("TOKEN_EXPIRED", "the bearer token has expired") from None
     except jwt.InvalidTokenError as exc:
         raise errors.unauthenticated("TOKEN_INVALID", f"the bearer token is not valid: {exc}") from None
+    exp, iat = _time_claim(claims, "exp"), _time_claim(claims, "iat")
+    starts = max(iat, _time_claim(claims, "nbf")) if "nbf" in claims else iat
+    if now >= exp:
+        raise errors.unauthenticated("TOKEN_EXPIRED", "the bearer token has expired")
+    if starts > now + ISSUED_AT_LEEWAY_SECONDS:
+        raise errors.unauthenticated("TOKEN_INVALID", "the bearer token is not valid yet")
     try:
         role = Role(claims.get("role", ""))
     except ValueError:
         raise errors.unauthenticated("TOKEN_INVALID", "the bearer token names no known role") from None
     if role is Role.ANONYMOUS:
         raise errors.unauthenticated("TOKEN_INVALID", "the bearer token names no known role")
-    return Caller(str(claims["sub"]), role), int(claims["exp"])
+    return Caller(str(claims["sub"]), role), exp
+
+
+def _time_claim(claims: dict[str, object], name: str) -> int:
+    value = claims.get(name)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise errors.unauthenticated("TOKEN_INVALID", f"the bearer token's {name} is not an integer")
+    return value
 
 
 class TokenVerifier:
@@ -200,9 +240,7 @@ class TokenVerifier:
                 return caller
             with self._lock:
                 self._verified.pop(token, None)
-        caller, expires = _verify(self._keys, token)  # raises for an expired or bad token
-        if self._clock() >= expires:
-            raise errors.unauthenticated("TOKEN_EXPIRED", "the bearer token has expired")
+        caller, expires = _verify(self._keys, token, self._clock())  # raises for an expired or bad token
         with self._lock:
             self._verified[token] = (caller, expires)
             while len(self._verified) > self._capacity:

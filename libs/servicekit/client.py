@@ -1,4 +1,11 @@
-"""Client side: channels with a bearer token and a default deadline on every call."""
+"""Client side: channels with a bearer token and a default deadline on every call.
+
+The token may be a string or a source asked on every call (`servicekit.tokens`: renewed before it
+expires). A channel to a dependency (`dependency=`) reports each unary call's outcome to it, so a
+dependency refusing our credentials shows in health and metrics (`servicekit.dependencies`); and when a
+dependency answers TOKEN_EXPIRED (its clock ahead of ours) the source renews and the call is sent once
+more: it was refused before any handler ran, so sending it again is always safe.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
+from servicekit import errors
+from servicekit.dependencies import Dependency
+
 DEFAULT_TIMEOUT_SECONDS = 5.0
+# Health and reflection answer without looking at the token: they say nothing about our credentials.
+_OPEN_PREFIXES = ("/grpc.health.v1.", "/grpc.reflection.")
 
 
 if TYPE_CHECKING:  # the stubs make these generic; at run time they are not subscriptable
@@ -19,11 +31,16 @@ else:
 
 
 class _AuthAndDeadline(_UnaryUnary, _UnaryStream):
-    """Adds `authorization: Bearer <token>` and a deadline when the caller gave none."""
+    """Adds `authorization: Bearer <token>` and a deadline when the caller gave none; watches the
+    outcome of unary calls for the dependency and renews an expired token once."""
 
-    def __init__(self, token: Callable[[], str] | None, timeout: float | None) -> None:
+    def __init__(
+        self, token: Callable[[], str] | None, timeout: float | None, dependency: Dependency | None
+    ) -> None:
         self._token = token
         self._timeout = timeout
+        self._dependency = dependency
+        self._renew: Callable[[], None] | None = getattr(token, "renew", None)
 
     def _details(self, details: Any, streaming: bool) -> Any:
         metadata = list(details.metadata or ())
@@ -42,7 +59,19 @@ class _AuthAndDeadline(_UnaryUnary, _UnaryStream):
         )
 
     def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
-        return continuation(self._details(details, False), request)
+        call = continuation(self._details(details, False), request)
+        if (self._dependency is None and self._renew is None) or details.method.startswith(_OPEN_PREFIXES):
+            return call
+        code = call.code()  # waits for the answer, as the blocking call does anyway
+        reason = _reason(call) if code is not grpc.StatusCode.OK else ""
+        if code is grpc.StatusCode.UNAUTHENTICATED and reason == "TOKEN_EXPIRED" and self._renew:
+            self._renew()
+            call = continuation(self._details(details, False), request)
+            code = call.code()
+            reason = _reason(call) if code is not grpc.StatusCode.OK else ""
+        if self._dependency is not None:
+            self._dependency.observe(code, reason)
+        return call
 
     def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
         return continuation(self._details(details, True), request)
@@ -66,12 +95,22 @@ class _CallDetails(grpc.ClientCallDetails):
         self.compression = compression
 
 
+def _reason(call: Any) -> str:
+    try:
+        return errors.details_of(call).reason
+    except Exception:  # an answer without rich details (a proxy's, a transport error)
+        return ""
+
+
 def channel(
     address: str,
     token: str | Callable[[], str] | None = None,
     timeout: float | None = DEFAULT_TIMEOUT_SECONDS,
+    dependency: Dependency | None = None,
 ) -> grpc.Channel:
-    """An insecure channel to `address`; re-use it (channels are expensive, calls are cheap)."""
+    """An insecure channel to `address`; re-use it (channels are expensive, calls are cheap).
+    `token`: a string or a source asked on every call (servicekit.tokens); `dependency`: the service
+    at `address`, told the outcome of each call (servicekit.dependencies)."""
     raw = grpc.insecure_channel(
         address,
         options=[
@@ -80,4 +119,4 @@ def channel(
         ],
     )
     supplier = (lambda: token) if isinstance(token, str) else token
-    return grpc.intercept_channel(raw, _AuthAndDeadline(supplier, timeout))
+    return grpc.intercept_channel(raw, _AuthAndDeadline(supplier, timeout, dependency))

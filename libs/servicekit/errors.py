@@ -1,8 +1,10 @@
-"""Domain errors and their one mapping to gRPC status with google.rpc details.
+"""Refusals and their one mapping to gRPC status with google.rpc details.
 
-Handlers raise `DomainError` (through the constructors below); the server interceptor turns it into a
-status carrying `google.rpc.ErrorInfo` (reason, domain = the service, metadata) and, for malformed input,
-`google.rpc.BadRequest` field violations. Nothing else in Felt builds a gRPC status by hand.
+Cores and handlers raise `refusal.Refusal` (`DomainError` here is the same class; the constructors below
+build one of each kind); the server interceptor turns it into a status carrying `google.rpc.ErrorInfo`
+(reason, domain = the service, metadata = the refusal's details), `google.rpc.BadRequest` field violations
+for malformed input and `google.rpc.RetryInfo` when the refusal says when to retry. Nothing else in Felt
+builds a gRPC status by hand.
 """
 
 from __future__ import annotations
@@ -15,117 +17,112 @@ import grpc
 from google.protobuf import any_pb2, duration_pb2
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
+from refusal import FieldViolation, Kind, Refusal
+
+DomainError = Refusal  # the name handlers have used; one type either way
+
+_CODES: dict[Kind, grpc.StatusCode] = {kind: grpc.StatusCode[kind.value] for kind in Kind}
 
 
-@dataclass(frozen=True)
-class FieldViolation:
-    field: str
-    description: str
+def status_code(refusal: Refusal) -> grpc.StatusCode:
+    """The gRPC status code of a refusal's kind (the kinds are named after the codes)."""
+    return _CODES[refusal.kind]
 
 
-@dataclass
-class DomainError(Exception):
-    """An error of the domain: a status code, an UPPER_SNAKE reason and a message for people."""
-
-    code: grpc.StatusCode
-    reason: str
-    message: str
-    metadata: Mapping[str, str] = field(default_factory=dict)
-    violations: Sequence[FieldViolation] = ()
-    # How long the caller should wait before retrying (google.rpc.RetryInfo); None: no advice.
-    retry_delay_seconds: float | None = None
-
-    def __post_init__(self) -> None:
-        super().__init__(self.message)
-
-    def __str__(self) -> str:
-        return f"{self.reason}: {self.message}"
-
-
-def invalid_argument(field_name: str, reason: str, message: str, **metadata: object) -> DomainError:
+def invalid_argument(field_name: str, reason: str, message: str, **metadata: object) -> Refusal:
     """Malformed input: INVALID_ARGUMENT naming the offending field."""
-    meta = {"field": field_name, **{k: str(v) for k, v in metadata.items()}}
-    return DomainError(
-        grpc.StatusCode.INVALID_ARGUMENT,
-        reason,
-        message,
-        meta,
-        (FieldViolation(field_name, message),),
-    )
+    return Refusal(Kind.INVALID_ARGUMENT, reason, message, field=field_name, details=metadata)
 
 
-def not_found(reason: str, message: str, **metadata: object) -> DomainError:
-    return DomainError(grpc.StatusCode.NOT_FOUND, reason, message, _str_meta(metadata))
+def not_found(reason: str, message: str, **metadata: object) -> Refusal:
+    return Refusal(Kind.NOT_FOUND, reason, message, details=metadata)
 
 
-def failed_precondition(reason: str, message: str, **metadata: object) -> DomainError:
+def failed_precondition(reason: str, message: str, **metadata: object) -> Refusal:
     """An action that is illegal now (not your turn, insufficient funds, shoe closed)."""
-    return DomainError(grpc.StatusCode.FAILED_PRECONDITION, reason, message, _str_meta(metadata))
+    return Refusal(Kind.FAILED_PRECONDITION, reason, message, details=metadata)
 
 
-def already_exists(reason: str, message: str, **metadata: object) -> DomainError:
-    return DomainError(grpc.StatusCode.ALREADY_EXISTS, reason, message, _str_meta(metadata))
+def already_exists(reason: str, message: str, **metadata: object) -> Refusal:
+    return Refusal(Kind.ALREADY_EXISTS, reason, message, details=metadata)
 
 
-def aborted(reason: str, message: str, **metadata: object) -> DomainError:
+def aborted(reason: str, message: str, **metadata: object) -> Refusal:
     """A stale `expected_version` or a lost race: the client should re-read and retry."""
-    return DomainError(grpc.StatusCode.ABORTED, reason, message, _str_meta(metadata))
+    return Refusal(Kind.ABORTED, reason, message, details=metadata)
 
 
-def out_of_range(reason: str, message: str, **metadata: object) -> DomainError:
-    return DomainError(grpc.StatusCode.OUT_OF_RANGE, reason, message, _str_meta(metadata))
+def out_of_range(reason: str, message: str, **metadata: object) -> Refusal:
+    return Refusal(Kind.OUT_OF_RANGE, reason, message, details=metadata)
 
 
-def permission_denied(reason: str, message: str, **metadata: object) -> DomainError:
-    return DomainError(grpc.StatusCode.PERMISSION_DENIED, reason, message, _str_meta(metadata))
+def permission_denied(reason: str, message: str, **metadata: object) -> Refusal:
+    return Refusal(Kind.PERMISSION_DENIED, reason, message, details=metadata)
 
 
-def unauthenticated(reason: str, message: str, **metadata: object) -> DomainError:
-    return DomainError(grpc.StatusCode.UNAUTHENTICATED, reason, message, _str_meta(metadata))
+def unauthenticated(reason: str, message: str, **metadata: object) -> Refusal:
+    return Refusal(Kind.UNAUTHENTICATED, reason, message, details=metadata)
 
 
-def unavailable(reason: str, message: str, **metadata: object) -> DomainError:
-    return DomainError(grpc.StatusCode.UNAVAILABLE, reason, message, _str_meta(metadata))
-
-
-def resource_exhausted(reason: str, message: str, **metadata: object) -> DomainError:
-    return DomainError(grpc.StatusCode.RESOURCE_EXHAUSTED, reason, message, _str_meta(metadata))
-
-
-def resource_exhausted_retry(
-    reason: str, message: str, retry_delay_seconds: float, **metadata: object
-) -> DomainError:
-    """A quota or rate limit whose end is known: RESOURCE_EXHAUSTED with a google.rpc.RetryInfo."""
-    return DomainError(
-        grpc.StatusCode.RESOURCE_EXHAUSTED,
-        reason,
-        message,
-        _str_meta(metadata),
-        retry_delay_seconds=retry_delay_seconds,
+def unavailable(
+    reason: str, message: str, *, retry_after_seconds: float | None = None, **metadata: object
+) -> Refusal:
+    return Refusal(
+        Kind.UNAVAILABLE, reason, message, details=metadata, retry_after_seconds=retry_after_seconds
     )
 
 
-def _str_meta(metadata: Mapping[str, object]) -> dict[str, str]:
-    return {k: str(v) for k, v in metadata.items()}
+def resource_exhausted(
+    reason: str, message: str, *, retry_after_seconds: float | None = None, **metadata: object
+) -> Refusal:
+    """A quota or rate limit; `retry_after_seconds` tells the client when to try again (RetryInfo)."""
+    return Refusal(
+        Kind.RESOURCE_EXHAUSTED, reason, message, details=metadata, retry_after_seconds=retry_after_seconds
+    )
 
 
-def to_grpc_status(error: DomainError, domain: str) -> grpc.Status:
+def to_grpc_status(error: Refusal, domain: str) -> grpc.Status:
     """The rich status for `error`, raised by `context.abort_with_status`."""
-    info = error_details_pb2.ErrorInfo(reason=error.reason, domain=domain, metadata=dict(error.metadata))
+    return _status(
+        status_code(error),
+        error.message,
+        error.reason,
+        domain,
+        error.details,
+        error.violations,
+        error.retry_after_seconds,
+    )
+
+
+def internal_status(domain: str) -> grpc.Status:
+    """INTERNAL with a generic message: what an unexpected exception becomes (the traceback is logged)."""
+    return _status(grpc.StatusCode.INTERNAL, "internal error", "INTERNAL", domain, {}, (), None)
+
+
+def _status(
+    code: grpc.StatusCode,
+    message: str,
+    reason: str,
+    domain: str,
+    metadata: Mapping[str, str],
+    violations: Sequence[FieldViolation],
+    retry_after_seconds: float | None,
+) -> grpc.Status:
+    info = error_details_pb2.ErrorInfo(reason=reason, domain=domain, metadata=dict(metadata))
     details = [_pack(info)]
-    if error.violations:
+    if violations:
         bad_request = error_details_pb2.BadRequest(
             field_violations=[
                 error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.description)
-                for v in error.violations
+                for v in violations
             ]
         )
         details.append(_pack(bad_request))
-    if error.retry_delay_seconds is not None:
+    if retry_after_seconds is not None:
         delay = duration_pb2.Duration()
-        delay.FromNanoseconds(max(0, round(error.retry_delay_seconds * 1e9)))
+        delay.FromMilliseconds(max(0, round(retry_after_seconds * 1000)))
         details.append(_pack(error_details_pb2.RetryInfo(retry_delay=delay)))
-    status = status_pb2.Status(code=error.code.value[0], message=error.message, details=details)
+    status = status_pb2.Status(code=code.value[0], message=message, details=details)
     return rpc_status.to_status(status)
 
 
@@ -137,7 +134,7 @@ def _pack(message: object) -> any_pb2.Any:
 
 @dataclass(frozen=True)
 class ErrorDetails:
-    """What a client learns from a failed call: code, reason, metadata and field violations."""
+    """What a client learns from a failed call: code, reason, metadata, field violations, retry delay."""
 
     code: grpc.StatusCode
     message: str
@@ -145,7 +142,7 @@ class ErrorDetails:
     domain: str = ""
     metadata: Mapping[str, str] = field(default_factory=dict)
     violations: Sequence[FieldViolation] = ()
-    retry_delay_seconds: float | None = None  # from google.rpc.RetryInfo
+    retry_after_seconds: float | None = None
 
 
 def details_of(error: grpc.RpcError) -> ErrorDetails:
@@ -159,7 +156,7 @@ def details_of(error: grpc.RpcError) -> ErrorDetails:
     reason = domain = ""
     metadata: dict[str, str] = {}
     violations: list[FieldViolation] = []
-    retry: float | None = None
+    retry_after: float | None = None
     for detail in status.details:
         if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
             info = error_details_pb2.ErrorInfo()
@@ -170,7 +167,14 @@ def details_of(error: grpc.RpcError) -> ErrorDetails:
             detail.Unpack(bad)
             violations.extend(FieldViolation(v.field, v.description) for v in bad.field_violations)
         elif detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
-            info_retry = error_details_pb2.RetryInfo()
-            detail.Unpack(info_retry)
-            retry = info_retry.retry_delay.ToNanoseconds() / 1e9
-    return ErrorDetails(code, message, reason, domain, metadata, tuple(violations), retry)
+            retry = error_details_pb2.RetryInfo()
+            detail.Unpack(retry)
+            retry_after = retry.retry_delay.ToMilliseconds() / 1000
+    return ErrorDetails(code, message, reason, domain, metadata, tuple(violations), retry_after)
+
+
+def resource_exhausted_retry(
+    reason: str, message: str, retry_delay_seconds: float, **metadata: object
+) -> Refusal:
+    """A quota or rate limit whose end is known: RESOURCE_EXHAUSTED with a google.rpc.RetryInfo."""
+    return resource_exhausted(reason, message, retry_after_seconds=retry_delay_seconds, **metadata)

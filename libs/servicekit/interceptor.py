@@ -129,12 +129,13 @@ class RpcInterceptor(_ServerInterceptor):
         stream_slots: StreamSlots | None = None,
         caps: RequestCaps | None = None,
         rate_limiter: RateLimiter | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self._service = service
         self._stream_slots = stream_slots
         self._caps = caps if caps is not None else RequestCaps()
         self._rate_limiter = rate_limiter
-        self._verifier = auth.TokenVerifier(keys)
+        self._verifier = auth.TokenVerifier(keys, clock=clock)  # clock: when tokens expire
         self._allow_anonymous = allow_anonymous
         self._log = get_logger()
         # The wrapped handler of each method, made once: building it on every call cost measurable CPU per
@@ -222,8 +223,7 @@ class RpcInterceptor(_ServerInterceptor):
         if isinstance(exc, errors.DomainError):
             context.abort_with_status(errors.to_grpc_status(exc, self._service))
         self._log.error("unhandled_exception", exc_info=exc)
-        internal = errors.DomainError(grpc.StatusCode.INTERNAL, "INTERNAL", "internal error")
-        context.abort_with_status(errors.to_grpc_status(internal, self._service))
+        context.abort_with_status(errors.internal_status(self._service))
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _finish(
@@ -262,7 +262,7 @@ class RpcInterceptor(_ServerInterceptor):
                 _caller, caller_token = self._begin(request, context, open_method, grpc_service, grpc_method)
                 return behavior(request, context)
             except errors.DomainError as exc:
-                code, reason = exc.code, exc.reason
+                code, reason = errors.status_code(exc), exc.reason
                 self._fail(exc, context)
             except Exception as exc:
                 aborted = _aborted_code(context)
@@ -299,7 +299,7 @@ class RpcInterceptor(_ServerInterceptor):
                     holding = True
                 yield from behavior(request, context)
             except errors.DomainError as exc:
-                code, reason = exc.code, exc.reason
+                code, reason = errors.status_code(exc), exc.reason
                 self._fail(exc, context)
             except GeneratorExit:
                 code = grpc.StatusCode.CANCELLED

@@ -20,6 +20,7 @@ from grpc_reflection.v1alpha import reflection
 from servicekit import auth, files, metrics
 from servicekit.caps import Cap, RequestCaps
 from servicekit.config import ServerConfig, setting
+from servicekit.dependencies import Dependency
 from servicekit.interceptor import RpcInterceptor, StreamSlots
 from servicekit.logging import configure_logging, get_logger
 from servicekit.ratelimit import RateLimit, RateLimiter
@@ -48,6 +49,8 @@ class ServiceSpec:
     register: Callable[[grpc.Server], None]  # adds the servicers to the server
     allow_anonymous: bool = False  # only the evaluator serves calls without a token
     ready: Callable[[], bool] = lambda: True  # dependencies answer (SERVING only once true)
+    # The services it calls, watched through their channels: NOT_SERVING while one refuses our credentials.
+    dependencies: Sequence[Dependency] = field(default_factory=tuple)
     on_stop: Callable[[], None] = lambda: None  # release resources after the drain
     options: Sequence[tuple[str, object]] = field(default_factory=tuple)
     # Open server streams the service holds at most, each on a thread of its own beyond `max_workers`
@@ -127,8 +130,16 @@ class Service:
         self.rate_limiter = self._rate_limiter(spec, config)
         self.receive_bytes = receive_limit(spec, self.caps)
         options = list(_server_options(spec.options, self.receive_bytes).items())
+        # Tests drive token expiry with a virtual wall clock (`auth_clock`); services use the real one.
+        clock = config.extra.get("auth_clock") or time.time
         interceptor = RpcInterceptor(
-            spec.name, self.keys, spec.allow_anonymous, self.stream_slots, self.caps, self.rate_limiter
+            spec.name,
+            self.keys,
+            spec.allow_anonymous,
+            self.stream_slots,
+            self.caps,
+            self.rate_limiter,
+            clock,
         )
         self.server = grpc.server(
             futures.ThreadPoolExecutor(
@@ -142,7 +153,7 @@ class Service:
         if spec.private_addresses:
             # A call a sibling worker forwards here already spent its caller's budget over there.
             forwarded = RpcInterceptor(
-                spec.name, self.keys, spec.allow_anonymous, self.stream_slots, self.caps, None
+                spec.name, self.keys, spec.allow_anonymous, self.stream_slots, self.caps, None, clock
             )
             self.private_server = grpc.server(
                 futures.ThreadPoolExecutor(
@@ -169,6 +180,10 @@ class Service:
         self._metrics_server: WSGIServer | None = None
         self._stopped = threading.Event()
         limited = self.rate_limiter.methods if self.rate_limiter is not None else set()
+        self._ready = False  # ready() answered true once
+        self._health_lock = threading.Lock()
+        for dependency in spec.dependencies:
+            dependency.watch(self._publish_health)
         for descriptor in spec.services:
             metrics.precreate(metrics.methods_of(descriptor), limited)
         # Set by the supervisor that started this process again (`felt up`, a worker supervisor).
@@ -204,11 +219,10 @@ class Service:
             self._metrics_server, self.metrics_port = metrics.start_metrics_server(
                 self.config.host, self.config.metrics_port
             )
-        if self._dependencies_ready():
-            self._set_health(health_pb2.HealthCheckResponse.SERVING)
-        else:
+        self._ready = self._dependencies_ready()
+        self._publish_health()
+        if not self._ready:
             # SERVING only once dependencies answer: keep asking in the background until they do.
-            self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
             threading.Thread(target=self._await_ready, name=f"{self.spec.name}-ready", daemon=True).start()
         self.log.info("started", address=self.address, metrics_port=self.metrics_port)
         return self
@@ -223,9 +237,23 @@ class Service:
     def _await_ready(self) -> None:
         while not self._stopped.wait(READY_POLL_SECONDS):
             if self._dependencies_ready():
-                self._set_health(health_pb2.HealthCheckResponse.SERVING)
+                self._ready = True
+                self._publish_health()
                 self.log.info("ready")
                 return
+
+    def _publish_health(self) -> None:
+        """SERVING once ready() answered and while no dependency refuses our credentials."""
+        with self._health_lock:
+            if self._stopped.is_set():
+                return  # draining: NOT_SERVING for good
+            refusing = [d.name for d in self.spec.dependencies if d.refusing]
+            serving = self._ready and not refusing
+            self._set_health(
+                health_pb2.HealthCheckResponse.SERVING
+                if serving
+                else health_pb2.HealthCheckResponse.NOT_SERVING
+            )
 
     def _set_health(self, status: int) -> None:
         self.health.set("", status)
@@ -234,9 +262,10 @@ class Service:
 
     def stop(self, grace: float | None = None) -> None:
         """Drain: NOT_SERVING, refuse new calls (UNAVAILABLE), let in-flight calls finish, then stop."""
-        if self._stopped.is_set():
-            return
-        self._stopped.set()
+        with self._health_lock:
+            if self._stopped.is_set():
+                return
+            self._stopped.set()
         self.health.enter_graceful_shutdown()
         grace = self.config.shutdown_grace_seconds if grace is None else grace
         self.log.info("draining", grace_seconds=grace)

@@ -36,7 +36,9 @@ class RunningService:
         return f"http://127.0.0.1:{self.service.metrics_port}/metrics"
 
     def token(self, subject: str, role: auth.Role = auth.Role.PLAYER) -> str:
-        return auth.issue_token(self.service.keys, subject, role)
+        """A token for `subject`, issued on the service's clock (`auth_clock` in tests that move it)."""
+        clock = self.service.config.extra.get("auth_clock") or time.time
+        return auth.issue_token(self.service.keys, subject, role, now=clock())
 
     def channel(self, subject: str | None = None, role: auth.Role = auth.Role.PLAYER) -> grpc.Channel:
         """A channel whose calls carry a token for `subject` (none when subject is None)."""

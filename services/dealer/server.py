@@ -6,6 +6,7 @@ processes on one port (servicekit/workers.py), each holding its own shoes (routi
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import grpc
 from dealing import EntropyUnavailable, SeedSource, ShoeBook, SystemSeedSource
@@ -55,23 +56,31 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
     seeds: SeedSource = config.extra.get("seed_source") or SystemSeedSource()
     index = workers.worker_index(config)
     router, private = Router.single(), []
+    settings = book_settings(config)
     if index is not None:
         # A worker also listens on its private unix socket, where its siblings forward calls.
         prepare_socket_dir(config.data_dir)
         own_socket = socket_path(config.data_dir, index)
         own_socket.unlink(missing_ok=True)  # left by this worker's previous life
         count = workers.worker_count(config)
-        book_limits = book_settings(config)
         claims = ClaimTable(
             claims_path(config.data_dir),
-            buckets_for(book_limits.max_shoes, count),
-            ttl_seconds=book_limits.idle_seconds + book_limits.retention_seconds,
+            buckets_for(settings.max_shoes, count),
+            ttl_seconds=settings.idle_seconds + settings.retention_seconds,
         )
         router = Router(config.data_dir, index, count, claims)
         private = [f"unix:{own_socket}"]
+        # Each worker enforces 1/N of a (non-service) caller's quota rather than sharing counters with
+        # its siblings: a shoe lives in one worker and is forgotten there, so its count is local by
+        # nature; a shared table would put a cross-process lock on every CreateShoe (~1,000/s) and need
+        # repairing after a worker dies with its shoes. A caller spreading its calls over all workers
+        # still gets no more than its quota on the host. Services keep their whole quota in each worker
+        # (their calls come over one connection, to one worker), and the share reserved for them is of
+        # each worker's own cap (FELT_DEALER_MAX_SHOES is per process too).
+        settings = replace(settings, quotas=settings.quotas.split(count))
     book = ShoeBook(
         seeds=seeds,
-        settings=book_settings(config),
+        settings=settings,
         clock=config.extra.get("clock") or time.monotonic,
         new_id=router.new_shoe_id,
     )

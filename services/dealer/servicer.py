@@ -1,7 +1,8 @@
 """DealerService: RPC messages <-> the `dealing` core, plus who may do what. No shuffling logic here.
 
 Who may call what (every call needs a valid token; the platform rejects calls without one):
-- CreateShoe, GetShoe, Verify: any caller.
+- CreateShoe, GetShoe, Verify: any caller; CreateShoe within the caller's quota (dealing/quota.py: shoes
+  held, creation rate, and a share of the cap for the platform's services only).
 - Deal, Burn, CloseShoe: the shoe's creator, or an operator.
 - Peek: a service or operator caller, and the shoe's creator or an operator (the Naiko peek power is
   run by the table service, which shows the card to one player only, NK-10.4).
@@ -23,17 +24,10 @@ import grpc
 import prometheus_client
 from dealing import (
     Consumption,
-    DealingError,
     EntropyUnavailable,
-    InvalidRequest,
-    RequestConflict,
     Shoe,
     ShoeBook,
-    ShoeClosed,
-    ShoeExhausted,
-    ShoeNotFound,
     ShoeState,
-    ShoeStillOpen,
     TooManyShoes,
     verifier,
 )
@@ -69,12 +63,20 @@ FORWARDED = prometheus_client.Counter(
 VERIFICATIONS = prometheus_client.Counter(
     "poker_dealer_verifications_total", "Verify calls by outcome.", ["result"]
 )
+SHOE_REFUSALS = prometheus_client.Counter(
+    "poker_dealer_shoe_refusals_total",
+    "CreateShoe calls refused by a quota (per caller, rate, services' share, cap), by reason and role.",
+    ["reason", "role"],
+)
 for _decks in range(MIN_DECKS, MAX_DECKS + 1):
     SHOES_CREATED.labels(str(_decks))
 for _result in ("valid", "invalid"):
     VERIFICATIONS.labels(_result)
 for _state in ShoeState:
     SHOES_HELD.labels(_state.value.lower())
+for _reason in ("SHOE_QUOTA_EXCEEDED", "SHOE_RATE_LIMITED", "TOO_MANY_SHOES"):
+    for _role in (Role.PLAYER, Role.SERVICE, Role.OPERATOR):
+        SHOE_REFUSALS.labels(_reason, _role.value)
 _ROUTED = ("CreateShoe", "Deal", "Burn", "Peek", "CloseShoe", "Reveal", "GetShoe")
 for _rpc in _ROUTED:
     FORWARDED.labels(_rpc)
@@ -91,38 +93,19 @@ R = TypeVar("R")
 M = TypeVar("M", bound=Message)
 
 
-def to_status_error(error: DealingError) -> errors.DomainError:
-    """The one mapping from the dealing domain's errors to gRPC status codes."""
-    meta = error.metadata
-    if isinstance(error, InvalidRequest):
-        return errors.invalid_argument(error.field, error.reason, error.message, **meta)
-    if isinstance(error, EntropyUnavailable):
-        return errors.unavailable(error.reason, error.message, **meta)
-    if isinstance(error, ShoeNotFound):
-        return errors.not_found(error.reason, error.message, **meta)
-    if isinstance(error, ShoeClosed | ShoeStillOpen):
-        return errors.failed_precondition(error.reason, error.message, **meta)
-    if isinstance(error, ShoeExhausted):
-        return errors.out_of_range(error.reason, error.message, **meta)
-    if isinstance(error, RequestConflict):
-        return errors.already_exists(error.reason, error.message, **meta)
-    if isinstance(error, TooManyShoes):
-        return errors.resource_exhausted(error.reason, error.message, **meta)
-    return errors.failed_precondition(error.reason, error.message, **meta)
-
-
 def _domain_errors(
     method: Callable[[DealerServicer, R, grpc.ServicerContext], object],
 ) -> Callable[[DealerServicer, R, grpc.ServicerContext], object]:
+    """Counts the shoes refused for lack of entropy; the refusal itself reaches the caller as it is
+    (the platform maps every refusal to gRPC once)."""
+
     @functools.wraps(method)
     def wrapper(self: DealerServicer, request: R, context: grpc.ServicerContext) -> object:
         try:
             return method(self, request, context)
-        except EntropyUnavailable as exc:
+        except EntropyUnavailable:
             ENTROPY_FAILURES.inc()
-            raise to_status_error(exc) from None
-        except DealingError as exc:
-            raise to_status_error(exc) from None
+            raise
 
     return wrapper
 
@@ -198,22 +181,28 @@ class DealerServicer(pb_grpc.DealerServiceServicer):
     def CreateShoe(
         self, request: pb.CreateShoeRequest, context: grpc.ServicerContext
     ) -> pb.CreateShoeResponse:
-        owner = _owner_key(current_caller())
+        caller = current_caller()
+        owner = _owner_key(caller)
         if not came_from_worker(context):
             target = self._router.creator_of(owner, request.request_id)
             if target != self._here:  # a retry of a request another worker took first
                 return self._forward(target, "CreateShoe", request, context, pb.CreateShoeResponse)
         if request.reveal_policy not in pb.RevealPolicy.values():
             raise errors.invalid_argument("reveal_policy", "REVEAL_POLICY_UNKNOWN", "unknown reveal policy")
-        shoe, created = self._book.create(
-            owner=owner,
-            request_id=request.request_id,
-            decks=request.decks,
-            client_seed=request.client_seed,
-            nonce=request.nonce,
-            deck_set=request.deck_set,
-            public_reveal=request.reveal_policy == pb.REVEAL_POLICY_PUBLIC,
-        )
+        try:
+            shoe, created = self._book.create(
+                owner=owner,
+                request_id=request.request_id,
+                decks=request.decks,
+                client_seed=request.client_seed,
+                nonce=request.nonce,
+                deck_set=request.deck_set,
+                public_reveal=request.reveal_policy == pb.REVEAL_POLICY_PUBLIC,
+                service=caller.role is Role.SERVICE,  # the services' quota and reserved share
+            )
+        except TooManyShoes as refused:
+            SHOE_REFUSALS.labels(refused.reason, caller.role.value).inc()
+            raise
         if created:
             SHOES_CREATED.labels(str(shoe.decks)).inc()
             self._publish_tally()

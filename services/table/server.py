@@ -1,5 +1,7 @@
 """The table service on the platform: hosts poker.table.v1.CasinoService and poker.table.v1.TableService.
-It calls the dealer and the wallet with a service token it mints itself (keys from the data directory)."""
+It calls the dealer and the wallet with a service token it signs itself (keys from the data directory),
+renewed before it expires; while either refuses it the service is NOT_SERVING (servicekit.dependencies).
+Tests may pass `auth_clock=` (the wall clock tokens expire on) and `service_token_ttl_seconds=`."""
 
 from __future__ import annotations
 
@@ -13,9 +15,11 @@ from poker.table.v1 import table_director_service_pb2 as director_pb
 from poker.table.v1 import table_director_service_pb2_grpc as director_pb_grpc
 from poker.table.v1 import table_service_pb2 as table_pb
 from poker.table.v1 import table_service_pb2_grpc as table_pb_grpc
-from servicekit import auth, client
+from servicekit import auth, client, tokens
 from servicekit.caps import Cap
+from servicekit.clients.wallet import WalletCalls
 from servicekit.config import ServerConfig
+from servicekit.dependencies import Dependency
 from servicekit.ratelimit import Rate, RateLimit
 from servicekit.server import Service, ServiceSpec, build
 
@@ -24,7 +28,6 @@ from services.table.casino.money import Wallet
 from services.table.casino.servicer import CasinoServicer
 from services.table.casino.shoe import Shoes
 from services.table.casino.store import CasinoStore
-from services.table.common.wallet import WalletCalls
 from services.table.config import casino_tables, poker_tables
 from services.table.poker.cards import Dealer
 from services.table.poker.director import TableDirectorServicer
@@ -76,9 +79,12 @@ def _serving(channel: grpc.Channel) -> bool:
 
 def service_spec(config: ServerConfig) -> ServiceSpec:
     keys = auth.load_keys(config.data_dir, config.production)
-    token = auth.issue_token(keys, "table", auth.Role.SERVICE)
-    dealer_channel = client.channel(str(config.extra.get("dealer_address", "127.0.0.1:50052")), token)
-    wallet_channel = client.channel(str(config.extra.get("wallet_address", "127.0.0.1:50053")), token)
+    token = tokens.service_token(keys, "table", config)
+    dealer, wallet = Dependency("table", "dealer"), Dependency("table", "wallet")
+    dealer_address = str(config.extra.get("dealer_address", "127.0.0.1:50052"))
+    wallet_address = str(config.extra.get("wallet_address", "127.0.0.1:50053"))
+    dealer_channel = client.channel(dealer_address, token, dependency=dealer)
+    wallet_channel = client.channel(wallet_address, token, dependency=wallet)
     store = CasinoStore(config.data_dir / "casino.sqlite3")
     casino = Casino(
         casino_tables(config),
@@ -130,6 +136,7 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
         services=[CASINO, TABLE, DIRECTOR],
         register=register,
         ready=ready,
+        dependencies=[dealer, wallet],
         on_stop=on_stop,
         max_streams=MAX_STREAMS,
         field_caps=FIELD_CAPS,

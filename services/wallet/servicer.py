@@ -45,21 +45,7 @@ for _kind in m.TransferKind:
 for _code in ErrorKind:
     REFUSED.labels(_code.value)
 
-_MAPPERS: dict[ErrorKind, Callable[..., errors.DomainError]] = {
-    ErrorKind.NOT_FOUND: errors.not_found,
-    ErrorKind.FAILED_PRECONDITION: errors.failed_precondition,
-    ErrorKind.ALREADY_EXISTS: errors.already_exists,
-    ErrorKind.PERMISSION_DENIED: errors.permission_denied,
-}
-
 T = TypeVar("T")
-
-
-def to_domain_error(error: LedgerError) -> errors.DomainError:
-    """The one place ledger errors become gRPC errors."""
-    if error.kind is ErrorKind.INVALID_ARGUMENT:
-        return errors.invalid_argument(error.field or "", error.reason, error.message, **error.metadata)
-    return _MAPPERS[error.kind](error.reason, error.message, **error.metadata)
 
 
 def _unavailable(down: StoreUnavailable) -> errors.DomainError:
@@ -85,7 +71,7 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
             outcome = self._store.execute_outcome(command, scope(current_caller()))
         except LedgerError as refused:
             REFUSED.labels(refused.kind.value).inc()
-            raise to_domain_error(refused) from None
+            raise
         except StoreUnavailable as down:
             raise _unavailable(down) from None
         if not outcome.replayed:  # a repeat changes nothing, so it moves no chips in the metrics
@@ -101,8 +87,6 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
     def _guard(self, fn: Callable[[], T]) -> T:
         try:
             return fn()
-        except LedgerError as refused:
-            raise to_domain_error(refused) from None
         except StoreUnavailable as down:
             raise _unavailable(down) from None
 

@@ -94,8 +94,8 @@ def test_an_act_flood_is_refused_and_another_table_plays_on(limited: Limited) ->
         flooder.Act(pb.ActRequest(request_id=rid(), table_id="hu", kind=pb.ACTION_KIND_FOLD))
     except grpc.RpcError as refused:
         details = errors.details_of(refused)
-    assert details.reason == "RATE_LIMITED" and details.retry_delay_seconds
-    limited.rates.now += details.retry_delay_seconds
+    assert details.reason == "RATE_LIMITED" and details.retry_after_seconds
+    limited.rates.now += details.retry_after_seconds
     assert outcomes([lambda: stack.act("ana", "hu", pb.ACTION_KIND_FOLD)])[0] != "RATE_LIMITED"
 
 

@@ -9,10 +9,10 @@ import grpc
 import pytest
 from dealing import SystemSeedSource
 from servicekit.auth import Role
+from servicekit.clients.dealer import DealerClient
 from servicekit.errors import details_of
 from servicekit.testing import config_for_tests, running
 
-from services.dealer.client import DealerClient
 from services.dealer.server import service_spec
 
 

@@ -240,10 +240,11 @@ def test_idle_shoes_expire_then_are_purged() -> None:
 
 def test_the_book_has_a_size_limit() -> None:
     book = make_book(max_shoes=2)
-    book.create(owner="t", request_id="a", decks=1)
-    book.create(owner="t", request_id="b", decks=1)
-    with pytest.raises(TooManyShoes):
-        book.create(owner="t", request_id="c", decks=1)
+    book.create(owner="t", request_id="a", decks=1, service=True)
+    book.create(owner="t", request_id="b", decks=1, service=True)
+    with pytest.raises(TooManyShoes) as refused:
+        book.create(owner="t", request_id="c", decks=1, service=True)
+    assert refused.value.reason == "TOO_MANY_SHOES" and refused.value.retry_after_seconds
 
 
 def test_deck_set_label_for_alternating_three_card_poker_decks() -> None:

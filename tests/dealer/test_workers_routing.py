@@ -237,3 +237,44 @@ def test_forwarding_both_ways_with_busy_thread_pools_does_not_stall(data_dir: Pa
             thread.join()
         assert not errors, errors[0]
         assert time.monotonic() - started < 20
+
+
+def test_a_callers_quota_holds_across_workers_and_a_services_does_not_shrink(data_dir: Path) -> None:
+    """Issue 13 finding 3 with two workers: each enforces half of a player's quota (4 -> 2 each), so a player
+    spreading calls over both still holds no more than 4; the table service keeps its whole quota in the
+    worker its one connection lands on."""
+    limits = {"shoes_per_caller": 4, "shoe_burst_per_caller": 100, "shoes_per_service": 6}
+    with ExitStack() as stack:
+        workers = [
+            stack.enter_context(
+                running(
+                    service_spec,
+                    config_for_tests(
+                        "dealer",
+                        data_dir,
+                        **{
+                            "workers": 2,
+                            "worker_index": i,
+                            **limits,
+                        },
+                    ),
+                )
+            )
+            for i in range(2)
+        ]
+        made, refused = 0, []
+        for i in range(6):
+            try:
+                stub(workers[i % 2], "mallory", Role.PLAYER).CreateShoe(
+                    pb.CreateShoeRequest(decks=1, request_id=f"m{i}")
+                )
+                made += 1
+            except grpc.RpcError as error:
+                refused.append(details_of(error).reason)
+        assert made == 4 and refused == ["SHOE_QUOTA_EXCEEDED"] * 2
+        table = stub(workers[0])
+        for hand in range(6):
+            table.CreateShoe(pb.CreateShoeRequest(decks=1, request_id=f"h{hand}"))
+        with pytest.raises(grpc.RpcError) as over:
+            table.CreateShoe(pb.CreateShoeRequest(decks=1, request_id="h6"))
+        assert details_of(over.value).reason == "SHOE_QUOTA_EXCEEDED"

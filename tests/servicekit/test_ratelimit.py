@@ -40,7 +40,7 @@ def _spend(
         limiter.check("svc", method, caller, platform)
     except errors.DomainError as refused:
         assert refused.code is grpc.StatusCode.RESOURCE_EXHAUSTED and refused.reason == "RATE_LIMITED"
-        return refused.retry_delay_seconds
+        return refused.retry_after_seconds
     return None
 
 
@@ -120,12 +120,12 @@ def test_a_flooding_caller_is_told_when_to_retry_and_others_go_on(
     assert len(passed) == 3 and len(refused) == 17
     first = refused[0]
     assert first.code is grpc.StatusCode.RESOURCE_EXHAUSTED and first.reason == "RATE_LIMITED"
-    assert first.retry_delay_seconds == pytest.approx(0.5) and first.metadata["rpc"] == "Write"
+    assert first.retry_after_seconds == pytest.approx(0.5) and first.metadata["rpc"] == "Write"
     assert not isinstance(_write(bob, "Move"), errors.ErrorDetails)  # another caller's budget
     assert not isinstance(_write(alice, "Read"), errors.ErrorDetails)  # reads are not limited here
     table = svc.channel("table", auth.Role.SERVICE)
     assert not any(isinstance(_write(table), errors.ErrorDetails) for _ in range(30))
-    clock.now += first.retry_delay_seconds or 0
+    clock.now += first.retry_after_seconds or 0
     assert not isinstance(_write(alice), errors.ErrorDetails)  # as the RetryInfo said
     text = urllib.request.urlopen(svc.metrics_url, timeout=5).read().decode()
     series = f'felt_rate_limited_total{{grpc_method="Write",grpc_service="{echo.SERVICE.full_name}"}} '

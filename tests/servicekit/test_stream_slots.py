@@ -86,7 +86,7 @@ def test_one_caller_cannot_take_every_stream(
     extra = Stream(alice)
     details = extra.refusal()
     assert details.code is grpc.StatusCode.RESOURCE_EXHAUSTED
-    assert details.reason == "STREAMS_PER_CALLER_EXHAUSTED" and details.retry_delay_seconds == 1.0
+    assert details.reason == "STREAMS_PER_CALLER_EXHAUSTED" and details.retry_after_seconds == 1.0
     assert _refused("STREAMS_PER_CALLER_EXHAUSTED") == before + 1
     # Everybody else still watches: another player, and the platform beyond any player's share.
     others = [Stream(svc.channel("bob")), Stream(svc.channel("table", auth.Role.SERVICE))]

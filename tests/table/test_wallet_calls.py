@@ -1,4 +1,4 @@
-"""The table service's shared wallet calls (services/table/common/wallet.py) against the real wallet: a
+"""The table service's shared wallet calls (servicekit.clients.wallet) against the real wallet: a
 release is done once the hold's chips are free, however they got free, and never hides a capture; a refused
 hold says why with the wallet's figures."""
 
@@ -11,10 +11,9 @@ import pytest
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
 from servicekit.auth import Role
-from servicekit.errors import DomainError, details_of
+from servicekit.clients.wallet import WalletCalls
+from servicekit.errors import DomainError, details_of, status_code
 from servicekit.testing import RunningService
-
-from services.table.common.wallet import WalletCalls
 
 Deps = tuple[Path, RunningService, RunningService]
 
@@ -72,6 +71,9 @@ def test_a_refused_hold_says_why(deps: Deps) -> None:
     with pytest.raises(DomainError) as error:
         calls.hold(_hold("h4", player, house, 101), "not enough free chips for this bet")
     refused = error.value
-    assert (refused.code, refused.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "INSUFFICIENT_FUNDS")
+    assert (status_code(refused), refused.reason) == (
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "INSUFFICIENT_FUNDS",
+    )
     assert refused.message == "not enough free chips for this bet"
     assert (refused.metadata["available"], refused.metadata["needed"]) == ("100", "101")

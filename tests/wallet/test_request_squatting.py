@@ -15,19 +15,19 @@ from poker.wallet.v1 import wallet_service_pb2 as pb
 from poker.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
 from pokerrules.casino import BetKind, BetResult, Outcome, Settlement
 from servicekit.auth import Caller, Role
+from servicekit.clients.wallet import WalletCalls
 from servicekit.errors import details_of
 from servicekit.testing import RunningService, config_for_tests, running
 
 from services.table.casino.money import HeldBet
 from services.table.casino.money import Wallet as CasinoWallet
-from services.table.common.wallet import WalletCalls
 from services.table.poker.money import Escrow
 from services.wallet.callers import scope
 from services.wallet.server import service_spec
 
 from .conftest import LedgerLocation
 
-# The table service's next request ids (services/table/poker/money.py, casino/money.py, common/wallet.py).
+# The table service's next request ids (services/table/poker/money.py, casino/money.py, servicekit/clients/wallet.py).
 BUY_IN = "pt-t1-m1-s1-buy_in"
 CRASHED_BUY_IN = "pt-t1-m2-s2-buy_in"
 PAYOUT = "pt-t1-q1-s1-out"

@@ -6,18 +6,22 @@ import argparse
 import getpass
 import os
 import sys
+import time
+from collections.abc import Callable
 
 import grpc
 from poker.table.v1 import table_service_pb2_grpc as pb_grpc
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
-from servicekit import auth, client
+from servicekit import auth, client, tokens
 from servicekit.config import ConfigError, data_dir, default_port, setting
 
 from felt.play import lobby, render
 from felt.play.session import Console, Session, describe_error
 
 EPILOG = """\
-Your player token is minted with the data directory's development key (like `felt token`). In
+Your player token is minted with the data directory's development key (like `felt token`) and renewed
+before it expires, however long you play; a --token given instead cannot be renewed here, and you are
+warned 10 minutes before it expires. In
 development (FELT_ENV is not production) `felt play` also makes sure you have chips: it opens your wallet
 account and issues what your buy-in lacks, through the wallet's Issue with a service token. You are
 asked for an action only at your turn; leave with q there, or with Ctrl-C at any time: your stack goes
@@ -67,6 +71,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.set_defaults(func=run)
 
 
+def player_token(
+    given: str | None,
+    keys: auth.KeyPair | None,
+    player: str,
+    warn: Callable[[str], None],
+    clock: Callable[[], float] = time.time,
+) -> tokens.TokenSource:
+    """The player's token for a session that may outlast one: signed here with the development key and
+    renewed before it expires, or the one given with --token (it cannot be renewed: `warn` says so
+    before it expires)."""
+    if keys is None:
+        assert given is not None
+        return tokens.GivenToken(given, warn, clock=clock)
+    return tokens.RenewingToken(keys, player, auth.Role.PLAYER, clock=clock)
+
+
+def _warn(message: str) -> None:
+    print(f"felt: {message}", file=sys.stderr, flush=True)
+
+
 def _terminal_read(prompt: str) -> str:
     return input(prompt)
 
@@ -81,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     player = args.player or os.environ.get("USER") or getpass.getuser() or "player"
     try:
         keys = None if args.token else auth.load_keys(data_dir())
-        token = args.token if keys is None else auth.issue_token(keys, player, auth.Role.PLAYER)
+        token = player_token(args.token, keys, player, _warn)
         create = (
             lobby.create_settings(args.create, args.blinds, args.bots, args.seats) if args.create else None
         )

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from refusal import Kind, Refusal
 
-class CasinoError(Exception):
-    """A command the rules refuse: `reason` UPPER_SNAKE (the gRPC ErrorInfo reason), `metadata` the values."""
+
+class CasinoError(Refusal):
+    """A command the rules refuse: `reason` UPPER_SNAKE (the gRPC ErrorInfo reason), `metadata` the values.
+    FAILED_PRECONDITION unless `_KINDS` says otherwise."""
 
     def __init__(self, reason: str, message: str, metadata: Mapping[str, object] | None = None) -> None:
-        super().__init__(f"{reason}: {message}")
-        self.reason = reason
-        self.message = message
-        self.metadata: dict[str, str] = {k: str(v) for k, v in (metadata or {}).items()}
+        kind, field = _KINDS.get(reason, (Kind.FAILED_PRECONDITION, None))
+        super().__init__(kind, reason, message, field=field, details=metadata)
 
 
-# Every reason an engine may give, so the service can map them once (all FAILED_PRECONDITION except
-# the INVALID_ARGUMENT ones marked below).
+# Every reason an engine may give (all FAILED_PRECONDITION except those marked, listed in `_KINDS`).
 BETTING_CLOSED = "BETTING_CLOSED"
 SEAT_NOT_FOUND = "SEAT_NOT_FOUND"  # NOT_FOUND
 SEAT_NOT_YOURS = "SEAT_NOT_YOURS"  # PERMISSION_DENIED
@@ -38,3 +38,13 @@ NOT_IN_HAND = "NOT_IN_HAND"
 ALREADY_DECIDED = "ALREADY_DECIDED"
 DECISION_NOT_ALLOWED = "DECISION_NOT_ALLOWED"
 ROUND_FINISHED = "ROUND_FINISHED"
+
+_KINDS: dict[str, tuple[Kind, str | None]] = {
+    SEAT_NOT_FOUND: (Kind.NOT_FOUND, None),
+    SEAT_NOT_YOURS: (Kind.PERMISSION_DENIED, None),
+    BET_NOT_OFFERED: (Kind.INVALID_ARGUMENT, "bets"),
+    BET_NOT_POSITIVE: (Kind.INVALID_ARGUMENT, "bets"),
+    DECK_INVALID: (Kind.INVALID_ARGUMENT, "deck"),
+    DECK_TOO_SHORT: (Kind.INVALID_ARGUMENT, "deck"),
+    CARRY_INVALID: (Kind.INVALID_ARGUMENT, "deck"),
+}

@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+from refusal import Kind, Refusal
 
-class IllegalAction(Exception):
+
+class IllegalAction(Refusal):
     """A command the rules do not allow now. The state it was applied to is unchanged.
 
-    `reason` is a stable UPPER_SNAKE code (NOT_YOUR_TURN, BELOW_MIN_RAISE, ...) that the table service maps
-    to a gRPC status once; `details` carries the dynamic values (min, max, ...) as strings.
+    `reason` is a stable UPPER_SNAKE code (NOT_YOUR_TURN, BELOW_MIN_RAISE, ...); `details` carries the
+    dynamic values (min, max, ...) as strings. An action illegal now is FAILED_PRECONDITION; an amount
+    that is no amount at all (INVALID_AMOUNT) is invalid input naming `amount`.
     """
 
-    __slots__ = ("details", "reason")
-
     def __init__(self, reason: str, message: str = "", **details: object) -> None:
-        super().__init__(f"{reason}: {message}" if message else reason)
-        self.reason = reason
-        self.details = {k: str(v) for k, v in details.items()}
+        if reason == INVALID_AMOUNT:
+            super().__init__(Kind.INVALID_ARGUMENT, reason, message, field="amount", details=details)
+        else:
+            super().__init__(Kind.FAILED_PRECONDITION, reason, message, details=details)
 
 
 # Reasons, listed once so services and tests spell them the same way.

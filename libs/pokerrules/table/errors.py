@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
+from refusal import Kind, Refusal
 
-class TableError(Exception):
+
+class TableError(Refusal):
     """A table command the rules do not allow now; the state it was applied to is unchanged.
 
-    `reason` is a stable UPPER_SNAKE code the TableService maps to a gRPC status once; `details` carries the
-    dynamic values (min, max, seat, ...) as strings, like `IllegalAction` of the betting engine.
+    `reason` is a stable UPPER_SNAKE code; `details` carries the dynamic values (min, max, seat, ...) as
+    strings, like `IllegalAction` of the betting engine. Most reasons are FAILED_PRECONDITION; the few
+    others are in `_KINDS` (a seat number or amount that is no such thing names its field).
     """
 
-    __slots__ = ("details", "reason")
-
     def __init__(self, reason: str, message: str = "", **details: object) -> None:
-        super().__init__(f"{reason}: {message}" if message else reason)
-        self.reason = reason
-        self.details = {k: str(v) for k, v in details.items()}
+        kind, field = _KINDS.get(reason, (Kind.FAILED_PRECONDITION, None))
+        super().__init__(kind, reason, message, field=field, details=details)
 
 
 # Reasons, listed once so services and tests spell them the same way.
@@ -45,3 +45,9 @@ TOURNAMENT_TABLE = "TOURNAMENT_TABLE"  # wallet buy-ins and leaving with chips a
 NOT_TOURNAMENT_TABLE = "NOT_TOURNAMENT_TABLE"  # the director's commands are for tournament tables
 TABLE_CLOSED = "TABLE_CLOSED"
 HANDS_HELD = "HANDS_HELD"  # Pace.DIRECTOR: the next hand waits for the director's release
+
+_KINDS: dict[str, tuple[Kind, str | None]] = {
+    NOT_INVITED: (Kind.PERMISSION_DENIED, None),
+    NO_SUCH_SEAT: (Kind.INVALID_ARGUMENT, "seat"),
+    INVALID_AMOUNT: (Kind.INVALID_ARGUMENT, "amount"),
+}

@@ -34,7 +34,7 @@ def start_next_hand(state: TableState, deck: Sequence[int], rank: Ranker, now: i
     try:
         started = start_hand(game, {n: state.seats[n].stack for n in active}, button, deck, rank)
     except IllegalAction as refusal:  # a bad deck from the caller
-        raise e.TableError(refusal.reason, str(refusal)) from refusal
+        raise e.TableError(refusal.reason, refusal.message, **refusal.details) from refusal
     new = replace(state, button=button, hand=started.state, hand_number=state.hand_number + 1)
     return advance(new, list(started.events), now)
 

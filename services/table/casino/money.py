@@ -2,7 +2,7 @@
 the settlement of a round (one atomic TransferBatch). Every call carries a request id derived from (table,
 round, seat, bet) so that a retry (after a timeout, or after a crash of this service) never moves a chip
 twice. The calls themselves (retries, account lookups, Hold and Release) are the table service's shared
-`services.table.common.wallet.WalletCalls`, with the casino's request ids."""
+`servicekit.clients.wallet.WalletCalls`, with the casino's request ids."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ import grpc
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from pokerrules.casino import Settlement
 from servicekit import errors
-
-from services.table.common.wallet import WalletCalls
+from servicekit.clients.wallet import WalletCalls
 
 HOUSE_OWNER = "casino"
 

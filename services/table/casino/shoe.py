@@ -7,8 +7,7 @@ from dataclasses import dataclass
 
 import grpc
 from handeval.cards import parse_card
-
-from services.dealer.client import DealerClient
+from servicekit.clients.dealer import DealerClient
 
 
 @dataclass(frozen=True)

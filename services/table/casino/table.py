@@ -21,7 +21,6 @@ import grpc
 import prometheus_client
 from pokerrules.casino import (
     BetKind,
-    CasinoError,
     ClearBets,
     Command,
     Deal,
@@ -206,10 +205,7 @@ class CasinoTable:
             self._open_round(self.book.state)
 
     def _transition(self, command: Command) -> Transition:
-        try:
-            return apply(self.book.state, command)
-        except CasinoError as error:
-            raise to_status_error(error) from None
+        return apply(self.book.state, command)
 
     def _run(self, command: Command, entries: list[Entry], bettors: set[str] | None = None) -> None:
         step = self._transition(command)
@@ -497,22 +493,3 @@ class CasinoTable:
 
 def unhold(hold_id: str) -> Entry:
     return ("unhold", {"hold_id": hold_id})
-
-
-def to_status_error(error: CasinoError) -> errors.DomainError:
-    """The one mapping of the engines' reasons to gRPC codes (see pokerrules.casino.errors)."""
-    meta = error.metadata
-    if error.reason == "SEAT_NOT_FOUND":
-        return errors.not_found(error.reason, error.message, **meta)
-    if error.reason == "SEAT_NOT_YOURS":
-        return errors.permission_denied(error.reason, error.message, **meta)
-    if error.reason in (
-        "BET_NOT_OFFERED",
-        "BET_NOT_POSITIVE",
-        "DECK_INVALID",
-        "DECK_TOO_SHORT",
-        "CARRY_INVALID",
-    ):
-        field = "bets" if error.reason.startswith("BET") else "deck"
-        return errors.invalid_argument(field, error.reason, error.message, **meta)
-    return errors.failed_precondition(error.reason, error.message, **meta)

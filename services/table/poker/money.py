@@ -12,8 +12,7 @@ from __future__ import annotations
 import grpc
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from servicekit import errors
-
-from services.table.common.wallet import WalletCalls
+from servicekit.clients.wallet import WalletCalls
 
 
 def escrow_owner(table_id: str) -> str:

@@ -181,10 +181,7 @@ class PokerTable:
         """The core's transition for `command` at `now`, its events numbered; a refusal raises and changes
         nothing. Call with the table's lock held until `execute`."""
         now = self.now() if now is None else now
-        try:
-            t = handle(self.state, command, now, deck=shoe.cards if shoe else None, rank=self._rank)
-        except (TableError, IllegalAction) as refusal:
-            raise to_status_error(refusal) from None
+        t = handle(self.state, command, now, deck=shoe.cards if shoe else None, rank=self._rank)
         stored = self._number(t, now, shoe)
         return Prepared(command, now, t, stored, self.seq + len(stored), shoe)
 
@@ -568,16 +565,3 @@ class PokerTable:
                 if real_cards:
                     raise
         return state
-
-
-def to_status_error(refusal: TableError | IllegalAction) -> errors.DomainError:
-    """The one mapping of the core's reasons to gRPC codes."""
-    reason, details = refusal.reason, refusal.details
-    message = str(refusal)
-    if reason == "NOT_INVITED":
-        return errors.permission_denied(reason, message, **details)
-    if reason == "NO_SUCH_SEAT":
-        return errors.invalid_argument("seat", reason, message, **details)
-    if reason == "INVALID_AMOUNT":
-        return errors.invalid_argument("amount", reason, message, **details)
-    return errors.failed_precondition(reason, message, **details)

@@ -12,10 +12,10 @@ import grpc
 import pytest
 from poker.table.v1 import table_service_pb2 as pb
 from servicekit import auth, client
+from servicekit.clients.wallet import WalletCalls
 from servicekit.errors import details_of
 from servicekit.testing import RunningService
 
-from services.table.common.wallet import WalletCalls
 from services.table.poker.cards import Dealer
 from services.table.poker.money import Escrow
 from services.table.poker.runtime import Options, PokerTable

@@ -11,9 +11,9 @@ import pytest
 from poker.table.v1 import table_service_pb2 as pb
 from servicekit import auth, client
 from servicekit.auth import Role
+from servicekit.clients.wallet import WalletCalls
 from servicekit.testing import RunningService
 
-from services.table.common.wallet import WalletCalls
 from services.table.poker.cards import Dealer
 from services.table.poker.money import Escrow
 from services.table.poker.room import MAX_SEATS_PER_PLAYER

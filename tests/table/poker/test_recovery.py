@@ -10,9 +10,9 @@ from poker.table.v1 import table_service_pb2 as pb
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
 from servicekit import auth, client
+from servicekit.clients.wallet import WalletCalls
 from servicekit.testing import RunningService
 
-from services.table.common.wallet import WalletCalls
 from services.table.poker.cards import Dealer
 from services.table.poker.money import Escrow
 from services.table.poker.runtime import Options, PokerTable

@@ -1,9 +1,9 @@
-"""The wallet as the table service uses it: safe retries and cached account lookups.
+"""The wallet as the services that move chips use it: safe retries and cached account lookups.
 
 Every mutating wallet call carries a request id, so a call that failed in transit (UNAVAILABLE,
-DEADLINE_EXCEEDED) is retried with the same id and never moves a chip twice; after the last attempt the
-caller gets UNAVAILABLE / WALLET_UNAVAILABLE. Accounts are found by (kind, owner), created when asked.
-Used by the poker tables' escrow and the casino's bets alike.
+DEADLINE_EXCEEDED) is sent again with the same id and never moves a chip twice; after the last attempt the
+caller gets UNAVAILABLE / WALLET_UNAVAILABLE (servicekit.clients.calls). Accounts are found by (kind,
+owner), created when asked. Used by the table service's poker escrow and casino bets alike.
 """
 
 from __future__ import annotations
@@ -15,35 +15,33 @@ from typing import TypeVar
 import grpc
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
+
 from servicekit import errors
+from servicekit.clients.calls import CallPolicy, Calls, RetryingStub
 
 T = TypeVar("T")
-RETRYABLE = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
 
 
 class WalletCalls:
     def __init__(
-        self, channel: grpc.Channel, attempts: int = 4, backoff_seconds: float = 0.05, prefix: str = "casino"
+        self,
+        channel: grpc.Channel,
+        attempts: int = 4,
+        backoff_seconds: float = 0.05,
+        prefix: str = "casino",
+        deadline_seconds: float = 5.0,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        self.stub = wpb_grpc.WalletServiceStub(channel)
-        self._attempts = attempts
-        self._backoff = backoff_seconds
+        policy = CallPolicy(deadline_seconds, attempts, backoff_seconds)
+        # Every method of `stub` applies the policy: `stub.Hold(request)` has a deadline and is retried
+        # with its request id.
+        self.stub = RetryingStub(wpb_grpc.WalletServiceStub(channel), Calls("wallet", policy, sleep))  # type: ignore[no-untyped-call]
         self._prefix = prefix  # names the request ids of accounts this service creates
         self._accounts: dict[tuple[wpb.AccountKind, str], str] = {}
 
     def call(self, send: Callable[[], T]) -> T:
-        for attempt in range(1, self._attempts + 1):
-            try:
-                return send()
-            except grpc.RpcError as error:
-                if error.code() not in RETRYABLE:
-                    raise
-                if attempt == self._attempts:
-                    raise errors.unavailable(
-                        "WALLET_UNAVAILABLE", "the wallet does not answer; retry", code=error.code().name
-                    ) from None
-                time.sleep(self._backoff * 2 ** (attempt - 1))
-        raise AssertionError("unreachable")  # pragma: no cover
+        """`send()`, a call through `stub` (which applies the policy); kept so callers read the same."""
+        return send()
 
     def account(self, kind: wpb.AccountKind, owner: str, create: bool) -> str:
         """The account id of (kind, owner); FAILED_PRECONDITION NO_PLAYER_ACCOUNT when missing and not

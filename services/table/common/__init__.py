@@ -1,1 +1,0 @@
-"""Helpers shared by the table service's casino and poker halves."""
