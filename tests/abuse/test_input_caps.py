@@ -85,7 +85,7 @@ def test_a_player_names_the_field_over_its_cap(limited: Limited) -> None:
         assert details.code is grpc.StatusCode.INVALID_ARGUMENT
         assert [v.field for v in details.violations] == [path], path
     wallet = wpb_grpc.WalletServiceStub(stack.wallet.channel("table", Role.SERVICE))
-    batch = wpb.TransferBatchRequest(request_id="b", transfers=[wpb.TransferSpec(transfer_id="t")] * 101)
+    batch = wpb.TransferBatchRequest(request_id="b", transfers=[wpb.TransferSpec(request_id="t")] * 101)
     assert _refused(wallet.TransferBatch, batch).violations[0].field == "transfers"
     # A full batch of the ledger's own limits passes the caps (and is judged by the ledger).
     resolutions = [wpb.HoldResolution(hold_id=f"h{i}") for i in range(500)]
@@ -114,8 +114,9 @@ def test_the_largest_legitimate_requests_still_fit_the_receive_limits(limited: L
     posting = wpb.Posting(account_id="a" * 128, side=wpb.POSTING_SIDE_DEBIT, amount=1)
     batch = wpb.TransferBatchRequest(
         request_id="b" * 128,
-        transfers=[wpb.TransferSpec(transfer_id="t" * 128, postings=[posting] * 64, memo=wide * 256)] * 100,
-        resolutions=[wpb.HoldResolution(hold_id="h" * 128, transfer_id="c" * 128, memo=wide * 256)] * 500,
+        transfers=[wpb.TransferSpec(request_id="t" * 128, postings=[posting] * 64, memo=wide * 256)] * 100,
+        resolutions=[wpb.HoldResolution(hold_id="h" * 128, capture_request_id="c" * 128, memo=wide * 256)]
+        * 500,
     )
     assert 1_500_000 < len(batch.SerializeToString()) <= stack.wallet.service.receive_bytes
     wallet = wpb_grpc.WalletServiceStub(stack.wallet.channel("table", Role.SERVICE))

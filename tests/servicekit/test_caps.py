@@ -56,7 +56,7 @@ OVER_THE_CAP = [
 @pytest.mark.parametrize(("request_", "path", "reason"), OVER_THE_CAP)
 def test_a_field_over_its_cap_is_refused_naming_its_path(request_: Any, path: str, reason: str) -> None:
     refused = _refusal(RequestCaps(), request_)
-    assert refused.code is grpc.StatusCode.INVALID_ARGUMENT and refused.reason == reason
+    assert errors.status_code(refused) is grpc.StatusCode.INVALID_ARGUMENT and refused.reason == reason
     assert [v.field for v in refused.violations] == [path]
     assert refused.metadata["field"] == path and int(refused.metadata["limit"]) in (80, 100, 128, 256)
     # Never the value: the message and the metadata are short and hold no run of the input.

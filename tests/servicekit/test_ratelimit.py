@@ -39,7 +39,10 @@ def _spend(
     try:
         limiter.check("svc", method, caller, platform)
     except errors.DomainError as refused:
-        assert refused.code is grpc.StatusCode.RESOURCE_EXHAUSTED and refused.reason == "RATE_LIMITED"
+        assert (
+            errors.status_code(refused) is grpc.StatusCode.RESOURCE_EXHAUSTED
+            and refused.reason == "RATE_LIMITED"
+        )
         return refused.retry_after_seconds
     return None
 

@@ -184,18 +184,20 @@ def test_page_tokens_are_the_services_own_small_numbers(shared_stack: Stack, hu:
     t = shared_stack.tables("ana")
     ops = shared_stack.tables("ops", Role.OPERATOR)
     for token in ("12345678901234567890", "9" * 1000, "-1", "1e3", "٣"):
+        # A token longer than any field's cap is refused before the service reads it (servicekit.caps).
+        why = "FIELD_TOO_LONG" if len(token) > 256 else "BAD_PAGE_TOKEN"
         for stub in (t, ops):
             _bad(
                 lambda s=stub, k=token: s.ListHandHistories(
                     pb.ListHandHistoriesRequest(table_id=hu, page_token=k)
                 ),
                 "page_token",
-                "BAD_PAGE_TOKEN",
+                why,
             )
             _bad(
                 lambda s=stub, k=token: s.ListTables(pb.ListTablesRequest(page_token=k)),
                 "page_token",
-                "BAD_PAGE_TOKEN",
+                why,
             )
 
 
