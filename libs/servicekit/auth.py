@@ -130,6 +130,22 @@ def load_keys(data_dir: Path, production: bool = False) -> KeyPair:
     return KeyPair(private.public_key(), private)
 
 
+MAX_SUBJECT = 128  # as every id on the wire
+# The platform's own names are namespaced with a colon (a table's bots `bot:<table>:<seat>`, escrows
+# `table:<id>`): a player id never has one, so no player can be issued, or present, a bot's identity
+# (and take the chips the table issues to its bots' wallet accounts).
+RESERVED_IN_PLAYER_IDS = ":"
+
+
+def subject_problem(subject: str, role: Role) -> str | None:
+    """Why `subject` cannot name a caller of `role`, or None."""
+    if not subject or len(subject) > MAX_SUBJECT or not subject.isprintable():
+        return f"a subject has 1-{MAX_SUBJECT} printable characters"
+    if role is Role.PLAYER and RESERVED_IN_PLAYER_IDS in subject:
+        return f"a player id never contains {RESERVED_IN_PLAYER_IDS!r} (the platform's own names do)"
+    return None
+
+
 def issue_token(
     keys: KeyPair,
     subject: str,
@@ -142,6 +158,9 @@ def issue_token(
         raise ConfigError("this process has no signing key (set FELT_AUTH_PRIVATE_KEY_FILE)")
     if role is Role.ANONYMOUS or not subject:
         raise ValueError("a token names a subject and a real role")
+    problem = subject_problem(subject, role)
+    if problem is not None:
+        raise ValueError(problem)
     issued = int(time.time() if now is None else now)
     claims = {
         "iss": ISSUER,
@@ -205,7 +224,11 @@ def _verify(keys: KeyPair, token: str, now: float) -> tuple[Caller, int]:
         raise errors.unauthenticated("TOKEN_INVALID", "the bearer token names no known role") from None
     if role is Role.ANONYMOUS:
         raise errors.unauthenticated("TOKEN_INVALID", "the bearer token names no known role")
-    return Caller(str(claims["sub"]), role), exp
+    subject = claims["sub"]
+    problem = subject_problem(subject, role) if isinstance(subject, str) else "the subject is not a string"
+    if problem is not None:
+        raise errors.unauthenticated("TOKEN_INVALID", f"the bearer token's subject is not valid: {problem}")
+    return Caller(subject, role), exp
 
 
 def _time_claim(claims: dict[str, object], name: str) -> int:

@@ -4,11 +4,14 @@ answer), bots' player ids reserved, a watcher far behind read in bounded batches
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import grpc
+import jwt
 import pytest
 from poker.table.v1 import table_service_pb2 as pb
+from poker.table.v1 import table_service_pb2_grpc as pb_grpc
 from servicekit import auth, client
 from servicekit.auth import Role
 from servicekit.clients.wallet import WalletCalls
@@ -60,16 +63,21 @@ def test_a_hosts_repeat_gets_its_first_answer_at_the_quota(shared_stack: Stack) 
 
 
 def test_bots_player_ids_are_reserved(shared_stack: Stack) -> None:
-    """A person named like a bot would buy in with the bot's chips and keep the table's bots (and so its
-    hands) from sitting down."""
+    """A person named like a bot would take the chips the table issues to its bot's wallet account, buy in
+    with them, and keep the table's bots (and so its hands) from sitting down: no player token names a bot
+    (servicekit.auth: player ids never contain ':'), whether the platform signs it or someone forges one."""
     stack = shared_stack
     impostor = "bot:botty:5"
-    stack.fund(impostor, 10_000)
+    with pytest.raises(ValueError):
+        stack.table.token(impostor)
+    now = int(time.time())
+    claims = {"iss": "felt", "aud": "felt", "sub": impostor, "role": "player", "iat": now, "exp": now + 60}
+    signed = jwt.encode(claims, stack.table.service.keys.private, algorithm="EdDSA")  # a validly signed one
+    stub = pb_grpc.TableServiceStub(client.channel(stack.table.address, signed))
     with pytest.raises(grpc.RpcError) as refused:
-        stack.join(impostor, "botty", buy_in=5_000, seat=5)
-    assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
-    assert reason(refused.value) == "RESERVED_PLAYER_ID"
-    assert stack.balance(impostor) == 10_000
+        stub.JoinTable(pb.JoinTableRequest(request_id=rid(), table_id="botty", buy_in=5_000, seat=5))
+    assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert reason(refused.value) == "TOKEN_INVALID"
     assert impostor not in {s.player_id for s in stack.view("ana", "botty").table.seats if not s.is_bot}
 
 
