@@ -32,6 +32,8 @@ from pokerrules.casino.state import RoundState
 
 class ChRules:
     placeable: frozenset[BetKind] = frozenset({BetKind.ANTE, BetKind.AA_BONUS})  # CH-2.3
+    # The document is a one-player touch game and says nothing of several seats at a live table.
+    positions_per_player: int | None = None
     decisions: tuple[DecisionSpec, ...] = (
         # CH-11.1 leaves an unanswered decision to the site: FOLD, the choice that risks no more money.
         DecisionSpec(Phase.FLOP, Decision.FOLD, None, 0, automatic=True),  # CH-3.5

@@ -25,6 +25,7 @@ class DecisionSpec:
 class GameRules(Protocol):
     placeable: frozenset[BetKind]  # bets placed before the deal
     decisions: tuple[DecisionSpec, ...]
+    positions_per_player: int | None  # betting positions (seats) one player may hold; None: any
 
     def progressive_offered(self, config: GameConfig) -> bool: ...
 

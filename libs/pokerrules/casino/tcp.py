@@ -36,6 +36,7 @@ class TcpRules:
     placeable: frozenset[BetKind] = frozenset(
         {BetKind.ANTE, BetKind.PAIR_PLUS, BetKind.SIX_CARD_BONUS, BetKind.PROGRESSIVE}
     )
+    positions_per_player: int | None = None  # TCP-6.2: a player may bet on any available seat
     decisions: tuple[DecisionSpec, ...] = (
         # The document is silent on a missing decision: FOLD, the choice that risks no more money.
         DecisionSpec(Phase.DECISION, Decision.FOLD, None, 0, automatic=True),  # TCP-3.2

@@ -34,6 +34,7 @@ MAIN_BETS = (BetKind.ANTE, BetKind.FLOP, BetKind.TURN, BetKind.RIVER)
 
 class ThbRules:
     placeable: frozenset[BetKind] = frozenset({BetKind.ANTE, BetKind.BONUS})  # THB-2.1, THB-2.2
+    positions_per_player: int | None = 1  # THB-1.2: only one betting position per player
     decisions: tuple[DecisionSpec, ...] = (
         DecisionSpec(Phase.PRE_FLOP, Decision.FOLD, None, 0, automatic=True),  # THB-3.3, THB-7.10
         DecisionSpec(Phase.PRE_FLOP, Decision.FLOP, BetKind.FLOP, 2, automatic=False),  # THB-2.4

@@ -146,8 +146,8 @@ class CasinoServicer(pb_grpc.CasinoServiceServicer):
     ) -> pb.JoinCasinoTableResponse:
         player = _player()
         table = self._casino.table(request.table_id)
-        seat = table.join(player, request.seat)
-        return pb.JoinCasinoTableResponse(seat=seat, table=self._table_pb(table))
+        seat, already = table.join(player, request.seat)
+        return pb.JoinCasinoTableResponse(seat=seat, table=self._table_pb(table), already_seated=already)
 
     def LeaveCasinoTable(
         self, request: pb.LeaveCasinoTableRequest, context: grpc.ServicerContext

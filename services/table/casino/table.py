@@ -37,6 +37,7 @@ from pokerrules.casino import (
     Transition,
     VoidRound,
     apply,
+    check_positions,
     legal_decisions,
     next_round,
     rules_of,
@@ -314,11 +315,16 @@ class CasinoTable:
 
     # Player actions --------------------------------------------------------------------------------------
 
-    def join(self, player: str, seat: int) -> int:
+    def join(self, player: str, seat: int) -> tuple[int, bool]:
+        """The seat taken, and whether the caller already held it (then nothing changes). Seat 0: any free
+        seat, or the caller's own where the game gives one position per player (THB-1.2) or none is free."""
         with self.lock:
             taken = self.book.players
+            mine = sorted(s for s, p in taken.items() if p == player and s not in self.book.leaving)
             if seat == 0:
                 free = [n for n in range(1, self.spec.seats + 1) if n not in taken]
+                if mine and (not free or rules_of(self.spec.game).positions_per_player == 1):
+                    return mine[0], True
                 if not free:
                     raise errors.failed_precondition(
                         "TABLE_FULL", "every seat is taken", table_id=self.spec.table_id
@@ -327,16 +333,17 @@ class CasinoTable:
             if not 1 <= seat <= self.spec.seats:
                 raise errors.invalid_argument("seat", "SEAT_OUT_OF_RANGE", f"seats are 1..{self.spec.seats}")
             if seat in taken:
-                if taken[seat] == player and seat not in self.book.leaving:
-                    return seat  # already there: joining again changes nothing
+                if seat in mine:
+                    return seat, True  # already there: joining again changes nothing
                 raise errors.failed_precondition("SEAT_TAKEN", f"seat {seat} is taken", seat=str(seat))
+            check_positions(self.spec.game, {**taken, seat: player})  # THB-1.2
             if self.book.finished and self.book.paid:
                 self._open_round(self.book.state)
             self._commit(
                 [("join", {"seat": seat, "player": player})],
                 [Event("PLAYER_JOINED", {"seat": seat, "player_id": player})],
             )
-            return seat
+            return seat, False
 
     def leave(self, player: str, seat: int) -> tuple[list[int], list[int]]:
         with self.lock:
