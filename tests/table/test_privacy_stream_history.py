@@ -8,16 +8,16 @@ import threading
 
 from poker.table.v1 import casino_service_pb2 as pb
 
-from tests.table.conftest import Stack, bets
+from tests.table.conftest import Stack, bets, rid
 
 
 def _two_players_dealt(stack: Stack, table: str = "ch-live") -> None:
     for player, seat in (("alice", 1), ("bob", 2)):
         stack.fund(player, 500)
         stub = stack.casino(player)
-        stub.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id=table, seat=seat))
-        stub.PlaceBets(pb.PlaceBetsRequest(table_id=table, seat=seat, bets=bets(ante=10)))
-    stack.casino("alice").DealRound(pb.DealRoundRequest(table_id=table))
+        stub.JoinCasinoTable(pb.JoinCasinoTableRequest(request_id=rid(), table_id=table, seat=seat))
+        stub.PlaceBets(pb.PlaceBetsRequest(request_id=rid(), table_id=table, seat=seat, bets=bets(ante=10)))
+    stack.casino("alice").DealRound(pb.DealRoundRequest(request_id=rid(), table_id=table))
 
 
 def _watch(stack: Stack, player: str, table: str, from_seq: int, until_kind: str) -> list[pb.CasinoEvent]:
@@ -59,7 +59,9 @@ def test_stream_is_numbered_private_and_resumable(stack: Stack) -> None:
     # Resume after the last seen event: the decisions and the settlement come next.
     for player, seat in (("alice", 1), ("bob", 2)):
         stack.casino(player).Decide(
-            pb.DecideRequest(table_id="ch-live", seat=seat, decision=pb.CASINO_DECISION_CALL)
+            pb.DecideRequest(
+                request_id=rid(), table_id="ch-live", seat=seat, decision=pb.CASINO_DECISION_CALL
+            )
         )
     rest = _watch(stack, "bob", "ch-live", seqs[-1] + 1, "ROUND_SETTLED")
     assert rest[0].seq == seqs[-1] + 1 or rest[0].seq > seqs[-1]
@@ -72,14 +74,14 @@ def test_stream_is_numbered_private_and_resumable(stack: Stack) -> None:
 def test_stream_waits_for_new_events(stack: Stack) -> None:
     stack.fund("alice", 100)
     casino = stack.casino("alice")
-    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="ch-touch"))
+    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(request_id=rid(), table_id="ch-touch"))
     start = stack.round("alice", "ch-touch").last_seq + 1
     got: list[pb.CasinoEvent] = []
     watcher = threading.Thread(
         target=lambda: got.extend(_watch(stack, "alice", "ch-touch", start, "BETS_PLACED"))
     )
     watcher.start()
-    casino.PlaceBets(pb.PlaceBetsRequest(table_id="ch-touch", seat=1, bets=bets(ante=5)))
+    casino.PlaceBets(pb.PlaceBetsRequest(request_id=rid(), table_id="ch-touch", seat=1, bets=bets(ante=5)))
     watcher.join(5)
     assert [e.kind for e in got] == ["BETS_PLACED"]
 
@@ -87,16 +89,20 @@ def test_stream_waits_for_new_events(stack: Stack) -> None:
 def test_history_recalls_the_last_rounds_with_every_step(stack: Stack) -> None:
     stack.fund("alice", 1000)
     casino = stack.casino("alice")
-    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="tcp-touch"))
+    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(request_id=rid(), table_id="tcp-touch"))
     for number in range(12):
         if number == 0:
             casino.PlaceBets(
-                pb.PlaceBetsRequest(table_id="tcp-touch", seat=1, bets=bets(ante=2, pair_plus=1))
+                pb.PlaceBetsRequest(
+                    request_id=rid(), table_id="tcp-touch", seat=1, bets=bets(ante=2, pair_plus=1)
+                )
             )
         else:
-            casino.Rebet(pb.RebetRequest(table_id="tcp-touch", seat=1))
-        casino.DealRound(pb.DealRoundRequest(table_id="tcp-touch"))
-        casino.Decide(pb.DecideRequest(table_id="tcp-touch", seat=1, decision=pb.CASINO_DECISION_PLAY))
+            casino.Rebet(pb.RebetRequest(request_id=rid(), table_id="tcp-touch", seat=1))
+        casino.DealRound(pb.DealRoundRequest(request_id=rid(), table_id="tcp-touch"))
+        casino.Decide(
+            pb.DecideRequest(request_id=rid(), table_id="tcp-touch", seat=1, decision=pb.CASINO_DECISION_PLAY)
+        )
     history = casino.GetGameHistory(pb.GetGameHistoryRequest()).rounds
     assert [r.round for r in history] == list(range(12, 2, -1))  # the last ten, newest first
     record = history[0]

@@ -7,11 +7,13 @@ import grpc
 import pytest
 from poker.table.v1 import casino_service_pb2 as pb
 
-from tests.table.conftest import Stack, rpc_reason
+from tests.table.conftest import Stack, rid, rpc_reason
 
 
 def join(stack: Stack, player: str, table_id: str, seat: int = 0) -> pb.JoinCasinoTableResponse:
-    return stack.casino(player).JoinCasinoTable(pb.JoinCasinoTableRequest(table_id=table_id, seat=seat))
+    return stack.casino(player).JoinCasinoTable(
+        pb.JoinCasinoTableRequest(request_id=rid(), table_id=table_id, seat=seat)
+    )
 
 
 def test_thb_1_2_a_player_holds_one_position_at_texas_holdem_bonus(stack: Stack) -> None:

@@ -17,6 +17,9 @@ from services.table.casino.table import CasinoTable
 from services.table.casino.tables import TableSpec
 
 RETRY_SECONDS = 1.0
+# A request's answer is kept a day (AIP-155 lets ids expire): a retry later than that is a new request.
+REQUEST_RETENTION_SECONDS = 24 * 3600
+FORGET_EVERY_SECONDS = 60.0
 
 
 class Casino:
@@ -39,6 +42,7 @@ class Casino:
             for s in specs
         }
         self._retry_at: dict[str, float] = {}  # a table whose tick failed waits before the next try
+        self._forget_at = 0.0
         self._tick_seconds = tick_seconds
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="casino-clock", daemon=True)
@@ -59,6 +63,9 @@ class Casino:
     def tick(self) -> None:
         """Recover each table once its dependencies answer, then run its clocks."""
         now = time.monotonic()
+        if now >= self._forget_at:
+            self._forget_at = now + FORGET_EVERY_SECONDS
+            self.store.forget_requests(int((time.time() - REQUEST_RETENTION_SECONDS) * 1000))
         for table_id, table in self.tables.items():
             if self._retry_at.get(table_id, 0.0) > now:
                 continue

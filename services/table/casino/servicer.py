@@ -1,14 +1,21 @@
 """CasinoService: messages <-> the casino tables. Every call needs a token; a player acts on their own seats
-(the player id is the token's subject), and sees only what `round_view` shows them."""
+(the player id is the token's subject), and sees only what `round_view` shows them.
+
+Every mutating call is idempotent by its request_id, scoped to the caller, the RPC and the table
+(`servicekit.idempotency`): the first answer is stored and a repeat gets it again, changing nothing; the
+same id with another request is REQUEST_ID_REUSED. The record of a request is committed with the step it
+makes, so a retry after a crash between the step and its answer does not make the step twice: it is answered
+from the step's result and the table as it is now."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from fractions import Fraction
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import grpc
+from google.protobuf.message import Message
 from poker.table.v1 import casino_service_pb2 as pb
 from poker.table.v1 import casino_service_pb2_grpc as pb_grpc
 from pokerrules.casino import BetKind, Game, Phase, default_config
@@ -16,6 +23,7 @@ from pokerrules.casino.catalog import describe
 from pokerrules.casino.gamemath.summary import bet_rtps
 from servicekit import errors
 from servicekit.auth import Role, current_caller, require_role
+from servicekit.idempotency import Saved, fingerprint, replayed, request_key
 
 from services.table.casino.casino import Casino
 from services.table.casino.convert import (
@@ -27,9 +35,11 @@ from services.table.casino.convert import (
     round_pb,
     visible_to,
 )
+from services.table.casino.crashpoint import crash_point
+from services.table.casino.store import RequestMark
 from services.table.casino.table import CasinoTable
 
-R = TypeVar("R")
+M = TypeVar("M", bound=Message)
 WATCH_POLL_SECONDS = 0.5
 MAX_HISTORY = 50
 
@@ -107,6 +117,38 @@ class CasinoServicer(pb_grpc.CasinoServiceServicer):
                     self._games[game] = _game_info(game)
             return [self._games[g] for g in games]
 
+    def _once(
+        self,
+        rpc: str,
+        request: Any,
+        table: CasinoTable,
+        kind: type[M],
+        act: Callable[[RequestMark], dict[str, Any]],
+        answer: Callable[[dict[str, Any]], M],
+    ) -> M:
+        """Idempotency: `act(mark)` makes the change (recording `mark` with its step) and returns what it
+        decided; `answer(result)` builds the response. A repeat of a request gets the first answer."""
+        mark = RequestMark(
+            request_key(rpc, request.request_id, scope=table.spec.table_id), fingerprint(request)
+        )
+        store = self._casino.store
+        with (
+            table.lock
+        ):  # one copy of a request at a time: a repeat in flight waits and gets the first answer
+            saved = store.request(mark.key)
+            if saved is None:
+                result = act(mark)
+                crash_point(f"before-answer-{rpc}")  # the step is logged, its answer not yet stored
+            else:
+                # REQUEST_ID_REUSED when the same id came with another request.
+                first = replayed(Saved(saved.fingerprint, saved.response or b""), request, kind)
+                if saved.response is not None and first is not None:
+                    return first
+                result = saved.result  # the step was made, its answer lost in a crash: answer it now
+            response = answer(result)
+            store.save_answer(mark, result, response.SerializeToString())
+            return response
+
     def _view(self, table: CasinoTable, player: str) -> pb.RoundView:
         with table.lock:
             return round_pb(table.spec.table_id, table.book, player, table.deadline_ms(), table.seq)
@@ -146,18 +188,58 @@ class CasinoServicer(pb_grpc.CasinoServiceServicer):
     ) -> pb.JoinCasinoTableResponse:
         player = _player()
         table = self._casino.table(request.table_id)
-        seat, already = table.join(player, request.seat)
-        return pb.JoinCasinoTableResponse(seat=seat, table=self._table_pb(table), already_seated=already)
+
+        def act(mark: RequestMark) -> dict[str, Any]:
+            seat, already = table.join(player, request.seat, mark)
+            return {"seat": seat, "already": already}
+
+        def answer(result: dict[str, Any]) -> pb.JoinCasinoTableResponse:
+            return pb.JoinCasinoTableResponse(
+                seat=int(result["seat"]),
+                table=self._table_pb(table),
+                already_seated=bool(result.get("already", False)),
+            )
+
+        return self._once("JoinCasinoTable", request, table, pb.JoinCasinoTableResponse, act, answer)
 
     def LeaveCasinoTable(
         self, request: pb.LeaveCasinoTableRequest, context: grpc.ServicerContext
     ) -> pb.LeaveCasinoTableResponse:
         player = _player()
-        left, later = self._casino.table(request.table_id).leave(player, request.seat)
-        return pb.LeaveCasinoTableResponse(seats_left=left, seats_leaving_after_round=later)
+        table = self._casino.table(request.table_id)
+
+        def act(mark: RequestMark) -> dict[str, Any]:
+            left, later = table.leave(player, request.seat, mark)
+            return {"left": left, "later": later}
+
+        def answer(result: dict[str, Any]) -> pb.LeaveCasinoTableResponse:
+            return pb.LeaveCasinoTableResponse(
+                seats_left=result["left"], seats_leaving_after_round=result["later"]
+            )
+
+        return self._once("LeaveCasinoTable", request, table, pb.LeaveCasinoTableResponse, act, answer)
+
+    def _round_change(
+        self,
+        rpc: str,
+        request: Any,
+        kind: type[M],
+        change: Callable[[CasinoTable, str, RequestMark], None],
+    ) -> M:
+        """A change whose answer is the round as the caller sees it after it."""
+        player = _player()
+        table = self._casino.table(request.table_id)
+
+        def act(mark: RequestMark) -> dict[str, Any]:
+            change(table, player, mark)
+            return {}
+
+        def answer(result: dict[str, Any]) -> M:
+            return kind(round=self._view(table, player))
+
+        return self._once(rpc, request, table, kind, act, answer)
 
     def PlaceBets(self, request: pb.PlaceBetsRequest, context: grpc.ServicerContext) -> pb.PlaceBetsResponse:
-        player = _player()
         bets: dict[BetKind, int] = {}
         for bet in request.bets:
             try:
@@ -167,30 +249,38 @@ class CasinoServicer(pb_grpc.CasinoServiceServicer):
                     "bets", "BET_NOT_OFFERED", f"no bet named {bet.kind!r}"
                 ) from None
             bets[kind] = bets.get(kind, 0) + int(bet.amount)
-        table = self._casino.table(request.table_id)
-        table.place_bets(player, _seat(request.seat), bets)
-        return pb.PlaceBetsResponse(round=self._view(table, player))
+        seat = _seat(request.seat)
+        return self._round_change(
+            "PlaceBets",
+            request,
+            pb.PlaceBetsResponse,
+            lambda table, player, mark: table.place_bets(player, seat, bets, mark),
+        )
 
     def Rebet(self, request: pb.RebetRequest, context: grpc.ServicerContext) -> pb.RebetResponse:
-        player = _player()
-        table = self._casino.table(request.table_id)
-        table.rebet(player, _seat(request.seat))
-        return pb.RebetResponse(round=self._view(table, player))
+        seat = _seat(request.seat)
+        return self._round_change(
+            "Rebet", request, pb.RebetResponse, lambda table, player, mark: table.rebet(player, seat, mark)
+        )
 
     def ClearBets(self, request: pb.ClearBetsRequest, context: grpc.ServicerContext) -> pb.ClearBetsResponse:
-        player = _player()
-        table = self._casino.table(request.table_id)
-        table.clear_bets(player, _seat(request.seat))
-        return pb.ClearBetsResponse(round=self._view(table, player))
+        seat = _seat(request.seat)
+        return self._round_change(
+            "ClearBets",
+            request,
+            pb.ClearBetsResponse,
+            lambda table, player, mark: table.clear_bets(player, seat, mark),
+        )
 
     def DealRound(self, request: pb.DealRoundRequest, context: grpc.ServicerContext) -> pb.DealRoundResponse:
-        player = _player()
-        table = self._casino.table(request.table_id)
-        table.deal_now(player)
-        return pb.DealRoundResponse(round=self._view(table, player))
+        return self._round_change(
+            "DealRound",
+            request,
+            pb.DealRoundResponse,
+            lambda table, player, mark: table.deal_now(player, mark),
+        )
 
     def Decide(self, request: pb.DecideRequest, context: grpc.ServicerContext) -> pb.DecideResponse:
-        player = _player()
         decision = decision_of(request.decision)
         if decision is None:
             raise errors.invalid_argument("decision", "DECISION_REQUIRED", "give a decision")
@@ -202,9 +292,13 @@ class CasinoServicer(pb_grpc.CasinoServiceServicer):
                 raise errors.invalid_argument(
                     "phase", "PHASE_UNKNOWN", f"no street {request.phase!r}"
                 ) from None
-        table = self._casino.table(request.table_id)
-        table.decide(player, _seat(request.seat), decision, phase)
-        return pb.DecideResponse(round=self._view(table, player))
+        seat = _seat(request.seat)
+        return self._round_change(
+            "Decide",
+            request,
+            pb.DecideResponse,
+            lambda table, player, mark: table.decide(player, seat, decision, phase, mark),
+        )
 
     def GetRound(self, request: pb.GetRoundRequest, context: grpc.ServicerContext) -> pb.GetRoundResponse:
         caller = current_caller()

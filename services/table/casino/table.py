@@ -50,7 +50,7 @@ from services.table.casino.book import RoundBook, command_body
 from services.table.casino.crashpoint import crash_point
 from services.table.casino.money import HeldBet, Wallet
 from services.table.casino.shoe import Shoes
-from services.table.casino.store import CasinoStore, StoredEvent
+from services.table.casino.store import CasinoStore, RequestMark, StoredEvent
 from services.table.casino.tables import TableSpec
 
 ROUNDS = prometheus_client.Counter(
@@ -139,8 +139,12 @@ class CasinoTable:
         events: tuple[Event, ...] | list[Event] = (),
         bettors: set[str] | None = None,
         state: RoundState | None = None,
+        request: RequestMark | None = None,
+        result: dict[str, Any] | None = None,
     ) -> None:
-        """Persist then apply: nothing is answered that is not in the log."""
+        """Persist then apply: nothing is answered that is not in the log. `request`: the player's request
+        whose step this is, recorded in the same transaction (a retry then finds it, `result` says what it
+        decided)."""
         round_number = self.book.state.round_number
         for op, body in entries:
             if op == "round":
@@ -167,7 +171,9 @@ class CasinoTable:
                 )
             )
         try:
-            self._store.append(self.spec.table_id, round_number, entries, stored, bettors or set())
+            self._store.append(
+                self.spec.table_id, round_number, entries, stored, bettors or set(), request, result
+            )
         except BaseException:
             self.seq -= len(stored)
             raise
@@ -208,9 +214,15 @@ class CasinoTable:
     def _transition(self, command: Command) -> Transition:
         return apply(self.book.state, command)
 
-    def _run(self, command: Command, entries: list[Entry], bettors: set[str] | None = None) -> None:
+    def _run(
+        self,
+        command: Command,
+        entries: list[Entry],
+        bettors: set[str] | None = None,
+        request: RequestMark | None = None,
+    ) -> None:
         step = self._transition(command)
-        self._commit([*entries, ("cmd", command_body(command))], step.events, bettors, step.state)
+        self._commit([*entries, ("cmd", command_body(command))], step.events, bettors, step.state, request)
         self._after_step()
 
     def _after_step(self) -> None:
@@ -315,9 +327,16 @@ class CasinoTable:
 
     # Player actions --------------------------------------------------------------------------------------
 
-    def join(self, player: str, seat: int) -> tuple[int, bool]:
+    def join(
+        self,
+        player: str,
+        seat: int,
+        request: RequestMark | None = None,
+        may_take: Callable[[], None] = lambda: None,
+    ) -> tuple[int, bool]:
         """The seat taken, and whether the caller already held it (then nothing changes). Seat 0: any free
-        seat, or the caller's own where the game gives one position per player (THB-1.2) or none is free."""
+        seat, or the caller's own where the game gives one position per player (THB-1.2) or none is free.
+        `may_take` raises when the player may not take another seat (the casino's seat cap)."""
         with self.lock:
             taken = self.book.players
             mine = sorted(s for s, p in taken.items() if p == player and s not in self.book.leaving)
@@ -337,79 +356,103 @@ class CasinoTable:
                     return seat, True  # already there: joining again changes nothing
                 raise errors.failed_precondition("SEAT_TAKEN", f"seat {seat} is taken", seat=str(seat))
             check_positions(self.spec.game, {**taken, seat: player})  # THB-1.2
+            may_take()
             if self.book.finished and self.book.paid:
                 self._open_round(self.book.state)
             self._commit(
                 [("join", {"seat": seat, "player": player})],
                 [Event("PLAYER_JOINED", {"seat": seat, "player_id": player})],
+                request=request,
+                result={"seat": seat},
             )
             return seat, False
 
-    def leave(self, player: str, seat: int) -> tuple[list[int], list[int]]:
+    def leave(
+        self, player: str, seat: int, request: RequestMark | None = None
+    ) -> tuple[list[int], list[int]]:
+        """The seats freed now and those that leave when their hand ends, in one step."""
         with self.lock:
             mine = [s for s, p in self.book.players.items() if p == player and (seat == 0 or s == seat)]
             if not mine:
                 raise errors.not_found(
                     "NOT_SEATED", "you have no such seat at this table", table_id=self.spec.table_id
                 )
-            left, later = [], []
-            for number in mine:
-                in_hand = (
-                    any(
-                        s.seat == number and s.status != SeatStatus.SITTING_OUT for s in self.book.state.seats
-                    )
-                    and not self.book.finished
-                )
-                if in_hand:
-                    self._commit([("leaving", {"seat": number})])
-                    later.append(number)
-                    continue
-                unholds: list[Entry] = []
-                if self.book.state.phase == Phase.BETTING:
-                    unholds = [unhold(h.hold_id) for h in self.book.holds if h.seat == number]
-                event = Event("PLAYER_LEFT", {"seat": number})
-                self._commit([*unholds, ("leave", {"seat": number})], [event])
-                self._drive_releases(deferrable=True)
-                left.append(number)
+            entries, events, left, later = self._leave_entries(sorted(mine))
+            self._commit(entries, events, request=request, result={"left": left, "later": later})
+            self._drive_releases(deferrable=True)
             return left, later
 
-    def place_bets(self, player: str, seat: int, bets: Mapping[BetKind, int]) -> None:
+    def _leave_entries(self, seats: list[int]) -> tuple[list[Entry], list[Event], list[int], list[int]]:
+        """Log entries and events of these seats leaving, and which leave now and which after their hand
+        (`leaving`); a seat leaving now while betting gives its bets' holds back."""
+        entries: list[Entry] = []
+        events: list[Event] = []
+        left: list[int] = []
+        later: list[int] = []
+        for number in seats:
+            in_hand = (
+                any(s.seat == number and s.status != SeatStatus.SITTING_OUT for s in self.book.state.seats)
+                and not self.book.finished
+            )
+            if in_hand:
+                entries.append(("leaving", {"seat": number}))
+                later.append(number)
+                continue
+            if self.book.state.phase == Phase.BETTING:
+                entries += [unhold(h.hold_id) for h in self.book.holds if h.seat == number]
+            entries.append(("leave", {"seat": number}))
+            events.append(Event("PLAYER_LEFT", {"seat": number}))
+            left.append(number)
+        return entries, events, left, later
+
+    def place_bets(
+        self, player: str, seat: int, bets: Mapping[BetKind, int], request: RequestMark | None = None
+    ) -> None:
         with self.lock:
             self._ensure_betting()
             command = PlaceBets(seat, player, bets)
             step = self._transition(command)
-            self._bet(seat, player, command, step)
+            self._bet(seat, player, command, step, request=request)
 
-    def rebet(self, player: str, seat: int) -> None:
+    def rebet(self, player: str, seat: int, request: RequestMark | None = None) -> None:
         with self.lock:
             self._ensure_betting()
             before = {str(k) for k in self.book.state.seat(seat).bets} if self._has_seat(seat) else set()
             command = Rebet(seat, player)
-            self._bet(seat, player, command, self._transition(command), before)
+            self._bet(seat, player, command, self._transition(command), before, request)
 
     def _bet(
-        self, seat: int, player: str, command: Command, step: Transition, before: set[str] | None = None
+        self,
+        seat: int,
+        player: str,
+        command: Command,
+        step: Transition,
+        before: set[str] | None = None,
+        request: RequestMark | None = None,
     ) -> None:
         """The seat's bets become the step's: holds made for what grew, then the step committed with the
         `unhold`s of what shrank or went (`before`: the bets the seat had), then those released."""
         targets = {str(k): v for k, v in step.state.seat(seat).bets.items()}
         targets.update({k: 0 for k in sorted(before or ()) if k not in targets})
         entries, unholds = self._hold_for(seat, player, targets)
-        self._commit([*entries, *unholds, ("cmd", command_body(command))], step.events, {player}, step.state)
+        self._commit(
+            [*entries, *unholds, ("cmd", command_body(command))], step.events, {player}, step.state, request
+        )
         self._drive_releases(deferrable=True)
         self._start_betting_clock()
 
-    def clear_bets(self, player: str, seat: int) -> None:
+    def clear_bets(self, player: str, seat: int, request: RequestMark | None = None) -> None:
         with self.lock:
             self._ensure_betting()
             # The bets and their holds leave the round in one entry; the chips come back after it.
-            self._run(ClearBets(seat, player), [unhold(h.hold_id) for h in self.book.holds if h.seat == seat])
+            holds = [unhold(h.hold_id) for h in self.book.holds if h.seat == seat]
+            self._run(ClearBets(seat, player), holds, request=request)
             self._drive_releases(deferrable=True)
 
     def _has_seat(self, seat: int) -> bool:
         return any(s.seat == seat for s in self.book.state.seats)
 
-    def deal_now(self, player: str) -> None:
+    def deal_now(self, player: str, request: RequestMark | None = None) -> None:
         """A Touch table's Deal button; at a live table, once every seated player has an Ante."""
         with self.lock:
             state = self.book.state
@@ -426,9 +469,9 @@ class CasinoTable:
                     "some players have no Ante yet; betting closes on the clock",
                     waiting=len(waiting),
                 )
-            self._deal()
+            self._deal(request)
 
-    def _deal(self) -> None:
+    def _deal(self, request: RequestMark | None = None) -> None:
         state = self.book.state
         playing = [s for s in state.seats if s.ante > 0]
         if not playing:
@@ -445,9 +488,16 @@ class CasinoTable:
                 "DEALER_UNAVAILABLE", "no cards from the dealer; retry", code=error.code().name
             ) from None
         deal = Deal(shoe.cards, state.deck_set, pool, self.book.pool_carry)
-        self._run(deal, [("shoe", {"shoe_id": shoe.shoe_id})])
+        self._run(deal, [("shoe", {"shoe_id": shoe.shoe_id})], request=request)
 
-    def decide(self, player: str, seat: int, decision: Decision, phase: Phase | None) -> None:
+    def decide(
+        self,
+        player: str,
+        seat: int,
+        decision: Decision,
+        phase: Phase | None,
+        request: RequestMark | None = None,
+    ) -> None:
         with self.lock:
             command = Decide(seat, player, decision, phase)
             step = self._transition(command)  # every check (turn, street, seat, decision) before money
@@ -457,7 +507,7 @@ class CasinoTable:
             entries: list[Entry] = []
             if stake > 0:
                 entries, _ = self._hold_for(seat, player, {self._bet_of(decision): stake})
-            self._commit([*entries, ("cmd", command_body(command))], step.events, None, step.state)
+            self._commit([*entries, ("cmd", command_body(command))], step.events, None, step.state, request)
             self._after_step()
 
     def _bet_of(self, decision: Decision) -> str:
