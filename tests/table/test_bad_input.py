@@ -5,6 +5,7 @@ from __future__ import annotations
 import grpc
 import pytest
 from poker.table.v1 import casino_service_pb2 as pb
+from servicekit.errors import details_of
 
 from tests.table.conftest import Stack, bets, rid, rpc_reason
 
@@ -137,3 +138,52 @@ def test_unknown_table_and_no_account(stack: Stack) -> None:
         grpc.StatusCode.FAILED_PRECONDITION,
         "NO_PLAYER_ACCOUNT",
     )
+
+
+def test_list_tables_with_an_unknown_game_names_the_field(stack: Stack) -> None:
+    """Issue 13 finding 10: an unknown `game` was INTERNAL; now INVALID_ARGUMENT naming it."""
+    with pytest.raises(grpc.RpcError) as bad:
+        stack.casino("ana").ListCasinoTables(pb.ListCasinoTablesRequest(game=99))  # type: ignore[arg-type]
+    details = details_of(bad.value)
+    assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert details.reason == "GAME_UNKNOWN" and [v.field for v in details.violations] == ["game"]
+
+
+def test_huge_strings_are_refused_without_being_echoed(stack: Stack) -> None:
+    """A megabyte table id, bet name or street: INVALID_ARGUMENT naming the field, a short message."""
+    casino = stack.casino("ana")
+    huge = "x" * 1_000_000
+    calls = [
+        ("table_id", lambda: casino.GetRound(pb.GetRoundRequest(table_id=huge))),
+        (
+            "table_id",
+            lambda: casino.JoinCasinoTable(pb.JoinCasinoTableRequest(request_id=rid(), table_id=huge)),
+        ),
+        (
+            "bets",
+            lambda: casino.PlaceBets(
+                pb.PlaceBetsRequest(
+                    request_id=rid(), table_id="ch-touch", seat=1, bets=[pb.Bet(kind=huge, amount=1)]
+                )
+            ),
+        ),
+        (
+            "phase",
+            lambda: casino.Decide(
+                pb.DecideRequest(
+                    request_id=rid(),
+                    table_id="ch-touch",
+                    seat=1,
+                    decision=pb.CASINO_DECISION_CALL,
+                    phase=huge,
+                )
+            ),
+        ),
+    ]
+    for field, call in calls:
+        with pytest.raises(grpc.RpcError) as bad:
+            call()
+        details = details_of(bad.value)
+        assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT, field
+        assert [v.field for v in details.violations] == [field]
+        assert len(bad.value.details() or "") < 200 and all(len(v) < 200 for v in details.metadata.values())

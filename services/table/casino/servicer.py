@@ -42,6 +42,8 @@ from services.table.casino.table import CasinoTable
 M = TypeVar("M", bound=Message)
 WATCH_POLL_SECONDS = 0.5
 MAX_HISTORY = 50
+MAX_TABLE_ID = 64
+MAX_BETS = 16  # bet entries in one PlaceBets (a game has at most four placeable bets)
 
 
 def _player() -> str:
@@ -92,6 +94,17 @@ def _game_info(game: Game) -> pb.GameInfo:
         ],
         readings=[pb.Reading(name=k, value=v["value"], rule=v["rule"]) for k, v in info["readings"].items()],
     )
+
+
+def _table_id(value: str) -> str:
+    """A table id is short (tables.TABLE_ID); a longer one is refused without echoing it back."""
+    if not value:
+        raise errors.invalid_argument("table_id", "TABLE_ID_REQUIRED", "give the table id")
+    if len(value) > MAX_TABLE_ID:
+        raise errors.invalid_argument(
+            "table_id", "TABLE_ID_TOO_LONG", f"a table id has at most {MAX_TABLE_ID} characters"
+        )
+    return value
 
 
 def _seat(value: int) -> int:
@@ -149,6 +162,9 @@ class CasinoServicer(pb_grpc.CasinoServiceServicer):
             store.save_answer(mark, result, response.SerializeToString())
             return response
 
+    def _table(self, table_id: str) -> CasinoTable:
+        return self._casino.table(_table_id(table_id))
+
     def _view(self, table: CasinoTable, player: str) -> pb.RoundView:
         with table.lock:
             return round_pb(table.spec.table_id, table.book, player, table.deadline_ms(), table.seq)
@@ -175,6 +191,10 @@ class CasinoServicer(pb_grpc.CasinoServiceServicer):
     def ListCasinoTables(
         self, request: pb.ListCasinoTablesRequest, context: grpc.ServicerContext
     ) -> pb.ListCasinoTablesResponse:
+        if request.game not in pb.CasinoGame.values():
+            raise errors.invalid_argument(
+                "game", "GAME_UNKNOWN", "game is one of the CasinoGame values (or unset: every game)"
+            )
         wanted = game_of(request.game)
         tables = [
             self._table_pb(self._casino.table(t.spec.table_id))
@@ -187,7 +207,7 @@ class CasinoServicer(pb_grpc.CasinoServiceServicer):
         self, request: pb.JoinCasinoTableRequest, context: grpc.ServicerContext
     ) -> pb.JoinCasinoTableResponse:
         player = _player()
-        table = self._casino.table(request.table_id)
+        table = self._table(request.table_id)
 
         def act(mark: RequestMark) -> dict[str, Any]:
             seat, already = table.join(player, request.seat, mark)
@@ -206,7 +226,7 @@ class CasinoServicer(pb_grpc.CasinoServiceServicer):
         self, request: pb.LeaveCasinoTableRequest, context: grpc.ServicerContext
     ) -> pb.LeaveCasinoTableResponse:
         player = _player()
-        table = self._casino.table(request.table_id)
+        table = self._table(request.table_id)
 
         def act(mark: RequestMark) -> dict[str, Any]:
             left, later = table.leave(player, request.seat, mark)
@@ -228,7 +248,7 @@ class CasinoServicer(pb_grpc.CasinoServiceServicer):
     ) -> M:
         """A change whose answer is the round as the caller sees it after it."""
         player = _player()
-        table = self._casino.table(request.table_id)
+        table = self._table(request.table_id)
 
         def act(mark: RequestMark) -> dict[str, Any]:
             change(table, player, mark)
@@ -240,13 +260,15 @@ class CasinoServicer(pb_grpc.CasinoServiceServicer):
         return self._once(rpc, request, table, kind, act, answer)
 
     def PlaceBets(self, request: pb.PlaceBetsRequest, context: grpc.ServicerContext) -> pb.PlaceBetsResponse:
+        if len(request.bets) > MAX_BETS:
+            raise errors.invalid_argument("bets", "TOO_MANY_BETS", f"at most {MAX_BETS} bets in one call")
         bets: dict[BetKind, int] = {}
         for bet in request.bets:
             try:
                 kind = BetKind(bet.kind)
             except ValueError:
                 raise errors.invalid_argument(
-                    "bets", "BET_NOT_OFFERED", f"no bet named {bet.kind!r}"
+                    "bets", "BET_NOT_OFFERED", "no such bet: the bets are named as ListGames lists them"
                 ) from None
             bets[kind] = bets.get(kind, 0) + int(bet.amount)
         seat = _seat(request.seat)
@@ -290,7 +312,7 @@ class CasinoServicer(pb_grpc.CasinoServiceServicer):
                 phase = Phase(request.phase)
             except ValueError:
                 raise errors.invalid_argument(
-                    "phase", "PHASE_UNKNOWN", f"no street {request.phase!r}"
+                    "phase", "PHASE_UNKNOWN", "the street is PRE_FLOP, FLOP, TURN or DECISION (or empty)"
                 ) from None
         seat = _seat(request.seat)
         return self._round_change(
@@ -302,7 +324,7 @@ class CasinoServicer(pb_grpc.CasinoServiceServicer):
 
     def GetRound(self, request: pb.GetRoundRequest, context: grpc.ServicerContext) -> pb.GetRoundResponse:
         caller = current_caller()
-        table = self._casino.table(request.table_id)
+        table = self._table(request.table_id)
         viewer = caller.subject if caller.role is Role.PLAYER else ""
         return pb.GetRoundResponse(round=self._view(table, viewer))
 
@@ -311,7 +333,7 @@ class CasinoServicer(pb_grpc.CasinoServiceServicer):
     ) -> Iterator[pb.WatchCasinoTableResponse]:
         caller = current_caller()
         viewer = caller.subject if caller.role is Role.PLAYER else ""
-        table = self._casino.table(request.table_id)
+        table = self._table(request.table_id)
         next_seq = max(1, request.from_seq)
         while context.is_active():
             with table.lock:
@@ -332,7 +354,7 @@ class CasinoServicer(pb_grpc.CasinoServiceServicer):
     ) -> pb.GetGameHistoryResponse:
         player = _player()
         if request.table_id:
-            self._casino.table(request.table_id)  # NOT_FOUND for an unknown table
+            self._table(request.table_id)  # NOT_FOUND for an unknown table
         limit = min(request.limit or 10, MAX_HISTORY)
         records = []
         for table_id, number in self._casino.store.rounds_of(player, request.table_id, limit):
