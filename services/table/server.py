@@ -28,7 +28,7 @@ from services.table.casino.money import Wallet
 from services.table.casino.servicer import CasinoServicer
 from services.table.casino.shoe import Shoes
 from services.table.casino.store import CasinoStore
-from services.table.config import casino_tables, poker_tables
+from services.table.config import casino_tables, poker_tables, seat_policy
 from services.table.poker.cards import Dealer
 from services.table.poker.director import TableDirectorServicer
 from services.table.poker.money import Escrow
@@ -95,6 +95,7 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
         float(config.extra.get("betting_seconds", 20.0)),
         float(config.extra.get("decision_seconds", 20.0)),
         float(config.extra.get("tick_seconds", 0.05)),
+        seat_policy(config),
     )
 
     poker_store = TableStore(config.data_dir / "tables.sqlite3")

@@ -124,20 +124,19 @@ def test_decision_needing_chips_the_player_lacks(stack: Stack) -> None:
 
 
 def test_unknown_table_and_no_account(stack: Stack) -> None:
+    """Issue 13 finding 5: a player without a wallet account takes no seat."""
     casino = stack.casino("nobody")
     _refused(
         lambda: casino.GetRound(pb.GetRoundRequest(table_id="nope")),
         grpc.StatusCode.NOT_FOUND,
         "TABLE_NOT_FOUND",
     )
-    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(request_id=rid(), table_id="ch-touch"))
     _refused(
-        lambda: casino.PlaceBets(
-            pb.PlaceBetsRequest(request_id=rid(), table_id="ch-touch", seat=1, bets=bets(ante=5))
-        ),
+        lambda: casino.JoinCasinoTable(pb.JoinCasinoTableRequest(request_id=rid(), table_id="ch-touch")),
         grpc.StatusCode.FAILED_PRECONDITION,
         "NO_PLAYER_ACCOUNT",
     )
+    assert not stack.round("nobody", "ch-touch").seats
 
 
 def test_list_tables_with_an_unknown_game_names_the_field(stack: Stack) -> None:

@@ -56,6 +56,8 @@ def test_list_games_serves_the_holdem_main_games_exact_rtp(stack: Stack) -> None
 
 
 def test_list_tables_and_join(stack: Stack) -> None:
+    stack.fund("alice", 100)
+    stack.fund("bob", 100)
     casino = stack.casino("alice")
     tables = casino.ListCasinoTables(pb.ListCasinoTablesRequest(game=pb.CASINO_GAME_CASINO_HOLDEM)).tables
     assert {t.table_id for t in tables} == {"ch-touch", "ch-live"}

@@ -14,6 +14,7 @@ def _seat(view: pb.RoundView) -> pb.SeatView:
 
 def test_betting_clock_deals_the_round(stack: Stack) -> None:
     stack.fund("alice", 500)
+    stack.fund("bob", 500)
     casino = stack.casino("alice")
     casino.JoinCasinoTable(pb.JoinCasinoTableRequest(request_id=rid(), table_id="thb-live"))
     stack.casino("bob").JoinCasinoTable(

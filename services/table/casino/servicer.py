@@ -23,7 +23,7 @@ from pokerrules.casino.catalog import describe
 from pokerrules.casino.gamemath.summary import bet_rtps
 from servicekit import errors
 from servicekit.auth import Role, current_caller, require_role
-from servicekit.idempotency import Saved, fingerprint, replayed, request_key
+from servicekit.idempotency import Saved, check_request_id, fingerprint, replayed, request_key
 
 from services.table.casino.casino import Casino
 from services.table.casino.convert import (
@@ -208,9 +208,11 @@ class CasinoServicer(pb_grpc.CasinoServiceServicer):
     ) -> pb.JoinCasinoTableResponse:
         player = _player()
         table = self._table(request.table_id)
+        check_request_id(request.request_id)
+        self._casino.require_account(player)
 
         def act(mark: RequestMark) -> dict[str, Any]:
-            seat, already = table.join(player, request.seat, mark)
+            seat, already = self._casino.join(table, player, request.seat, mark)
             return {"seat": seat, "already": already}
 
         def answer(result: dict[str, Any]) -> pb.JoinCasinoTableResponse:

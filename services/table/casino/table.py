@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -64,8 +65,29 @@ for _game in Game:
     for _end in ("settled", "voided"):
         ROUNDS.labels(_game.value, _end)
 
+IDLE_RELEASES = prometheus_client.Counter(
+    "poker_casino_idle_seats_released_total", "Casino seats released after rounds or minutes without a bet."
+)
+
 Clock = Callable[[], float]
 Entry = tuple[str, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class SeatPolicy:
+    """Issue 13 finding 5: a player holds at most `max_seats` casino seats (all tables together), and a
+    seat that played no round for `idle_rounds` deals at its table or `idle_seconds` on the table's clock
+    is released (never while it has bets on the table)."""
+
+    max_seats: int = 3
+    idle_rounds: int = 5
+    idle_seconds: float = 300.0
+
+
+@dataclass
+class _Idle:
+    since: float  # the table's clock when the seat last played a round (or was taken)
+    rounds: int = 0  # rounds dealt without it since then
 
 
 class CasinoTable:
@@ -79,6 +101,7 @@ class CasinoTable:
         clock: Clock,
         betting_seconds: float,
         decision_seconds: float,
+        policy: SeatPolicy | None = None,
     ) -> None:
         self.spec = spec
         self.config = config
@@ -95,6 +118,8 @@ class CasinoTable:
         self._deadline_phase: Phase | None = None
         self.seq = store.last_seq(spec.table_id)
         self.recovered = False
+        self.policy = policy or SeatPolicy()
+        self._idle: dict[int, _Idle] = {}  # seated players' idle clocks (in memory: a restart resets them)
         self._log = get_logger(service="table")
 
     # Start-up and recovery -------------------------------------------------------------------------------
@@ -107,6 +132,8 @@ class CasinoTable:
             if self.recovered:
                 return
             self._recover()
+            now = self._clock()
+            self._idle = {seat: _Idle(now) for seat in self.book.players}
             self.recovered = True
 
     def _recover(self) -> None:
@@ -258,7 +285,7 @@ class CasinoTable:
         ROUNDS.labels(self.spec.game.value, end).inc()
         entries: list[Entry] = [("paid", {})]
         entries += [("leave", {"seat": s}) for s in sorted(book.leaving)]
-        events = [Event("PLAYER_LEFT", {"seat": s}) for s in sorted(book.leaving)]
+        events = [Event("PLAYER_LEFT", {"seat": s, "reason": "LEFT"}) for s in sorted(book.leaving)]
         self._commit(entries, events)
 
     def _hold_for(
@@ -365,6 +392,7 @@ class CasinoTable:
                 request=request,
                 result={"seat": seat},
             )
+            self._idle[seat] = _Idle(self._clock())
             return seat, False
 
     def leave(
@@ -377,12 +405,14 @@ class CasinoTable:
                 raise errors.not_found(
                     "NOT_SEATED", "you have no such seat at this table", table_id=self.spec.table_id
                 )
-            entries, events, left, later = self._leave_entries(sorted(mine))
+            entries, events, left, later = self._leave_entries(sorted(mine), "LEFT")
             self._commit(entries, events, request=request, result={"left": left, "later": later})
             self._drive_releases(deferrable=True)
             return left, later
 
-    def _leave_entries(self, seats: list[int]) -> tuple[list[Entry], list[Event], list[int], list[int]]:
+    def _leave_entries(
+        self, seats: list[int], reason: str
+    ) -> tuple[list[Entry], list[Event], list[int], list[int]]:
         """Log entries and events of these seats leaving, and which leave now and which after their hand
         (`leaving`); a seat leaving now while betting gives its bets' holds back."""
         entries: list[Entry] = []
@@ -401,7 +431,7 @@ class CasinoTable:
             if self.book.state.phase == Phase.BETTING:
                 entries += [unhold(h.hold_id) for h in self.book.holds if h.seat == number]
             entries.append(("leave", {"seat": number}))
-            events.append(Event("PLAYER_LEFT", {"seat": number}))
+            events.append(Event("PLAYER_LEFT", {"seat": number, "reason": reason}))
             left.append(number)
         return entries, events, left, later
 
@@ -489,6 +519,13 @@ class CasinoTable:
             ) from None
         deal = Deal(shoe.cards, state.deck_set, pool, self.book.pool_carry)
         self._run(deal, [("shoe", {"shoe_id": shoe.shoe_id})], request=request)
+        now, played = self._clock(), {s.seat for s in playing}
+        for seat in self.book.players:
+            idle = self._idle.setdefault(seat, _Idle(now))
+            if seat in played:
+                idle.since, idle.rounds = now, 0
+            else:
+                idle.rounds += 1
 
     def decide(
         self,
@@ -526,6 +563,7 @@ class CasinoTable:
         with self.lock:
             if self.book.releasing:
                 self._drive_releases()
+            self._release_idle_seats()
             if self.book.finished:
                 self._pay_if_due()
                 return
@@ -539,6 +577,40 @@ class CasinoTable:
                 return
             TIMEOUTS.labels(self.spec.game.value).inc()
             self._run(Timeout(), [])
+
+    def _release_idle_seats(self) -> None:
+        """Seats that played no round for `idle_rounds` deals or `idle_seconds` leave, unless they have
+        chips on the table (bets placed, or a hand in play)."""
+        now, policy = self._clock(), self.policy
+        for seat in [s for s in self._idle if s not in self.book.players]:
+            del self._idle[seat]
+        idle = sorted(
+            seat
+            for seat, clock in self._idle.items()
+            if (clock.rounds >= policy.idle_rounds or now - clock.since >= policy.idle_seconds)
+            and seat not in self.book.leaving
+            and not self._has_chips_on_table(seat)
+        )
+        if not idle:
+            return
+        entries, events, left, _ = self._leave_entries(idle, "IDLE")
+        self._commit(entries, events)
+        self._drive_releases(deferrable=True)
+        for seat in left:
+            self._idle.pop(seat, None)
+        IDLE_RELEASES.inc(len(left))
+        self._log.info("casino_idle_seats_released", table_id=self.spec.table_id, seats=len(left))
+
+    def _has_chips_on_table(self, seat: int) -> bool:
+        if self.book.finished:
+            return False
+        return any(
+            s.seat == seat and (s.bets or s.status != SeatStatus.SITTING_OUT) for s in self.book.state.seats
+        )
+
+    def seats_of(self, player: str) -> int:
+        """How many seats `player` holds here (read without the table's lock: a copy of the dict)."""
+        return sum(1 for p in list(self.book.players.values()) if p == player)
 
     # Views -----------------------------------------------------------------------------------------------
 
