@@ -80,6 +80,10 @@ def test_bets_outside_the_table_limits_are_refused_and_change_nothing(
     casino = limited.casino("alice")
     casino.JoinCasinoTable(pb.JoinCasinoTableRequest(request_id=rid(), table_id=table_id, seat=1))
     low, high = (10, 100) if table_id == "thb-lim" else (5, 50)
+    listed = next(
+        t for t in casino.ListCasinoTables(pb.ListCasinoTablesRequest()).tables if t.table_id == table_id
+    )
+    assert {(b.kind, b.minimum, b.maximum) for b in listed.bets} >= {("ANTE", low, high)}  # the table's own
 
     error = _refused(limited, table_id, ante=low - 1)
     assert details_of(error).reason == errors.BET_BELOW_MINIMUM

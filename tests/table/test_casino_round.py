@@ -33,6 +33,14 @@ def test_list_games_has_rules_paytables_limits_and_rtp(stack: Stack) -> None:
     assert any(d.automatic_on_timeout and d.decision == pb.CASINO_DECISION_FOLD for d in thb.decisions)
     tcp = next(g for g in games if g.game == pb.CASINO_GAME_THREE_CARD_POKER)
     assert {r.name for r in tcp.readings} >= {"ante_rule", "deck_sets"}
+    # In the client's terms, each rule cited by its ID.
+    ch = next(g for g in games if g.game == pb.CASINO_GAME_CASINO_HOLDEM)
+    qualifying = next(r for r in ch.readings if r.name == "dealer_qualifying_pair")
+    assert (qualifying.value, qualifying.rule) == ("4", "CH-5.2") and "pair of 4s" in qualifying.meaning
+    assert [g.rule_prefix for g in games] == ["THB", "CH", "TCP"]
+    assert all(d.rule.startswith("THB-") for d in thb.decisions)
+    assert next(p for p in thb.paytables if "BONUS" in p.bets).rule == "THB-6.2"
+    assert {s.line for s in ch.settlement_lines} >= {"PLAYER_WINS", "DEALER_DOES_NOT_QUALIFY", "FOLDED"}
 
 
 def test_list_games_serves_the_holdem_main_games_exact_rtp(stack: Stack) -> None:
@@ -76,10 +84,12 @@ def test_casino_holdem_round_moves_money_once(stack: Stack) -> None:
     house_before = stack.house_balance()
     casino = stack.casino("alice")
     casino.JoinCasinoTable(pb.JoinCasinoTableRequest(request_id=rid(), table_id="ch-touch"))
+    assert own_seat(stack.round("alice", "ch-touch")).status == "WAITING"
     view = casino.PlaceBets(
         pb.PlaceBetsRequest(request_id=rid(), table_id="ch-touch", seat=1, bets=bets(ante=10, aa_bonus=5))
     ).round
     assert {b.kind: b.amount for b in own_seat(view).bets} == {"ANTE": 10, "AA_BONUS": 5}
+    assert own_seat(view).status == "BET_PLACED"  # bets placed, not yet dealt: not SITTING_OUT
     account = stack.account("alice")
     assert (account.balance, account.available, account.pending) == (1000, 985, 15)
 
@@ -99,6 +109,14 @@ def test_casino_holdem_round_moves_money_once(stack: Stack) -> None:
     assert view.phase == "SETTLED" and len(view.dealer_cards) == 2 and len(view.board) == 5
     results = own_seat(view).results
     net = sum(r.won - r.lost for r in results)
+    # Every line is one ListGames serves for this game (a paytable row or a settlement line).
+    ch = next(
+        g
+        for g in casino.ListGames(pb.ListGamesRequest(), timeout=LIST_GAMES_SECONDS).games
+        if g.game == pb.CASINO_GAME_CASINO_HOLDEM
+    )
+    lines = {line.line for p in ch.paytables for line in p.lines} | {s.line for s in ch.settlement_lines}
+    assert {r.line for r in results} <= lines
     stack.wait_for(lambda: stack.account("alice").pending == 0)
     account = stack.account("alice")
     assert account.balance == 1000 + net and account.available == account.balance

@@ -3,7 +3,6 @@ cards), a numbered, resumable event stream, and the recall of their last rounds.
 
 from __future__ import annotations
 
-import json
 import threading
 
 from poker.table.v1 import casino_service_pb2 as pb
@@ -27,7 +26,7 @@ def _watch(stack: Stack, player: str, table: str, from_seq: int, until_kind: str
     )
     for message in stream:
         events.append(message.event)
-        if message.event.kind == until_kind:
+        if message.event.WhichOneof("event") == until_kind:
             stream.cancel()
             break
     return events
@@ -50,12 +49,12 @@ def test_views_show_only_own_cards(stack: Stack) -> None:
 def test_stream_is_numbered_private_and_resumable(stack: Stack) -> None:
     _two_players_dealt(stack)
     alice_cards = next(s for s in stack.round("alice", "ch-live").seats if s.own).cards
-    bob_events = _watch(stack, "bob", "ch-live", 0, "PHASE")
+    bob_events = _watch(stack, "bob", "ch-live", 0, "phase_changed")
     seqs = [e.seq for e in bob_events]
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
-    hole = [e for e in bob_events if e.kind == "HOLE_CARDS"]
-    assert [e.seat for e in hole] == [2]  # bob's own hole cards only
-    assert not any(c in e.data_json for e in bob_events if e.kind != "BOARD" for c in alice_cards)
+    hole = [e for e in bob_events if e.HasField("hole_cards")]
+    assert [(e.seat, e.hole_cards.seat, len(e.hole_cards.cards)) for e in hole] == [(2, 2, 2)]  # bob's own
+    assert not any(c in str(e) for e in bob_events if not e.HasField("board_dealt") for c in alice_cards)
     # Resume after the last seen event: the decisions and the settlement come next.
     for player, seat in (("alice", 1), ("bob", 2)):
         stack.casino(player).Decide(
@@ -63,12 +62,15 @@ def test_stream_is_numbered_private_and_resumable(stack: Stack) -> None:
                 request_id=rid(), table_id="ch-live", seat=seat, decision=pb.CASINO_DECISION_CALL
             )
         )
-    rest = _watch(stack, "bob", "ch-live", seqs[-1] + 1, "ROUND_SETTLED")
+    rest = _watch(stack, "bob", "ch-live", seqs[-1] + 1, "round_settled")
     assert rest[0].seq == seqs[-1] + 1 or rest[0].seq > seqs[-1]
-    revealed = [json.loads(e.data_json) for e in rest if e.kind == "DEALER_REVEALED"]
-    assert revealed and all(len(c) == 2 for c in revealed[0]["cards"])
-    settled = [e for e in rest if e.kind == "SEAT_SETTLED"]
+    revealed = [e.dealer_revealed for e in rest if e.HasField("dealer_revealed")]
+    assert revealed and len(revealed[0].cards) == 2 and all(len(c) == 2 for c in revealed[0].cards)
+    results = [e.hand_result for e in rest if e.HasField("hand_result")]
+    assert [r.seat for r in results] == [2] and results[0].result in ("WIN", "PUSH", "LOSE")
+    settled = [e for e in rest if e.HasField("seat_settled")]
     assert [e.seat for e in settled] == [2]  # alice's payout line is hers
+    assert {r.bet for r in settled[0].seat_settled.results} == {"ANTE", "CALL"}
 
 
 def test_stream_waits_for_new_events(stack: Stack) -> None:
@@ -78,12 +80,13 @@ def test_stream_waits_for_new_events(stack: Stack) -> None:
     start = stack.round("alice", "ch-touch").last_seq + 1
     got: list[pb.CasinoEvent] = []
     watcher = threading.Thread(
-        target=lambda: got.extend(_watch(stack, "alice", "ch-touch", start, "BETS_PLACED"))
+        target=lambda: got.extend(_watch(stack, "alice", "ch-touch", start, "bets_placed"))
     )
     watcher.start()
     casino.PlaceBets(pb.PlaceBetsRequest(request_id=rid(), table_id="ch-touch", seat=1, bets=bets(ante=5)))
     watcher.join(5)
-    assert [e.kind for e in got] == ["BETS_PLACED"]
+    assert [e.WhichOneof("event") for e in got] == ["bets_placed"]
+    assert [(b.kind, b.amount) for b in got[0].bets_placed.bets] == [("ANTE", 5)]
 
 
 def test_history_recalls_the_last_rounds_with_every_step(stack: Stack) -> None:
@@ -106,9 +109,18 @@ def test_history_recalls_the_last_rounds_with_every_step(stack: Stack) -> None:
     history = casino.GetGameHistory(pb.GetGameHistoryRequest()).rounds
     assert [r.round for r in history] == list(range(12, 2, -1))  # the last ten, newest first
     record = history[0]
-    kinds = [e.kind for e in record.events]
-    for kind in ("BETS_PLACED", "ROUND_STARTED", "HOLE_CARDS", "DECISION", "DEALER_REVEALED", "SEAT_SETTLED"):
+    kinds = [e.WhichOneof("event") for e in record.events]
+    for kind in (
+        "bets_placed",
+        "round_started",
+        "hole_cards",
+        "decision_made",
+        "dealer_revealed",
+        "seat_settled",
+    ):
         assert kind in kinds
+    # The record's last event number is real: the stream resumes after it (the next round's events).
+    assert record.final.last_seq == record.events[-1].seq == max(e.seq for e in record.events)
     seat = next(s for s in record.final.seats if s.own)
     assert len(seat.cards) == 3 and len(record.final.dealer_cards) == 3
     assert record.net == sum(r.won - r.lost for r in seat.results)

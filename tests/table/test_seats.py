@@ -4,7 +4,6 @@ need (issue 13 finding 5): a seat cap per player, no seat without a wallet accou
 
 from __future__ import annotations
 
-import json
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -137,8 +136,8 @@ def test_a_seat_that_sits_out_deal_after_deal_is_released(idle_stack: Stack) -> 
             pb.DecideRequest(request_id=rid(), table_id="tcp-live", seat=1, decision=pb.CASINO_DECISION_FOLD)
         )
     assert stack.wait_for(lambda: seated(stack, "tcp-live") == {1: "ana"})
-    left = first_event(stack, "tcp-live", lambda e: e.kind == "PLAYER_LEFT")
-    assert json.loads(left.data_json) == {"seat": 2, "reason": "IDLE"}
+    left = first_event(stack, "tcp-live", lambda e: e.HasField("player_left"))
+    assert (left.player_left.seat, left.player_left.player_id, left.player_left.reason) == (2, "ben", "IDLE")
     metrics = urllib.request.urlopen(stack.table.metrics_url, timeout=5).read().decode()
     assert "poker_casino_idle_seats_released_total 1.0" in metrics
 

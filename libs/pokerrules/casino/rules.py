@@ -20,6 +20,7 @@ class DecisionSpec:
     bet: BetKind | None
     multiple: int
     automatic: bool  # the one taken when the clock runs out
+    rule: str = ""  # the rules that give it
 
 
 class GameRules(Protocol):

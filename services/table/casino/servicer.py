@@ -18,7 +18,7 @@ import grpc
 from google.protobuf.message import Message
 from poker.table.v1 import casino_service_pb2 as pb
 from poker.table.v1 import casino_service_pb2_grpc as pb_grpc
-from pokerrules.casino import BetKind, Game, Phase, default_config
+from pokerrules.casino import BetKind, Game, Phase, default_config, rules_of
 from pokerrules.casino.catalog import describe
 from pokerrules.casino.gamemath.summary import bet_rtps
 from servicekit import errors
@@ -72,11 +72,13 @@ def _game_info(game: Game) -> pb.GameInfo:
                     else "main game under optimal strategy: not computed for this configuration "
                     "(`felt math` writes known_rtp.json; docs/game-math.md)"
                 ),
+                rule=limits["rule"],
             )
         )
     return pb.GameInfo(
         game=game_pb(game),
         rules=info["rules"],
+        rule_prefix=info["rule_prefix"],
         bets=bets,
         decisions=[
             pb.DecisionRule(
@@ -85,14 +87,24 @@ def _game_info(game: Game) -> pb.GameInfo:
                 bet=d["bet"] or "",
                 multiple_of_ante=d["multiple_of_ante"],
                 automatic_on_timeout=d["automatic_on_timeout"],
+                rule=d["rule"],
             )
             for d in info["decisions"]
         ],
         paytables=[
-            pb.Paytable(name=name, lines=[pb.PaytableLine(line=k, pays=v) for k, v in lines.items()])
-            for name, lines in info["paytables"].items()
+            pb.Paytable(
+                name=name,
+                lines=[pb.PaytableLine(line=k, pays=v) for k, v in table["lines"].items()],
+                bets=table["bets"],
+                rule=table["rule"],
+            )
+            for name, table in info["paytables"].items()
         ],
-        readings=[pb.Reading(name=k, value=v["value"], rule=v["rule"]) for k, v in info["readings"].items()],
+        settlement_lines=[pb.SettlementLine(**line) for line in info["settlement_lines"]],
+        readings=[
+            pb.Reading(name=k, value=v["value"], rule=v["rule"], meaning=v["meaning"])
+            for k, v in info["readings"].items()
+        ],
     )
 
 
@@ -183,6 +195,11 @@ class CasinoServicer(pb_grpc.CasinoServiceServicer):
                 phase=str(table.book.state.phase),
                 decision_seconds=int(table.decision_seconds),
                 betting_seconds=int(table.betting_seconds),
+                bets=[
+                    pb.BetLimit(kind=str(kind), minimum=limits.minimum, maximum=limits.maximum)
+                    for kind, limits in table.config.limits.items()
+                    if kind in rules_of(table.spec.game).placeable
+                ],
             )
 
     def ListGames(self, request: pb.ListGamesRequest, context: grpc.ServicerContext) -> pb.ListGamesResponse:
@@ -361,9 +378,9 @@ class CasinoServicer(pb_grpc.CasinoServiceServicer):
         records = []
         for table_id, number in self._casino.store.rounds_of(player, request.table_id, limit):
             book = self._casino.replay(table_id, number)
-            events = [
-                event_pb(e) for e in self._casino.round_events(table_id, number) if visible_to(e, player)
-            ]
+            logged = self._casino.round_events(table_id, number)
+            events = [event_pb(e) for e in logged if visible_to(e, player)]
+            last_seq = logged[-1].seq if logged else 0  # resume WatchCasinoTable after the round
             settlement = book.state.settlement
             net = 0
             if settlement is not None:
@@ -374,7 +391,7 @@ class CasinoServicer(pb_grpc.CasinoServiceServicer):
                     game=game_pb(book.spec.game),
                     round=number,
                     events=events,
-                    final=round_pb(table_id, book, player, 0, 0),
+                    final=round_pb(table_id, book, player, 0, last_seq),
                     net=net,
                 )
             )

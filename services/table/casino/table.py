@@ -285,7 +285,10 @@ class CasinoTable:
         ROUNDS.labels(self.spec.game.value, end).inc()
         entries: list[Entry] = [("paid", {})]
         entries += [("leave", {"seat": s}) for s in sorted(book.leaving)]
-        events = [Event("PLAYER_LEFT", {"seat": s, "reason": "LEFT"}) for s in sorted(book.leaving)]
+        events = [
+            Event("PLAYER_LEFT", {"seat": s, "player_id": book.players.get(s, ""), "reason": "LEFT"})
+            for s in sorted(book.leaving)
+        ]
         self._commit(entries, events)
 
     def _hold_for(
@@ -431,7 +434,8 @@ class CasinoTable:
             if self.book.state.phase == Phase.BETTING:
                 entries += [unhold(h.hold_id) for h in self.book.holds if h.seat == number]
             entries.append(("leave", {"seat": number}))
-            events.append(Event("PLAYER_LEFT", {"seat": number, "reason": reason}))
+            player = self.book.players.get(number, "")
+            events.append(Event("PLAYER_LEFT", {"seat": number, "player_id": player, "reason": reason}))
             left.append(number)
         return entries, events, left, later
 
