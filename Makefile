@@ -3,7 +3,8 @@ SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
-PROTO_SRC := $(shell find protos -name '*.proto')
+# Python code for Felt's own contracts; google/rpc comes generated with googleapis-common-protos.
+PROTO_SRC := $(shell find protos/poker -name '*.proto')
 
 .PHONY: dev protos ext run test test-fast bench lint check-deploy clean
 
