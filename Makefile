@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 # Python code for Felt's own contracts; google/rpc comes generated with googleapis-common-protos.
 PROTO_SRC := $(shell find protos/poker -name '*.proto')
 
-.PHONY: dev protos ext run test test-fast bench lint check-deploy clean
+.PHONY: dev protos ext run test test-fast bench lint breaking check-deploy clean
 
 dev: $(VENV)/.installed protos ext
 
@@ -50,6 +50,18 @@ lint: dev
 	$(VENV)/bin/ruff format --check libs services tests bench
 	$(VENV)/bin/mypy libs/refusal libs/servicekit libs/handeval libs/felt libs/dealing libs/ledger libs/pokerrules services
 	cd protos && ../$(VENV)/bin/buf lint && ../$(VENV)/bin/buf format --diff --exit-code
+	$(MAKE) --no-print-directory breaking
+
+# The contracts in protos/ stay compatible with main's (buf's FILE rules, offline from the local git
+# repository). main is the baseline from the commit that brought this check there; against a main that
+# predates it (nothing was released), the change that brings the check may still reshape v1.
+breaking: dev
+	@git rev-parse --verify --quiet main >/dev/null || { echo "buf breaking: no local branch main to compare with" >&2; exit 1; }
+	@if git show main:Makefile | grep -q 'buf breaking'; then \
+		$(VENV)/bin/buf breaking protos --against '.git#branch=main,subdir=protos'; \
+	else \
+		echo "buf breaking: main predates this check (this change brings it), so main is not a baseline yet"; \
+	fi
 
 check-deploy: dev
 	$(PY) deploy/check.py
