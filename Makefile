@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 # Python code for Felt's own contracts; google/rpc comes generated with googleapis-common-protos.
 PROTO_SRC := $(shell find protos/poker -name '*.proto')
 
-.PHONY: dev protos ext run test test-fast bench lint breaking check-deploy clean
+.PHONY: dev protos ext run test test-fast node-deps bench lint breaking check-deploy clean
 
 dev: $(VENV)/.installed protos ext
 
@@ -36,11 +36,22 @@ ext:
 run: dev
 	$(VENV)/bin/felt up
 
-test: dev
+test: dev node-deps
 	$(PY) -m pytest -q
 
-test-fast: dev
+test-fast: dev node-deps
 	$(PY) -m pytest -q -m "not slow"
+
+# The Node.js client test's packages (tests/node/package-lock.json), in tests/node/node_modules (not in
+# git). Without node the test skips, saying so.
+NODE_TEST := tests/node
+node-deps: $(NODE_TEST)/node_modules/.installed
+$(NODE_TEST)/node_modules/.installed: $(NODE_TEST)/package.json $(NODE_TEST)/package-lock.json
+	@if command -v npm >/dev/null; then \
+		npm ci --prefix $(NODE_TEST) --ignore-scripts --no-audit --no-fund --loglevel=error && touch $@; \
+	else \
+		echo "node-deps: npm is not installed; the Node.js client test will skip" >&2; \
+	fi
 
 bench: dev
 	$(PY) bench/run.py
@@ -67,4 +78,4 @@ check-deploy: dev
 	$(PY) deploy/check.py
 
 clean:
-	rm -rf $(VENV) libs/poker build *.egg-info libs/*.egg-info libs/handeval/_core*.so
+	rm -rf $(VENV) libs/poker build *.egg-info libs/*.egg-info libs/handeval/_core*.so $(NODE_TEST)/node_modules
