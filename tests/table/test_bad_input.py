@@ -149,9 +149,10 @@ def test_list_tables_with_an_unknown_game_names_the_field(stack: Stack) -> None:
 
 
 def test_huge_strings_are_refused_without_being_echoed(stack: Stack) -> None:
-    """A megabyte table id, bet name or street: INVALID_ARGUMENT naming the field, a short message."""
+    """A huge table id, bet name or street (10,000 characters, under the receive limit): INVALID_ARGUMENT
+    naming the field, a short message."""
     casino = stack.casino("ana")
-    huge = "x" * 1_000_000
+    huge = "x" * 10_000
     calls = [
         ("table_id", lambda: casino.GetRound(pb.GetRoundRequest(table_id=huge))),
         (
@@ -184,5 +185,5 @@ def test_huge_strings_are_refused_without_being_echoed(stack: Stack) -> None:
             call()
         details = details_of(bad.value)
         assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT, field
-        assert [v.field for v in details.violations] == [field]
+        assert [v.field.split("[")[0] for v in details.violations] == [field]  # "bets[0].kind": the bets
         assert len(bad.value.details() or "") < 200 and all(len(v) < 200 for v in details.metadata.values())

@@ -61,13 +61,9 @@ SHARED = {
 }
 
 
-def raised_in(*folders: str) -> set[str]:
-    return {
-        r
-        for folder in folders
-        for path in (ROOT / folder).glob("*.py")
-        for r in RAISED.findall(path.read_text())
-    }
+def raised_in(*folders: str, besides: tuple[str, ...] = ()) -> set[str]:
+    paths = [p for folder in folders for p in (ROOT / folder).glob("*.py") if p.name not in besides]
+    return {r for path in paths for r in RAISED.findall(path.read_text())}
 
 
 def reasons_of(module: ModuleType, internal: set[str]) -> set[str]:
@@ -78,11 +74,29 @@ def reasons_of(module: ModuleType, internal: set[str]) -> set[str]:
 
 
 def listed_in(proto: Path, service: str) -> set[str]:
+    """The reasons named in the service's own comment (the lines right above it) and its RPCs' comments."""
     text = proto.read_text()
-    block = text[text.index(f"service {service} {{") :]
-    block = block[: block.index("\n}")]
+    start = text.index(f"service {service} {{")
+    block = text[start : text.index("\n}", start)]
+    above = text[:start].rstrip("\n").split("\n")
+    while above and above[-1].startswith("//"):
+        block = above.pop() + "\n" + block
     return set(re.findall(r"\b[A-Z][A-Z0-9_]{2,}\b", block))
 
+
+# What servicekit answers for any RPC: tokens, the caps on fields and lists, undecodable bodies, rate
+# limits (servicekit.auth, .caps, .interceptor, .ratelimit).
+PLATFORM = {
+    "TOKEN_MALFORMED",
+    "TOKEN_INVALID",
+    "TOKEN_EXPIRED",
+    "FIELD_TOO_LONG",
+    "TOO_MANY_ITEMS",
+    "REQUEST_UNDECODABLE",
+    "RATE_LIMITED",
+    "INTERNAL",
+}
+STREAMS = {"STREAMS_EXHAUSTED", "STREAMS_PER_CALLER_EXHAUSTED"}
 
 CASINO_REASONS = (
     raised_in("services/table/casino")
@@ -99,10 +113,12 @@ CASINO_REASONS = (
         },
     )
     | SHARED
-    | {"REQUEST_ID_REUSED", "STREAMS_EXHAUSTED"}
+    | PLATFORM
+    | STREAMS
+    | {"TOKEN_MISSING", "REQUEST_ID_REUSED"}
 )
 TABLE_REASONS = (
-    raised_in("services/table/poker")
+    raised_in("services/table/poker", besides=("director.py",))  # TableDirectorService's own
     | reasons_of(
         table_errors,
         # Configuration is checked field by field first (settings.*); the rest are the service's own commands.
@@ -112,6 +128,8 @@ TABLE_REASONS = (
             "NOT_ENOUGH_PLAYERS",
             "ALREADY_CONNECTED",
             "ALREADY_DISCONNECTED",
+            "HANDS_HELD",  # the table starts hands itself
+            "NOT_TOURNAMENT_TABLE",  # the director's commands
         },
     )
     | reasons_of(
@@ -120,16 +138,22 @@ TABLE_REASONS = (
         {"INVALID_SETUP", "NO_NEXT_STREET", "NOT_YOUR_CARD", "DECK_EXHAUSTED", "UNKNOWN_SEAT"},
     )
     | SHARED
-    | {"STREAMS_EXHAUSTED"}
+    | PLATFORM
+    | STREAMS
+    | {"TOKEN_MISSING", "REQUEST_ID_REUSED"}
 )
 
 
 HANDEVAL_REASON = re.compile(r'reason="([A-Z][A-Z0-9_]+)"')
-EVALUATOR_REASONS = raised_in("services/evaluator") | (
-    set(HANDEVAL_REASON.findall((ROOT / "libs/handeval/api.py").read_text()))
-    # The service maps the rule first and checks the buffer's type and the seed's range by the proto's types;
-    # category_of and equity_vs_random are not RPCs.
-    - {"UNKNOWN_RULE", "BAD_BUFFER", "BAD_SEED", "BAD_STRENGTH", "BAD_OPPONENTS"}
+EVALUATOR_REASONS = (
+    raised_in("services/evaluator")
+    | (
+        set(HANDEVAL_REASON.findall((ROOT / "libs/handeval/api.py").read_text()))
+        # The service maps the rule first and checks the buffer's type and the seed's range by the proto's types;
+        # category_of and equity_vs_random are not RPCs.
+        - {"UNKNOWN_RULE", "BAD_BUFFER", "BAD_SEED", "BAD_STRENGTH", "BAD_OPPONENTS"}
+    )
+    | PLATFORM
 )
 
 

