@@ -157,9 +157,8 @@ class CasinoServicer(pb_grpc.CasinoServiceServicer):
             request_key(rpc, request.request_id, scope=table.spec.table_id), fingerprint(request)
         )
         store = self._casino.store
-        with (
-            table.lock
-        ):  # one copy of a request at a time: a repeat in flight waits and gets the first answer
+        # One copy of a request at a time: a repeat in flight waits and gets the first answer.
+        with table.lock:
             saved = store.request(mark.key)
             if saved is None:
                 result = act(mark)
