@@ -3,9 +3,10 @@ SHELL := /bin/bash
 PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
-PROTO_SRC := $(shell find protos -name '*.proto')
+# Python code for Felt's own contracts; google/rpc comes generated with googleapis-common-protos.
+PROTO_SRC := $(shell find protos/poker -name '*.proto')
 
-.PHONY: dev protos ext run test test-fast bench lint check-deploy clean
+.PHONY: dev protos ext run test test-fast node-deps bench lint breaking check-deploy clean
 
 dev: $(VENV)/.installed protos ext
 
@@ -35,11 +36,22 @@ ext:
 run: dev
 	$(VENV)/bin/felt up
 
-test: dev
+test: dev node-deps
 	$(PY) -m pytest -q
 
-test-fast: dev
+test-fast: dev node-deps
 	$(PY) -m pytest -q -m "not slow"
+
+# The Node.js client test's packages (tests/node/package-lock.json), in tests/node/node_modules (not in
+# git). Without node the test skips, saying so.
+NODE_TEST := tests/node
+node-deps: $(NODE_TEST)/node_modules/.installed
+$(NODE_TEST)/node_modules/.installed: $(NODE_TEST)/package.json $(NODE_TEST)/package-lock.json
+	@if command -v npm >/dev/null; then \
+		npm ci --prefix $(NODE_TEST) --ignore-scripts --no-audit --no-fund --loglevel=error && touch $@; \
+	else \
+		echo "node-deps: npm is not installed; the Node.js client test will skip" >&2; \
+	fi
 
 bench: dev
 	$(PY) bench/run.py
@@ -49,9 +61,21 @@ lint: dev
 	$(VENV)/bin/ruff format --check libs services tests bench
 	$(VENV)/bin/mypy libs/refusal libs/servicekit libs/handeval libs/felt libs/dealing libs/ledger libs/pokerrules services
 	cd protos && ../$(VENV)/bin/buf lint && ../$(VENV)/bin/buf format --diff --exit-code
+	$(MAKE) --no-print-directory breaking
+
+# The contracts in protos/ stay compatible with main's (buf's FILE rules, offline from the local git
+# repository). main is the baseline from the commit that brought this check there; against a main that
+# predates it (nothing was released), the change that brings the check may still reshape v1.
+breaking: dev
+	@git rev-parse --verify --quiet main >/dev/null || { echo "buf breaking: no local branch main to compare with" >&2; exit 1; }
+	@if git show main:Makefile | grep -q 'buf breaking'; then \
+		$(VENV)/bin/buf breaking protos --against '.git#branch=main,subdir=protos'; \
+	else \
+		echo "buf breaking: main predates this check (this change brings it), so main is not a baseline yet"; \
+	fi
 
 check-deploy: dev
 	$(PY) deploy/check.py
 
 clean:
-	rm -rf $(VENV) libs/poker build *.egg-info libs/*.egg-info libs/handeval/_core*.so
+	rm -rf $(VENV) libs/poker build *.egg-info libs/*.egg-info libs/handeval/_core*.so $(NODE_TEST)/node_modules

@@ -39,6 +39,14 @@ GAMES = {
 }
 
 
+_request_ids = iter(range(1, 1 << 62))
+
+
+def rid() -> str:
+    """A fresh request id: every casino change carries one (idempotent retries)."""
+    return f"bench-{next(_request_ids)}"
+
+
 def _port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -89,21 +97,26 @@ def _player(
     rounds: list[int],
 ) -> None:
     wagers, decisions = GAMES[game]
-    stub.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id=table, seat=1))
+    stub.JoinCasinoTable(pb.JoinCasinoTableRequest(request_id=rid(), table_id=table, seat=1))
     while not stop.is_set():
         t0 = time.perf_counter()
         stub.PlaceBets(
             pb.PlaceBetsRequest(
-                table_id=table, seat=1, bets=[pb.Bet(kind=k, amount=v) for k, v in wagers.items()]
+                request_id=rid(),
+                table_id=table,
+                seat=1,
+                bets=[pb.Bet(kind=k, amount=v) for k, v in wagers.items()],
             )
         )
         place_ms.append((time.perf_counter() - t0) * 1000)
-        view = stub.DealRound(pb.DealRoundRequest(table_id=table)).round
+        view = stub.DealRound(pb.DealRoundRequest(request_id=rid(), table_id=table)).round
         while view.phase not in ("SETTLED", "VOIDED"):
             legal = {d.decision for s in view.seats if s.own for d in s.legal_decisions}
             choice = next(d for d in (*decisions, pb.CASINO_DECISION_CHECK) if d in legal)
             t0 = time.perf_counter()
-            view = stub.Decide(pb.DecideRequest(table_id=table, seat=1, decision=choice)).round
+            view = stub.Decide(
+                pb.DecideRequest(request_id=rid(), table_id=table, seat=1, decision=choice)
+            ).round
             decide_ms.append((time.perf_counter() - t0) * 1000)
         rounds.append(1)
 

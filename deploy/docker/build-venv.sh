@@ -25,7 +25,7 @@ deps() {
 app() {
     rm -rf "$src/libs/poker"
     mkdir -p "$src/libs/poker"
-    protos=$(cd "$src/protos" && find . -name '*.proto' | sed 's|^\./||' | sort)
+    protos=$(cd "$src/protos" && find poker -name '*.proto' | sed 's|^\./||' | sort)
     (cd "$src/protos" && "$prefix/bin/python" -m grpc_tools.protoc -I . --python_out=../libs \
         --pyi_out=../libs --grpc_python_out=../libs $protos)
     find "$src/libs/poker" -type d -exec touch {}/__init__.py \;

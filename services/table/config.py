@@ -8,6 +8,9 @@
 |                             |                 | `thb-1:TEXAS_HOLDEM_BONUS:7`, `c:CASINO_HOLDEM:1:ANTE=5-50`|
 | FELT_TABLE_BETTING_SECONDS  | 20              | betting closes this long after a round's first bet        |
 | FELT_TABLE_DECISION_SECONDS | 20              | a decision not made in time is taken automatically        |
+| FELT_TABLE_CASINO_MAX_SEATS | 3               | casino seats one player holds at most, all tables together|
+| FELT_TABLE_CASINO_IDLE_ROUNDS | 5             | a seat that sat out this many deals in a row is released  |
+| FELT_TABLE_CASINO_IDLE_SECONDS | 300          | ... or that played no round for this long (table's clock) |
 | FELT_TABLE_POKER_TABLES     | poker/tables.py | public poker tables, `id:GAME:sb/bb:min-max:seats[:bots=N]`|
 | FELT_TABLE_POKER_BOT_PACING | 1               | 0: bots act at once (tests, benchmarks)                   |
 | FELT_TABLE_POKER_HAND_PAUSE_MS | 2000         | pause between two poker hands                             |
@@ -25,12 +28,20 @@ from typing import Any
 
 from servicekit.config import ServerConfig, load_server_config, setting
 
+from services.table.casino.table import SeatPolicy
 from services.table.casino.tables import TableSpec, default_tables, parse_tables
 from services.table.poker import tables as poker
 
 
 def _positive_float(raw: str) -> float:
     value = float(raw)
+    if value <= 0:
+        raise ValueError("must be positive")
+    return value
+
+
+def _positive_int(raw: str) -> int:
+    value = int(raw)
     if value <= 0:
         raise ValueError("must be positive")
     return value
@@ -51,6 +62,9 @@ def load_config(**overrides: Any) -> ServerConfig:
         "casino_tables": setting("FELT_TABLE_CASINO_TABLES", default_tables(), parse=parse_tables),
         "betting_seconds": setting("FELT_TABLE_BETTING_SECONDS", 20.0, parse=_positive_float),
         "decision_seconds": setting("FELT_TABLE_DECISION_SECONDS", 20.0, parse=_positive_float),
+        "casino_max_seats": setting("FELT_TABLE_CASINO_MAX_SEATS", 3, parse=_positive_int),
+        "casino_idle_rounds": setting("FELT_TABLE_CASINO_IDLE_ROUNDS", 5, parse=_positive_int),
+        "casino_idle_seconds": setting("FELT_TABLE_CASINO_IDLE_SECONDS", 300.0, parse=_positive_float),
         "poker_tables": setting("FELT_TABLE_POKER_TABLES", poker.default_tables(), parse=poker.parse_tables),
         "bot_pacing": setting("FELT_TABLE_POKER_BOT_PACING", True, parse=_flag),
         "hand_pause_ms": setting("FELT_TABLE_POKER_HAND_PAUSE_MS", 2000, parse=int),
@@ -63,6 +77,15 @@ def load_config(**overrides: Any) -> ServerConfig:
 def casino_tables(config: ServerConfig) -> list[TableSpec]:
     tables = config.extra.get("casino_tables") or default_tables()
     return [t if isinstance(t, TableSpec) else parse_tables(str(t))[0] for t in tables]
+
+
+def seat_policy(config: ServerConfig) -> SeatPolicy:
+    """Issue 13 finding 5: the casino's seat cap per player and when an idle seat is released."""
+    return SeatPolicy(
+        max_seats=int(config.extra.get("casino_max_seats", 3)),
+        idle_rounds=int(config.extra.get("casino_idle_rounds", 5)),
+        idle_seconds=float(config.extra.get("casino_idle_seconds", 300.0)),
+    )
 
 
 def poker_tables(config: ServerConfig) -> list[poker.PublicTable]:

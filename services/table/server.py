@@ -1,4 +1,5 @@
-"""The table service on the platform: hosts poker.table.v1.CasinoService and poker.table.v1.TableService.
+"""The table service on the platform: hosts poker.table.v1.CasinoService and poker.table.v1.TableService (and
+poker.identity.v1.IdentityService, the caller's identity).
 It calls the dealer and the wallet with a service token it signs itself (keys from the data directory),
 renewed before it expires; while either refuses it the service is NOT_SERVING (servicekit.dependencies).
 Tests may pass `auth_clock=` (the wall clock tokens expire on) and `service_token_ttl_seconds=`."""
@@ -9,6 +10,8 @@ import time
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from poker.identity.v1 import identity_service_pb2 as identity_pb
+from poker.identity.v1 import identity_service_pb2_grpc as identity_pb_grpc
 from poker.table.v1 import casino_service_pb2 as casino_pb
 from poker.table.v1 import casino_service_pb2_grpc as casino_pb_grpc
 from poker.table.v1 import table_director_service_pb2 as director_pb
@@ -28,7 +31,8 @@ from services.table.casino.money import Wallet
 from services.table.casino.servicer import CasinoServicer
 from services.table.casino.shoe import Shoes
 from services.table.casino.store import CasinoStore
-from services.table.config import casino_tables, poker_tables
+from services.table.config import casino_tables, poker_tables, seat_policy
+from services.table.identity import IdentityServicer
 from services.table.poker.cards import Dealer
 from services.table.poker.director import TableDirectorServicer
 from services.table.poker.money import Escrow
@@ -40,6 +44,7 @@ from services.table.poker.store import TableStore
 CASINO = casino_pb.DESCRIPTOR.services_by_name["CasinoService"]
 TABLE = table_pb.DESCRIPTOR.services_by_name["TableService"]
 DIRECTOR = director_pb.DESCRIPTOR.services_by_name["TableDirectorService"]
+IDENTITY = identity_pb.DESCRIPTOR.services_by_name["IdentityService"]
 HEALTH_TIMEOUT_SECONDS = 0.5
 # Every seated player and watcher holds a stream (WatchTable, WatchCasinoTable) for as long as they stay:
 # a thread each in this sync server. 1,000 covers 100 full ten-seat tables; FELT_TABLE_MAX_STREAMS sets it.
@@ -95,6 +100,7 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
         float(config.extra.get("betting_seconds", 20.0)),
         float(config.extra.get("decision_seconds", 20.0)),
         float(config.extra.get("tick_seconds", 0.05)),
+        seat_policy(config),
     )
 
     poker_store = TableStore(config.data_dir / "tables.sqlite3")
@@ -117,6 +123,7 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
         full_history = frozenset(config.extra.get("full_history_services") or ())
         table_pb_grpc.add_TableServiceServicer_to_server(TableServicer(room, full_history), server)
         director_pb_grpc.add_TableDirectorServiceServicer_to_server(TableDirectorServicer(room), server)
+        identity_pb_grpc.add_IdentityServiceServicer_to_server(IdentityServicer(), server)
         casino.start()
         room.start()
 
@@ -133,7 +140,7 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
 
     return ServiceSpec(
         name="table",
-        services=[CASINO, TABLE, DIRECTOR],
+        services=[CASINO, TABLE, DIRECTOR, IDENTITY],
         register=register,
         ready=ready,
         dependencies=[dealer, wallet],

@@ -14,8 +14,8 @@ from poker.table.v1 import table_service_pb2 as pb
 
 def test_blinds_parse_and_refuse_clearly() -> None:
     assert lobby.parse_blinds("50/100") == (50, 100)
-    assert lobby.parse_blinds("100/100") == (100, 100)
-    for bad in ("100", "a/b", "100/50", "0/100", "50/100/200"):
+    assert lobby.parse_blinds("1/2") == (1, 2)
+    for bad in ("100", "a/b", "100/50", "0/100", "50/100/200", "100/100", "70/100"):  # MP-2.3
         with pytest.raises(lobby.LobbyError, match="blinds"):
             lobby.parse_blinds(bad)
 

@@ -4,6 +4,7 @@ table's clock and the clock thread acts on the next tick."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -29,6 +30,14 @@ TABLES = (
     "thb-touch:TEXAS_HOLDEM_BONUS:1,thb-live:TEXAS_HOLDEM_BONUS:7,ch-touch:CASINO_HOLDEM:1,"
     "ch-live:CASINO_HOLDEM:7,tcp-touch:THREE_CARD_POKER:3,tcp-live:THREE_CARD_POKER:7"
 )
+
+
+_ids = itertools.count(1)
+
+
+def rid(prefix: str = "r") -> str:
+    """A fresh request id for a mutating call (each change is a new request)."""
+    return f"{prefix}-{next(_ids)}"
 
 
 Now = TypeVar("Now", int, float)

@@ -17,7 +17,7 @@ from servicekit.testing import RunningService, config_for_tests, running
 
 from services.table.casino.tables import parse_tables
 from services.table.server import service_spec as table_spec
-from tests.table.conftest import FakeClock, Stack, bets
+from tests.table.conftest import FakeClock, Stack, bets, rid
 
 LIMITED = (
     "thb-lim:TEXAS_HOLDEM_BONUS:1:ANTE=10-100;BONUS=5-20,"
@@ -60,7 +60,9 @@ def _wallet(stack: Stack) -> tuple[int, int, int]:
 def _refused(stack: Stack, table_id: str, **amounts: int) -> grpc.RpcError:
     before = (_own_bets(stack, table_id), _wallet(stack), stack.round("alice", table_id).phase)
     with pytest.raises(grpc.RpcError) as error:
-        stack.casino("alice").PlaceBets(pb.PlaceBetsRequest(table_id=table_id, seat=1, bets=bets(**amounts)))
+        stack.casino("alice").PlaceBets(
+            pb.PlaceBetsRequest(request_id=rid(), table_id=table_id, seat=1, bets=bets(**amounts))
+        )
     assert error.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert (_own_bets(stack, table_id), _wallet(stack), stack.round("alice", table_id).phase) == before
     return error.value
@@ -76,8 +78,12 @@ def test_bets_outside_the_table_limits_are_refused_and_change_nothing(
     """THB and TCP refuse (no auto-adjust): the engine's BET_BELOW_MINIMUM / BET_ABOVE_MAXIMUM with the
     limit, and the round and the wallet are as before; a bet within the limits is then taken."""
     casino = limited.casino("alice")
-    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id=table_id, seat=1))
+    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(request_id=rid(), table_id=table_id, seat=1))
     low, high = (10, 100) if table_id == "thb-lim" else (5, 50)
+    listed = next(
+        t for t in casino.ListCasinoTables(pb.ListCasinoTablesRequest()).tables if t.table_id == table_id
+    )
+    assert {(b.kind, b.minimum, b.maximum) for b in listed.bets} >= {("ANTE", low, high)}  # the table's own
 
     error = _refused(limited, table_id, ante=low - 1)
     assert details_of(error).reason == errors.BET_BELOW_MINIMUM
@@ -87,7 +93,7 @@ def test_bets_outside_the_table_limits_are_refused_and_change_nothing(
     assert details_of(error).metadata["maximum"] == str(high)
     assert _own_bets(limited, table_id) == {} and _wallet(limited) == (1000, 1000, 0)
 
-    casino.PlaceBets(pb.PlaceBetsRequest(table_id=table_id, seat=1, bets=bets(ante=low)))
+    casino.PlaceBets(pb.PlaceBetsRequest(request_id=rid(), table_id=table_id, seat=1, bets=bets(ante=low)))
     # A second chip that takes the Ante over the maximum is refused; the first stands, still held.
     error = _refused(limited, table_id, ante=high - low + 1)
     assert details_of(error).reason == errors.BET_ABOVE_MAXIMUM
@@ -108,22 +114,28 @@ def test_ch_2_5_auto_adjusted_bet_through_the_service(limited: Stack) -> None:
     lowers: under the minimum is still refused (BET_BELOW_MINIMUM)."""
     assert ChConfig().auto_adjust  # the CH default the service's CH tables use
     casino = limited.casino("alice")
-    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="ch-lim", seat=1))
+    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(request_id=rid(), table_id="ch-lim", seat=1))
     error = _refused(limited, "ch-lim", ante=4)
     assert details_of(error).reason == errors.BET_BELOW_MINIMUM
 
-    view = casino.PlaceBets(pb.PlaceBetsRequest(table_id="ch-lim", seat=1, bets=bets(ante=80, aa_bonus=30)))
+    view = casino.PlaceBets(
+        pb.PlaceBetsRequest(request_id=rid(), table_id="ch-lim", seat=1, bets=bets(ante=80, aa_bonus=30))
+    )
     own = next(s for s in view.round.seats if s.own)
     assert {b.kind: b.amount for b in own.bets} == {"ANTE": 50, "AA_BONUS": 25}
     assert _wallet(limited) == (1000, 925, 75)
-    casino.PlaceBets(pb.PlaceBetsRequest(table_id="ch-lim", seat=1, bets=bets(ante=10)))  # 50 + 10 -> 50
+    casino.PlaceBets(
+        pb.PlaceBetsRequest(request_id=rid(), table_id="ch-lim", seat=1, bets=bets(ante=10))
+    )  # 50 + 10 -> 50
     assert _own_bets(limited, "ch-lim") == {"ANTE": 50, "AA_BONUS": 25} and _wallet(limited)[2] == 75
 
-    view = casino.DealRound(pb.DealRoundRequest(table_id="ch-lim"))
+    view = casino.DealRound(pb.DealRoundRequest(request_id=rid(), table_id="ch-lim"))
     own = next(s for s in view.round.seats if s.own)
     assert {d.decision: d.stake for d in own.legal_decisions}[pb.CASINO_DECISION_CALL] == 100
     view = casino.Decide(
-        pb.DecideRequest(table_id="ch-lim", seat=1, decision=pb.CASINO_DECISION_CALL, phase="FLOP")
+        pb.DecideRequest(
+            request_id=rid(), table_id="ch-lim", seat=1, decision=pb.CASINO_DECISION_CALL, phase="FLOP"
+        )
     )
     assert view.round.phase == "SETTLED"
     limited.wait_for(lambda: limited.account("alice").pending == 0)

@@ -25,7 +25,7 @@ from servicekit import auth, client
 from servicekit.testing import RunningService
 
 from services.table.casino.crashpoint import ENV as KILL_AT
-from tests.table.conftest import TABLES, bets
+from tests.table.conftest import TABLES, bets, rid
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -142,11 +142,13 @@ def test_sigkill_after_the_deal_voids_the_round_and_the_bonus_stands(
     wallet = _wallet(deps)
     account = _fund(wallet, "alice", 1000)
     casino = table_process.casino("alice")
-    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="thb-touch"))
-    casino.PlaceBets(pb.PlaceBetsRequest(table_id="thb-touch", seat=1, bets=bets(ante=10, bonus=5)))
-    casino.DealRound(pb.DealRoundRequest(table_id="thb-touch"))
+    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(request_id=rid(), table_id="thb-touch"))
+    casino.PlaceBets(
+        pb.PlaceBetsRequest(request_id=rid(), table_id="thb-touch", seat=1, bets=bets(ante=10, bonus=5))
+    )
+    casino.DealRound(pb.DealRoundRequest(request_id=rid(), table_id="thb-touch"))
     view = casino.Decide(
-        pb.DecideRequest(table_id="thb-touch", seat=1, decision=pb.CASINO_DECISION_FLOP)
+        pb.DecideRequest(request_id=rid(), table_id="thb-touch", seat=1, decision=pb.CASINO_DECISION_FLOP)
     ).round
     assert view.phase == "FLOP" and _account(wallet, account).pending == 35
 
@@ -167,7 +169,7 @@ def test_sigkill_after_the_deal_voids_the_round_and_the_bonus_stands(
     assert (after.balance, after.available, after.pending) == (1000 + net, 1000 + net, 0)
     assert wallet.GetLedgerSummary(wpb.GetLedgerSummaryRequest()).invariants_hold
     # The table plays on: the next round opens at the next bet.
-    view = casino.Rebet(pb.RebetRequest(table_id="thb-touch", seat=1)).round
+    view = casino.Rebet(pb.RebetRequest(request_id=rid(), table_id="thb-touch", seat=1)).round
     assert view.round == 2 and view.phase == "BETTING"
 
 
@@ -178,8 +180,10 @@ def test_sigkill_while_betting_resumes_with_the_holds(
     wallet = _wallet(deps)
     account = _fund(wallet, "bob", 500)
     casino = table_process.casino("bob")
-    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="ch-touch"))
-    casino.PlaceBets(pb.PlaceBetsRequest(table_id="ch-touch", seat=1, bets=bets(ante=20, aa_bonus=5)))
+    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(request_id=rid(), table_id="ch-touch"))
+    casino.PlaceBets(
+        pb.PlaceBetsRequest(request_id=rid(), table_id="ch-touch", seat=1, bets=bets(ante=20, aa_bonus=5))
+    )
     table_process.kill()
     table_process.start()
     casino = table_process.casino("bob")
@@ -187,9 +191,9 @@ def test_sigkill_while_betting_resumes_with_the_holds(
     assert view.phase == "BETTING"
     assert {b.kind: b.amount for b in view.seats[0].bets} == {"ANTE": 20, "AA_BONUS": 5}
     assert _account(wallet, account).pending == 25
-    view = casino.DealRound(pb.DealRoundRequest(table_id="ch-touch")).round
+    view = casino.DealRound(pb.DealRoundRequest(request_id=rid(), table_id="ch-touch")).round
     view = casino.Decide(
-        pb.DecideRequest(table_id="ch-touch", seat=1, decision=pb.CASINO_DECISION_FOLD)
+        pb.DecideRequest(request_id=rid(), table_id="ch-touch", seat=1, decision=pb.CASINO_DECISION_FOLD)
     ).round
     assert view.phase == "SETTLED"
     net = sum(r.won - r.lost for r in view.seats[0].results)
@@ -231,20 +235,27 @@ def test_sigkill_after_the_release_of_a_clear_bets_keeps_the_bets_cleared(
     wallet = _wallet(deps)
     account = _fund(wallet, "carol", 500)
     casino = table_process.casino("carol")
-    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="ch-touch"))
-    casino.PlaceBets(pb.PlaceBetsRequest(table_id="ch-touch", seat=1, bets=bets(ante=20, aa_bonus=5)))
+    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(request_id=rid(), table_id="ch-touch"))
+    casino.PlaceBets(
+        pb.PlaceBetsRequest(request_id=rid(), table_id="ch-touch", seat=1, bets=bets(ante=20, aa_bonus=5))
+    )
     assert _account(wallet, account).pending == 25
 
-    _cut_off(table_process, lambda: casino.ClearBets(pb.ClearBetsRequest(table_id="ch-touch", seat=1)))
+    _cut_off(
+        table_process,
+        lambda: casino.ClearBets(pb.ClearBetsRequest(request_id=rid(), table_id="ch-touch", seat=1)),
+    )
 
     casino = table_process.casino("carol")
     view = casino.GetRound(pb.GetRoundRequest(table_id="ch-touch")).round
     assert view.phase == "BETTING" and not view.seats[0].bets
     assert _settled_and_conserved(wallet, account, 500).balance == 500
     # The table plays on: a new bet is held and settled as usual (CH-3.5: a fold loses the Ante).
-    casino.PlaceBets(pb.PlaceBetsRequest(table_id="ch-touch", seat=1, bets=bets(ante=10)))
-    casino.DealRound(pb.DealRoundRequest(table_id="ch-touch"))
-    casino.Decide(pb.DecideRequest(table_id="ch-touch", seat=1, decision=pb.CASINO_DECISION_FOLD))
+    casino.PlaceBets(pb.PlaceBetsRequest(request_id=rid(), table_id="ch-touch", seat=1, bets=bets(ante=10)))
+    casino.DealRound(pb.DealRoundRequest(request_id=rid(), table_id="ch-touch"))
+    casino.Decide(
+        pb.DecideRequest(request_id=rid(), table_id="ch-touch", seat=1, decision=pb.CASINO_DECISION_FOLD)
+    )
     assert _settled_and_conserved(wallet, account, 500).balance == 490
 
 
@@ -259,22 +270,28 @@ def test_sigkill_after_the_release_of_a_lowered_bet_keeps_the_new_bet(
     wallet = _wallet(deps)
     account = _fund(wallet, "dave", 500)
     casino = table_process.casino("dave")
-    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="ch-touch"))
-    casino.PlaceBets(pb.PlaceBetsRequest(table_id="ch-touch", seat=1, bets=bets(ante=10)))
-    casino.DealRound(pb.DealRoundRequest(table_id="ch-touch"))
-    casino.Decide(pb.DecideRequest(table_id="ch-touch", seat=1, decision=pb.CASINO_DECISION_FOLD))
-    casino.PlaceBets(pb.PlaceBetsRequest(table_id="ch-touch", seat=1, bets=bets(ante=20)))
+    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(request_id=rid(), table_id="ch-touch"))
+    casino.PlaceBets(pb.PlaceBetsRequest(request_id=rid(), table_id="ch-touch", seat=1, bets=bets(ante=10)))
+    casino.DealRound(pb.DealRoundRequest(request_id=rid(), table_id="ch-touch"))
+    casino.Decide(
+        pb.DecideRequest(request_id=rid(), table_id="ch-touch", seat=1, decision=pb.CASINO_DECISION_FOLD)
+    )
+    casino.PlaceBets(pb.PlaceBetsRequest(request_id=rid(), table_id="ch-touch", seat=1, bets=bets(ante=20)))
     assert _account(wallet, account).pending == 20
 
-    _cut_off(table_process, lambda: casino.Rebet(pb.RebetRequest(table_id="ch-touch", seat=1)))
+    _cut_off(
+        table_process, lambda: casino.Rebet(pb.RebetRequest(request_id=rid(), table_id="ch-touch", seat=1))
+    )
 
     casino = table_process.casino("dave")
     view = casino.GetRound(pb.GetRoundRequest(table_id="ch-touch")).round
     assert view.round == 2 and {b.kind: b.amount for b in view.seats[0].bets} == {"ANTE": 10}
     after = _account(wallet, account)
     assert (after.balance, after.pending) == (490, 10)
-    casino.DealRound(pb.DealRoundRequest(table_id="ch-touch"))
-    casino.Decide(pb.DecideRequest(table_id="ch-touch", seat=1, decision=pb.CASINO_DECISION_FOLD))
+    casino.DealRound(pb.DealRoundRequest(request_id=rid(), table_id="ch-touch"))
+    casino.Decide(
+        pb.DecideRequest(request_id=rid(), table_id="ch-touch", seat=1, decision=pb.CASINO_DECISION_FOLD)
+    )
     assert _settled_and_conserved(wallet, account, 500).balance == 480
 
 
@@ -288,12 +305,44 @@ def test_sigkill_before_the_release_of_a_leaving_seat_gives_the_chips_back(
     wallet = _wallet(deps)
     account = _fund(wallet, "erin", 500)
     casino = table_process.casino("erin")
-    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="ch-touch"))
-    casino.PlaceBets(pb.PlaceBetsRequest(table_id="ch-touch", seat=1, bets=bets(ante=20, aa_bonus=5)))
+    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(request_id=rid(), table_id="ch-touch"))
+    casino.PlaceBets(
+        pb.PlaceBetsRequest(request_id=rid(), table_id="ch-touch", seat=1, bets=bets(ante=20, aa_bonus=5))
+    )
 
-    _cut_off(table_process, lambda: casino.LeaveCasinoTable(pb.LeaveCasinoTableRequest(table_id="ch-touch")))
+    _cut_off(
+        table_process,
+        lambda: casino.LeaveCasinoTable(pb.LeaveCasinoTableRequest(request_id=rid(), table_id="ch-touch")),
+    )
 
     casino = table_process.casino("erin")
     view = casino.GetRound(pb.GetRoundRequest(table_id="ch-touch")).round
     assert view.phase == "BETTING" and not view.seats
     assert _settled_and_conserved(wallet, account, 500).balance == 500
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("table_process", ["before-answer-PlaceBets"], indirect=True)
+def test_sigkill_between_a_bet_and_its_answer_then_the_retry_does_not_double_it(
+    deps: tuple[Path, RunningService, RunningService], table_process: TableProcess
+) -> None:
+    """The request's record is committed with the bet: the retry after the restart finds it, answers with
+    the round as it is (the bet once) and holds nothing more."""
+    wallet = _wallet(deps)
+    account = _fund(wallet, "dora", 500)
+    casino = table_process.casino("dora")
+    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(request_id=rid(), table_id="ch-touch"))
+    request = pb.PlaceBetsRequest(request_id="dora-bet", table_id="ch-touch", seat=1, bets=bets(ante=20))
+
+    _cut_off(table_process, lambda: casino.PlaceBets(request))
+
+    casino = table_process.casino("dora")
+    view = casino.PlaceBets(request).round
+    assert [(b.kind, b.amount) for b in view.seats[0].bets] == [("ANTE", 20)]
+    assert casino.PlaceBets(request) == casino.PlaceBets(request)  # from now on the stored answer
+    assert _account(wallet, account).pending == 20
+    casino.DealRound(pb.DealRoundRequest(request_id=rid(), table_id="ch-touch"))
+    casino.Decide(
+        pb.DecideRequest(request_id=rid(), table_id="ch-touch", seat=1, decision=pb.CASINO_DECISION_FOLD)
+    )
+    assert _settled_and_conserved(wallet, account, 500).balance == 480

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from poker.table.v1 import casino_service_pb2 as pb
 
-from tests.table.conftest import Stack, bets
+from tests.table.conftest import Stack, bets, rid
 
 PLAYERS = [f"live{n}" for n in range(1, 6)]
 
@@ -22,12 +22,14 @@ def test_five_players_at_once(stack: Stack) -> None:
         player = PLAYERS[number]
         casino = stack.casino(player)
         seat = number + 1
-        casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="thb-live", seat=seat))
-        casino.PlaceBets(pb.PlaceBetsRequest(table_id="thb-live", seat=seat, bets=bets(ante=10, bonus=2)))
+        casino.JoinCasinoTable(pb.JoinCasinoTableRequest(request_id=rid(), table_id="thb-live", seat=seat))
+        casino.PlaceBets(
+            pb.PlaceBetsRequest(request_id=rid(), table_id="thb-live", seat=seat, bets=bets(ante=10, bonus=2))
+        )
 
     with ThreadPoolExecutor(5) as pool:
         list(pool.map(sit_and_bet, range(5)))
-    stack.casino(PLAYERS[0]).DealRound(pb.DealRoundRequest(table_id="thb-live"))
+    stack.casino(PLAYERS[0]).DealRound(pb.DealRoundRequest(request_id=rid(), table_id="thb-live"))
 
     def play(number: int) -> None:
         casino = stack.casino(PLAYERS[number])
@@ -44,7 +46,11 @@ def test_five_players_at_once(stack: Stack) -> None:
             if seat.legal_decisions:
                 casino.Decide(
                     pb.DecideRequest(
-                        table_id="thb-live", seat=seat.seat, decision=decisions[view.phase], phase=view.phase
+                        request_id=rid(),
+                        table_id="thb-live",
+                        seat=seat.seat,
+                        decision=decisions[view.phase],
+                        phase=view.phase,
                     )
                 )
             else:

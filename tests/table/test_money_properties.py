@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from poker.table.v1 import casino_service_pb2 as pb
 
-from tests.table.conftest import Stack, bets
+from tests.table.conftest import Stack, bets, rid
 
 _players = itertools.count()
 
@@ -28,13 +28,15 @@ def test_a_round_moves_each_chip_once(stack: Stack, ante: int, aa_bonus: int, ca
     house = stack.house_balance()
     casino = stack.casino(player)
     table = "ch-touch"
-    seat = casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id=table)).seat
+    seat = casino.JoinCasinoTable(pb.JoinCasinoTableRequest(request_id=rid(), table_id=table)).seat
     amounts = {"ante": ante, **({"aa_bonus": aa_bonus} if aa_bonus else {})}
-    casino.PlaceBets(pb.PlaceBetsRequest(table_id=table, seat=seat, bets=bets(**amounts)))
+    casino.PlaceBets(pb.PlaceBetsRequest(request_id=rid(), table_id=table, seat=seat, bets=bets(**amounts)))
     assert stack.account(player).pending == ante + aa_bonus
-    casino.DealRound(pb.DealRoundRequest(table_id=table))
+    casino.DealRound(pb.DealRoundRequest(request_id=rid(), table_id=table))
     decision = pb.CASINO_DECISION_CALL if call else pb.CASINO_DECISION_FOLD
-    view = casino.Decide(pb.DecideRequest(table_id=table, seat=seat, decision=decision)).round
+    view = casino.Decide(
+        pb.DecideRequest(request_id=rid(), table_id=table, seat=seat, decision=decision)
+    ).round
     results = next(s for s in view.seats if s.own).results
     net = sum(r.won - r.lost for r in results)
     assert all(r.returned + r.lost == r.stake for r in results)
@@ -44,4 +46,4 @@ def test_a_round_moves_each_chip_once(stack: Stack, ante: int, aa_bonus: int, ca
     assert (account.balance, account.pending) == (start + net, 0)
     assert stack.house_balance() == house - net
     assert stack.ledger_ok()
-    casino.LeaveCasinoTable(pb.LeaveCasinoTableRequest(table_id=table))
+    casino.LeaveCasinoTable(pb.LeaveCasinoTableRequest(request_id=rid(), table_id=table))

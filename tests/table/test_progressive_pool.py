@@ -12,7 +12,7 @@ from poker.wallet.v1 import wallet_service_pb2 as wpb
 from servicekit.testing import RunningService, running
 
 from services.table.server import service_spec as table_spec
-from tests.table.conftest import FakeClock, Stack, bets, table_config
+from tests.table.conftest import FakeClock, Stack, bets, rid, table_config
 
 TABLE = "tcp-touch"
 SEATS = (1, 2)
@@ -30,11 +30,13 @@ def _round_with_progressive(stack: Stack) -> None:
     nothing and its growth is the contribution alone)."""
     casino = stack.casino("alice")
     for seat in SEATS:
-        casino.PlaceBets(pb.PlaceBetsRequest(table_id=TABLE, seat=seat, bets=bets(ante=1, progressive=1)))
-    casino.DealRound(pb.DealRoundRequest(table_id=TABLE))
+        casino.PlaceBets(
+            pb.PlaceBetsRequest(request_id=rid(), table_id=TABLE, seat=seat, bets=bets(ante=1, progressive=1))
+        )
+    casino.DealRound(pb.DealRoundRequest(request_id=rid(), table_id=TABLE))
     for seat in SEATS:
         view = casino.Decide(
-            pb.DecideRequest(table_id=TABLE, seat=seat, decision=pb.CASINO_DECISION_FOLD)
+            pb.DecideRequest(request_id=rid(), table_id=TABLE, seat=seat, decision=pb.CASINO_DECISION_FOLD)
         ).round
     assert view.phase == "SETTLED"
     stack.wait_for(lambda: stack.account("alice").pending == 0)
@@ -57,7 +59,9 @@ def test_tcp_2_5_pool_grows_by_its_exact_share_and_the_carry_survives_a_restart(
     stack = next(first)
     stack.fund("alice", 1000)
     for seat in SEATS:
-        stack.casino("alice").JoinCasinoTable(pb.JoinCasinoTableRequest(table_id=TABLE, seat=seat))
+        stack.casino("alice").JoinCasinoTable(
+            pb.JoinCasinoTableRequest(request_id=rid(), table_id=TABLE, seat=seat)
+        )
     for _ in range(4):
         _round_with_progressive(stack)
     assert _pool_balance(stack) == 8 * 2_000 // 10_000 == 1

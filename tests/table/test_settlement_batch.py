@@ -20,7 +20,7 @@ from servicekit.testing import RunningService, running
 
 from services.table.casino.money import HeldBet, settlement_batch, settlement_batch_id
 from services.table.server import service_spec as table_spec
-from tests.table.conftest import FakeClock, Stack, bets, table_config
+from tests.table.conftest import FakeClock, Stack, bets, rid, table_config
 
 TABLE = "tcp-live"
 PLAYERS = ("p1", "p2", "p3", "p4", "p5")
@@ -60,17 +60,26 @@ def test_a_round_settles_in_exactly_one_wallet_batch(quiet_stack: Stack) -> None
     accounts = {p: stack.fund(p, 1000) for p in PLAYERS}
     seats = {}
     for p in PLAYERS:
-        seats[p] = stack.casino(p).JoinCasinoTable(pb.JoinCasinoTableRequest(table_id=TABLE)).seat
+        seats[p] = (
+            stack.casino(p).JoinCasinoTable(pb.JoinCasinoTableRequest(request_id=rid(), table_id=TABLE)).seat
+        )
         stack.casino(p).PlaceBets(
-            pb.PlaceBetsRequest(table_id=TABLE, seat=seats[p], bets=bets(ante=10, pair_plus=5, progressive=1))
+            pb.PlaceBetsRequest(
+                request_id=rid(),
+                table_id=TABLE,
+                seat=seats[p],
+                bets=bets(ante=10, pair_plus=5, progressive=1),
+            )
         )
     assert all(stack.account(p).pending == 16 for p in PLAYERS)
     before = wallet_calls(stack)
-    stack.casino("p1").DealRound(pb.DealRoundRequest(table_id=TABLE))
+    stack.casino("p1").DealRound(pb.DealRoundRequest(request_id=rid(), table_id=TABLE))
     for n, p in enumerate(PLAYERS):
         decision = pb.CASINO_DECISION_PLAY if n % 2 == 0 else pb.CASINO_DECISION_FOLD
         view = (
-            stack.casino(p).Decide(pb.DecideRequest(table_id=TABLE, seat=seats[p], decision=decision)).round
+            stack.casino(p)
+            .Decide(pb.DecideRequest(request_id=rid(), table_id=TABLE, seat=seats[p], decision=decision))
+            .round
         )
     assert view.phase == "SETTLED"
     stack.wait_for(lambda: all(stack.account(p).pending == 0 for p in PLAYERS))

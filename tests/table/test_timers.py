@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from poker.table.v1 import casino_service_pb2 as pb
 
-from tests.table.conftest import Stack, bets
+from tests.table.conftest import Stack, bets, rid
 
 
 def _seat(view: pb.RoundView) -> pb.SeatView:
@@ -14,10 +14,15 @@ def _seat(view: pb.RoundView) -> pb.SeatView:
 
 def test_betting_clock_deals_the_round(stack: Stack) -> None:
     stack.fund("alice", 500)
+    stack.fund("bob", 500)
     casino = stack.casino("alice")
-    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="thb-live"))
-    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="thb-live", seat=3))
-    view = casino.PlaceBets(pb.PlaceBetsRequest(table_id="thb-live", seat=1, bets=bets(ante=5))).round
+    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(request_id=rid(), table_id="thb-live"))
+    stack.casino("bob").JoinCasinoTable(
+        pb.JoinCasinoTableRequest(request_id=rid(), table_id="thb-live", seat=3)
+    )
+    view = casino.PlaceBets(
+        pb.PlaceBetsRequest(request_id=rid(), table_id="thb-live", seat=1, bets=bets(ante=5))
+    ).round
     assert view.phase == "BETTING" and view.deadline_ms > 0
     stack.clock.advance(14.0)
     assert stack.round("alice", "thb-live").phase == "BETTING"
@@ -30,9 +35,12 @@ def test_thb_timeout_folds_before_the_flop(stack: Stack) -> None:
     """THB-7.10."""
     stack.fund("alice", 500)
     casino = stack.casino("alice")
-    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="thb-touch"))
-    casino.PlaceBets(pb.PlaceBetsRequest(table_id="thb-touch", seat=1, bets=bets(ante=10)))
-    assert casino.DealRound(pb.DealRoundRequest(table_id="thb-touch")).round.phase == "PRE_FLOP"
+    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(request_id=rid(), table_id="thb-touch"))
+    casino.PlaceBets(pb.PlaceBetsRequest(request_id=rid(), table_id="thb-touch", seat=1, bets=bets(ante=10)))
+    assert (
+        casino.DealRound(pb.DealRoundRequest(request_id=rid(), table_id="thb-touch")).round.phase
+        == "PRE_FLOP"
+    )
     stack.clock.advance(21.0)  # nobody calls: the player is "disconnected"
     view = stack.wait_for(lambda: (v := stack.round("alice", "thb-touch")).phase == "SETTLED" and v)
     decision = _seat(view).decisions[0]
@@ -45,11 +53,11 @@ def test_thb_timeout_checks_after_the_flop(stack: Stack) -> None:
     """THB-7.11: CHECK on the flop and the turn when the clock runs out."""
     stack.fund("alice", 500)
     casino = stack.casino("alice")
-    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="thb-touch"))
-    casino.PlaceBets(pb.PlaceBetsRequest(table_id="thb-touch", seat=1, bets=bets(ante=10)))
-    casino.DealRound(pb.DealRoundRequest(table_id="thb-touch"))
+    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(request_id=rid(), table_id="thb-touch"))
+    casino.PlaceBets(pb.PlaceBetsRequest(request_id=rid(), table_id="thb-touch", seat=1, bets=bets(ante=10)))
+    casino.DealRound(pb.DealRoundRequest(request_id=rid(), table_id="thb-touch"))
     view = casino.Decide(
-        pb.DecideRequest(table_id="thb-touch", seat=1, decision=pb.CASINO_DECISION_FLOP)
+        pb.DecideRequest(request_id=rid(), table_id="thb-touch", seat=1, decision=pb.CASINO_DECISION_FLOP)
     ).round
     assert view.phase == "FLOP"
     stack.clock.advance(21.0)
@@ -70,9 +78,9 @@ def test_ch_and_tcp_timeouts_fold(stack: Stack) -> None:
     stack.fund("alice", 500)
     casino = stack.casino("alice")
     for table in ("ch-touch", "tcp-touch"):
-        casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id=table))
-        casino.PlaceBets(pb.PlaceBetsRequest(table_id=table, seat=1, bets=bets(ante=5)))
-        casino.DealRound(pb.DealRoundRequest(table_id=table))
+        casino.JoinCasinoTable(pb.JoinCasinoTableRequest(request_id=rid(), table_id=table))
+        casino.PlaceBets(pb.PlaceBetsRequest(request_id=rid(), table_id=table, seat=1, bets=bets(ante=5)))
+        casino.DealRound(pb.DealRoundRequest(request_id=rid(), table_id=table))
     stack.clock.advance(21.0)
     for table in ("ch-touch", "tcp-touch"):
         view = stack.wait_for(lambda t=table: (v := stack.round("alice", t)).phase == "SETTLED" and v)

@@ -11,7 +11,7 @@ from poker.table.v1 import casino_service_pb2 as pb
 from servicekit.testing import config_for_tests, running
 
 from services.wallet.server import service_spec as wallet_spec
-from tests.table.conftest import Stack, bets, rpc_reason
+from tests.table.conftest import Stack, bets, rid, rpc_reason
 
 
 def _pending(stack: Stack, player: str) -> int | None:
@@ -25,21 +25,23 @@ def _pending(stack: Stack, player: str) -> int | None:
 def test_settlement_waits_for_the_wallet(stack: Stack, tmp_path: Path) -> None:
     stack.fund("alice", 100)
     casino = stack.casino("alice")
-    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="ch-touch"))
-    casino.PlaceBets(pb.PlaceBetsRequest(table_id="ch-touch", seat=1, bets=bets(ante=10)))
-    casino.DealRound(pb.DealRoundRequest(table_id="ch-touch"))
+    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(request_id=rid(), table_id="ch-touch"))
+    casino.PlaceBets(pb.PlaceBetsRequest(request_id=rid(), table_id="ch-touch", seat=1, bets=bets(ante=10)))
+    casino.DealRound(pb.DealRoundRequest(request_id=rid(), table_id="ch-touch"))
     port = stack.wallet.service.port
     stack.wallet.service.stop(grace=0.5)
 
     with pytest.raises(grpc.RpcError) as error:
-        casino.Decide(pb.DecideRequest(table_id="ch-touch", seat=1, decision=pb.CASINO_DECISION_CALL))
+        casino.Decide(
+            pb.DecideRequest(request_id=rid(), table_id="ch-touch", seat=1, decision=pb.CASINO_DECISION_CALL)
+        )
     assert (
         error.value.code() == grpc.StatusCode.UNAVAILABLE and rpc_reason(error.value) == "WALLET_UNAVAILABLE"
     )
     assert stack.round("alice", "ch-touch").phase == "FLOP"  # nothing changed
 
     view = casino.Decide(
-        pb.DecideRequest(table_id="ch-touch", seat=1, decision=pb.CASINO_DECISION_FOLD)
+        pb.DecideRequest(request_id=rid(), table_id="ch-touch", seat=1, decision=pb.CASINO_DECISION_FOLD)
     ).round
     assert view.phase == "SETTLED"  # recorded; paid when the wallet answers again
     with running(wallet_spec, config_for_tests("wallet", tmp_path, port=port)) as wallet:
@@ -49,7 +51,7 @@ def test_settlement_waits_for_the_wallet(stack: Stack, tmp_path: Path) -> None:
         assert (account.balance, account.available) == (90, 90)
         assert stack.ledger_ok()
         # The next round opens normally.
-        casino.Rebet(pb.RebetRequest(table_id="ch-touch", seat=1))
+        casino.Rebet(pb.RebetRequest(request_id=rid(), table_id="ch-touch", seat=1))
         assert stack.account("alice").pending == 10
 
 
@@ -58,12 +60,14 @@ def test_clear_bets_while_the_wallet_is_away_gives_the_chips_back_later(stack: S
     with it); the clock thread releases the holds once the wallet answers again."""
     stack.fund("bob", 100)
     casino = stack.casino("bob")
-    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(table_id="ch-touch"))
-    casino.PlaceBets(pb.PlaceBetsRequest(table_id="ch-touch", seat=1, bets=bets(ante=10, aa_bonus=5)))
+    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(request_id=rid(), table_id="ch-touch"))
+    casino.PlaceBets(
+        pb.PlaceBetsRequest(request_id=rid(), table_id="ch-touch", seat=1, bets=bets(ante=10, aa_bonus=5))
+    )
     port = stack.wallet.service.port
     stack.wallet.service.stop(grace=0.5)
 
-    view = casino.ClearBets(pb.ClearBetsRequest(table_id="ch-touch", seat=1)).round
+    view = casino.ClearBets(pb.ClearBetsRequest(request_id=rid(), table_id="ch-touch", seat=1)).round
     assert view.phase == "BETTING" and not view.seats[0].bets
     with running(wallet_spec, config_for_tests("wallet", tmp_path, port=port)) as wallet:
         stack.wallet = wallet

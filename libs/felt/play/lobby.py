@@ -26,13 +26,13 @@ class LobbyError(RuntimeError):
 
 
 def parse_blinds(text: str) -> tuple[int, int]:
-    """ "50/100" -> (50, 100): positive whole chips, the small blind at most the big one."""
+    """ "50/100" -> (50, 100): positive whole chips, the big blind twice the small one (MP-2.3)."""
     try:
         small, big = (int(part) for part in text.split("/"))
     except ValueError:
         raise LobbyError(f"blinds must look like 50/100, not {text!r}") from None
-    if not 0 < small <= big:
-        raise LobbyError(f"blinds {text}: need 0 < small blind <= big blind")
+    if not (small > 0 and big == 2 * small):
+        raise LobbyError(f"blinds {text}: need a positive small blind and a big blind twice it (MP-2.3)")
     return small, big
 
 

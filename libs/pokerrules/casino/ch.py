@@ -17,7 +17,7 @@ from pokerrules.casino.model import (
 )
 from pokerrules.casino.paylines import ch_aa_bonus_line, ch_ante_line, ch_dealer_qualifies
 from pokerrules.casino.ranking import HandRanker
-from pokerrules.casino.results import by_paytable, compare, lose, push, void, win
+from pokerrules.casino.results import by_paytable, compare, hand_result, lose, push, void, win
 from pokerrules.casino.rules import (
     DecisionSpec,
     hole_cards_event,
@@ -32,10 +32,12 @@ from pokerrules.casino.state import RoundState
 
 class ChRules:
     placeable: frozenset[BetKind] = frozenset({BetKind.ANTE, BetKind.AA_BONUS})  # CH-2.3
+    # The document is a one-player touch game and says nothing of several seats at a live table.
+    positions_per_player: int | None = None
     decisions: tuple[DecisionSpec, ...] = (
         # CH-11.1 leaves an unanswered decision to the site: FOLD, the choice that risks no more money.
-        DecisionSpec(Phase.FLOP, Decision.FOLD, None, 0, automatic=True),  # CH-3.5
-        DecisionSpec(Phase.FLOP, Decision.CALL, BetKind.CALL, 2, automatic=False),  # CH-2.4, CH-3.6
+        DecisionSpec(Phase.FLOP, Decision.FOLD, None, 0, automatic=True, rule="CH-3.4, CH-3.5"),
+        DecisionSpec(Phase.FLOP, Decision.CALL, BetKind.CALL, 2, automatic=False, rule="CH-2.4, CH-3.6"),
     )
 
     def progressive_offered(self, config: GameConfig) -> bool:
@@ -93,7 +95,7 @@ class ChRules:
                         {
                             "seat": seat.seat,
                             "hand": hand.category.name,
-                            "result": compare(hand.strength, dealer.strength),
+                            "result": str(hand_result(hand.strength, dealer.strength)),
                         },
                         seat=seat.seat,
                     )

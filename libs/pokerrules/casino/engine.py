@@ -66,10 +66,11 @@ def new_round(
     deal_start_seat: int = 1,
 ) -> RoundState:
     """A round in its betting phase. `seats` maps seat numbers to player ids (one player may hold several
-    seats, TCP-6.2)."""
+    seats where the game allows it: TCP-6.2 yes, THB-1.2 no)."""
     config = config or default_config(game)
     if config.game != game:
         raise ValueError(f"config for {config.game} given to a {game} table")
+    check_positions(game, seats)
     return RoundState(
         game=game,
         config=config,
@@ -78,6 +79,23 @@ def new_round(
         last_bets=MappingProxyType(dict(last_bets or {})),
         deal_start_seat=deal_start_seat,
     )
+
+
+def check_positions(game: Game, seats: Mapping[int, str]) -> None:
+    """THB-1.2: one betting position per player at Texas Hold'em Bonus (several seats would show one player
+    several hands' hole cards); Three Card Poker allows several hands (TCP-6.2)."""
+    allowed = RULES[game].positions_per_player
+    if allowed is None:
+        return
+    held: dict[str, int] = {}
+    for seat, player in sorted(seats.items()):
+        held[player] = held.get(player, 0) + 1
+        if held[player] > allowed:
+            raise CasinoError(
+                errors.ONE_POSITION_PER_PLAYER,
+                f"a player holds at most {allowed} betting position(s) at this game",
+                {"seat": seat, "allowed": allowed},
+            )
 
 
 def next_round(state: RoundState, seats: Mapping[int, str] | None = None) -> RoundState:

@@ -35,6 +35,11 @@ def by_paytable(seat: SeatState, bet: BetKind, line: str | None, paytable: Mappi
     return win(seat, bet, paytable[line], line)
 
 
+def hand_result(player: int, dealer: int) -> Outcome:
+    """The hands compared, by name (HAND_RESULT events): WIN the player's is higher, PUSH equal, LOSE."""
+    return (Outcome.LOSE, Outcome.PUSH, Outcome.WIN)[compare(player, dealer) + 1]
+
+
 def compare(player: int, dealer: int) -> int:
     """+1 player higher, 0 equal, -1 dealer higher (strengths: higher wins)."""
     return (player > dealer) - (player < dealer)

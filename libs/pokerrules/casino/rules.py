@@ -20,11 +20,13 @@ class DecisionSpec:
     bet: BetKind | None
     multiple: int
     automatic: bool  # the one taken when the clock runs out
+    rule: str = ""  # the rules that give it
 
 
 class GameRules(Protocol):
     placeable: frozenset[BetKind]  # bets placed before the deal
     decisions: tuple[DecisionSpec, ...]
+    positions_per_player: int | None  # betting positions (seats) one player may hold; None: any
 
     def progressive_offered(self, config: GameConfig) -> bool: ...
 

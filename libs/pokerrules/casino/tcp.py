@@ -19,7 +19,7 @@ from pokerrules.casino.model import (
 )
 from pokerrules.casino.paylines import tcp_dealer_qualifies, tcp_six_card_line, tcp_three_card_line
 from pokerrules.casino.ranking import HandRanker
-from pokerrules.casino.results import by_paytable, compare, lose, push, void, win
+from pokerrules.casino.results import by_paytable, compare, hand_result, lose, push, void, win
 from pokerrules.casino.rules import (
     DecisionSpec,
     hole_cards_event,
@@ -36,10 +36,13 @@ class TcpRules:
     placeable: frozenset[BetKind] = frozenset(
         {BetKind.ANTE, BetKind.PAIR_PLUS, BetKind.SIX_CARD_BONUS, BetKind.PROGRESSIVE}
     )
+    positions_per_player: int | None = None  # TCP-6.2: a player may bet on any available seat
     decisions: tuple[DecisionSpec, ...] = (
         # The document is silent on a missing decision: FOLD, the choice that risks no more money.
-        DecisionSpec(Phase.DECISION, Decision.FOLD, None, 0, automatic=True),  # TCP-3.2
-        DecisionSpec(Phase.DECISION, Decision.PLAY, BetKind.PLAY, 1, automatic=False),  # TCP-2.2, TCP-3.3
+        DecisionSpec(Phase.DECISION, Decision.FOLD, None, 0, automatic=True, rule="TCP-3.1, TCP-3.2"),
+        DecisionSpec(
+            Phase.DECISION, Decision.PLAY, BetKind.PLAY, 1, automatic=False, rule="TCP-2.2, TCP-3.3"
+        ),
     )
 
     def progressive_offered(self, config: GameConfig) -> bool:
@@ -89,7 +92,7 @@ class TcpRules:
                     {
                         "seat": seat.seat,
                         "hand": hand.category.name,
-                        "result": compare(hand.strength, dealer.strength),
+                        "result": str(hand_result(hand.strength, dealer.strength)),
                     },
                     seat=seat.seat,
                 )

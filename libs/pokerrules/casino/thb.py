@@ -17,7 +17,7 @@ from pokerrules.casino.model import (
 )
 from pokerrules.casino.paylines import thb_ante_wins, thb_bonus_line
 from pokerrules.casino.ranking import HandRanker
-from pokerrules.casino.results import by_paytable, compare, lose, push, void, win
+from pokerrules.casino.results import by_paytable, compare, hand_result, lose, push, void, win
 from pokerrules.casino.rules import (
     DecisionSpec,
     hole_cards_event,
@@ -34,13 +34,16 @@ MAIN_BETS = (BetKind.ANTE, BetKind.FLOP, BetKind.TURN, BetKind.RIVER)
 
 class ThbRules:
     placeable: frozenset[BetKind] = frozenset({BetKind.ANTE, BetKind.BONUS})  # THB-2.1, THB-2.2
+    positions_per_player: int | None = 1  # THB-1.2: only one betting position per player
     decisions: tuple[DecisionSpec, ...] = (
-        DecisionSpec(Phase.PRE_FLOP, Decision.FOLD, None, 0, automatic=True),  # THB-3.3, THB-7.10
-        DecisionSpec(Phase.PRE_FLOP, Decision.FLOP, BetKind.FLOP, 2, automatic=False),  # THB-2.4
-        DecisionSpec(Phase.FLOP, Decision.CHECK, None, 0, automatic=True),  # THB-3.6, THB-7.11
-        DecisionSpec(Phase.FLOP, Decision.BET, BetKind.TURN, 1, automatic=False),  # THB-2.5, THB-A1
-        DecisionSpec(Phase.TURN, Decision.CHECK, None, 0, automatic=True),  # THB-3.7, THB-7.11
-        DecisionSpec(Phase.TURN, Decision.BET, BetKind.RIVER, 1, automatic=False),  # THB-2.6, THB-A1
+        DecisionSpec(
+            Phase.PRE_FLOP, Decision.FOLD, None, 0, automatic=True, rule="THB-3.3, THB-3.4, THB-7.10"
+        ),
+        DecisionSpec(Phase.PRE_FLOP, Decision.FLOP, BetKind.FLOP, 2, automatic=False, rule="THB-2.4"),
+        DecisionSpec(Phase.FLOP, Decision.CHECK, None, 0, automatic=True, rule="THB-3.6, THB-7.11"),
+        DecisionSpec(Phase.FLOP, Decision.BET, BetKind.TURN, 1, automatic=False, rule="THB-2.5, THB-A1"),
+        DecisionSpec(Phase.TURN, Decision.CHECK, None, 0, automatic=True, rule="THB-3.7, THB-7.11"),
+        DecisionSpec(Phase.TURN, Decision.BET, BetKind.RIVER, 1, automatic=False, rule="THB-2.6, THB-A1"),
     )
 
     def progressive_offered(self, config: GameConfig) -> bool:
@@ -100,7 +103,9 @@ class ThbRules:
 
 def showdown_events(state: RoundState, ranker: HandRanker) -> list[Event]:
     dealer = ranker.best_five(state.dealer_cards + state.board)
-    events = [Event("DEALER_REVEALED", {"cards": list(state.dealer_cards), "hand": dealer.category.name})]
+    # THB-4.7: no qualifying hand; the Dealer always "qualifies".
+    revealed = {"cards": list(state.dealer_cards), "hand": dealer.category.name, "qualifies": True}
+    events = [Event("DEALER_REVEALED", revealed)]
     for seat in in_hand(state):
         hand = ranker.best_five(seat.cards + state.board)
         events.append(
@@ -109,7 +114,7 @@ def showdown_events(state: RoundState, ranker: HandRanker) -> list[Event]:
                 {
                     "seat": seat.seat,
                     "hand": hand.category.name,
-                    "result": compare(hand.strength, dealer.strength),
+                    "result": str(hand_result(hand.strength, dealer.strength)),
                 },
                 seat=seat.seat,
             )

@@ -7,7 +7,7 @@ from collections.abc import Collection
 from typing import Any
 
 from pokerrules.casino.engine import awaiting, legal_decisions
-from pokerrules.casino.model import Event, SeatState
+from pokerrules.casino.model import Event, Phase, SeatState
 from pokerrules.casino.state import RoundState
 
 
@@ -16,11 +16,19 @@ def visible(event: Event, seats: Collection[int]) -> bool:
     return event.seat is None or event.seat in seats
 
 
+def seat_status(seat: SeatState, state: RoundState) -> str:
+    """While betting, WAITING (no bet yet) or BET_PLACED; once dealt, the engine's IN_HAND, FOLDED or
+    SITTING_OUT (dealt without this seat)."""
+    if state.phase == Phase.BETTING:
+        return "BET_PLACED" if seat.bets else "WAITING"
+    return str(seat.status)
+
+
 def _seat(seat: SeatState, own: bool, state: RoundState) -> dict[str, Any]:
     view: dict[str, Any] = {
         "seat": seat.seat,
         "player_id": seat.player_id,
-        "status": str(seat.status),
+        "status": seat_status(seat, state),
         "bets": {str(k): v for k, v in seat.bets.items()},
         "decided": seat.decided,
         "decisions": [

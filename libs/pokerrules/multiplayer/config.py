@@ -31,8 +31,8 @@ class GameConfig:
     big_blind: int
 
     def __post_init__(self) -> None:
-        if not (0 < self.small_blind <= self.big_blind):
-            raise ValueError("blinds must satisfy 0 < small_blind <= big_blind")
+        if not (self.small_blind > 0 and self.big_blind == 2 * self.small_blind):
+            raise ValueError("blinds must satisfy 0 < small_blind and big_blind = 2 x small_blind (MP-2.3)")
 
     @classmethod
     def nlhe(cls, small_blind: int, big_blind: int) -> GameConfig:

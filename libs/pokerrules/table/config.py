@@ -64,8 +64,8 @@ class Blinds:
     ante: int = 0
 
     def __post_init__(self) -> None:
-        if not 0 < self.small_blind <= self.big_blind:
-            raise e.TableError(e.INVALID_CONFIG, "blinds must satisfy 0 < small <= big")
+        if not (self.small_blind > 0 and self.big_blind == 2 * self.small_blind):
+            raise e.TableError(e.INVALID_CONFIG, "blinds must satisfy 0 < small and big = 2 x small (MP-2.3)")
         if self.ante < 0:
             raise e.TableError(e.INVALID_CONFIG, "the ante is never negative")
 

@@ -12,11 +12,14 @@ from servicekit.logging import get_logger
 from services.table.casino.book import RoundBook
 from services.table.casino.money import Wallet
 from services.table.casino.shoe import Shoes
-from services.table.casino.store import CasinoStore, StoredEvent
-from services.table.casino.table import CasinoTable
+from services.table.casino.store import CasinoStore, RequestMark, StoredEvent
+from services.table.casino.table import CasinoTable, SeatPolicy
 from services.table.casino.tables import TableSpec
 
 RETRY_SECONDS = 1.0
+# A request's answer is kept a day (AIP-155 lets ids expire): a retry later than that is a new request.
+REQUEST_RETENTION_SECONDS = 24 * 3600
+FORGET_EVERY_SECONDS = 60.0
 
 
 class Casino:
@@ -30,15 +33,22 @@ class Casino:
         betting_seconds: float,
         decision_seconds: float,
         tick_seconds: float = 0.05,
+        policy: SeatPolicy | None = None,
     ) -> None:
         self.store = store
+        self.policy = policy or SeatPolicy()
+        self._wallet = wallet
         self.tables = {
             s.table_id: CasinoTable(
-                s, s.config(), store, wallet, shoes, clock, betting_seconds, decision_seconds
+                s, s.config(), store, wallet, shoes, clock, betting_seconds, decision_seconds, self.policy
             )
             for s in specs
         }
+        # Joins at every table, one at a time: the seat cap counts the player's seats at all tables. Taken
+        # after a table's lock, never before one (a table's own lock is the only other lock a join holds).
+        self._seats_lock = threading.Lock()
         self._retry_at: dict[str, float] = {}  # a table whose tick failed waits before the next try
+        self._forget_at = 0.0
         self._tick_seconds = tick_seconds
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="casino-clock", daemon=True)
@@ -59,6 +69,9 @@ class Casino:
     def tick(self) -> None:
         """Recover each table once its dependencies answer, then run its clocks."""
         now = time.monotonic()
+        if now >= self._forget_at:
+            self._forget_at = now + FORGET_EVERY_SECONDS
+            self.store.forget_requests(int((time.time() - REQUEST_RETENTION_SECONDS) * 1000))
         for table_id, table in self.tables.items():
             if self._retry_at.get(table_id, 0.0) > now:
                 continue
@@ -85,6 +98,29 @@ class Casino:
                     "TABLE_RECOVERING", "the table is recovering its last round; retry", table_id=table_id
                 ) from None
         return table
+
+    def join(
+        self, table: CasinoTable, player: str, seat: int, request: RequestMark | None = None
+    ) -> tuple[int, bool]:
+        """A seat for `player` (see CasinoTable.join), refused beyond the player's seat cap across all casino
+        tables (issue 13 finding 5). The caller checked the player's wallet account (`require_account`)."""
+
+        def may_take() -> None:
+            held = sum(t.seats_of(player) for t in self.tables.values())
+            if held >= self.policy.max_seats:
+                raise errors.resource_exhausted(
+                    "SEAT_LIMIT",
+                    f"a player holds at most {self.policy.max_seats} casino seats; leave one first",
+                    limit=self.policy.max_seats,
+                )
+
+        with table.lock, self._seats_lock:
+            return table.join(player, seat, request, may_take)
+
+    def require_account(self, player: str) -> None:
+        """FAILED_PRECONDITION NO_PLAYER_ACCOUNT: no seat without a chips account (issue 13 finding 5). A
+        cached wallet lookup, made before any table lock so a slow wallet holds up no other call."""
+        self._wallet.player(player)
 
     def replay(self, table_id: str, round_number: int) -> RoundBook:
         table = self.tables[table_id]

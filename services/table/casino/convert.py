@@ -3,10 +3,10 @@ own player only and the dealer's cards once revealed), so no private card reache
 
 from __future__ import annotations
 
-import json
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, cast
 
+from google.protobuf.message import Message
 from handeval.cards import card_text
 from poker.table.v1 import casino_service_pb2 as pb
 from pokerrules.casino import Decision, Game
@@ -40,24 +40,99 @@ def texts(codes: Collection[int]) -> list[str]:
     return [card_text(c) for c in codes]
 
 
-def _cards_as_text(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: texts(v) if k == "cards" else _cards_as_text(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_cards_as_text(v) for v in value]
-    return value
+def _bets(bets: Mapping[str, int]) -> list[pb.Bet]:
+    return [pb.Bet(kind=k, amount=int(v)) for k, v in bets.items()]
+
+
+def _outcome(r: Mapping[str, Any]) -> pb.BetOutcome:
+    return pb.BetOutcome(
+        bet=r["bet"],
+        stake=r["stake"],
+        outcome=r["outcome"],
+        returned=r["returned"],
+        won=r["won"],
+        lost=r["lost"],
+        line=r["line"],
+    )
+
+
+# Each kind of the log's events -> (the CasinoEvent oneof field, its message from the event's facts).
+EVENTS: Mapping[str, tuple[str, Callable[[Mapping[str, Any]], Message]]] = {
+    "ROUND_OPENED": ("round_opened", lambda d: pb.CasinoRoundOpened()),
+    "PLAYER_JOINED": (
+        "player_joined",
+        lambda d: pb.CasinoPlayerJoined(seat=d["seat"], player_id=d["player_id"]),
+    ),
+    "PLAYER_LEFT": (
+        "player_left",
+        lambda d: pb.CasinoPlayerLeft(
+            seat=d["seat"], player_id=d.get("player_id", ""), reason=d.get("reason", "LEFT")
+        ),
+    ),
+    "BETS_PLACED": ("bets_placed", lambda d: pb.CasinoBetsPlaced(seat=d["seat"], bets=_bets(d["bets"]))),
+    "BET_ADJUSTED": (
+        "bet_adjusted",
+        lambda d: pb.CasinoBetAdjusted(
+            seat=d["seat"], bet=d["bet"], requested=d["requested"], adjusted=d["adjusted"]
+        ),
+    ),
+    "BETS_CLEARED": ("bets_cleared", lambda d: pb.CasinoBetsCleared(seat=d["seat"])),
+    "ROUND_STARTED": ("round_started", lambda d: pb.CasinoRoundStarted(deck_set=d["deck_set"])),
+    "HOLE_CARDS": ("hole_cards", lambda d: pb.CasinoHoleCards(seat=d["seat"], cards=texts(d["cards"]))),
+    "DEALER_CARDS_DEALT": ("dealer_cards_dealt", lambda d: pb.CasinoDealerCardsDealt(count=d["count"])),
+    "PHASE": ("phase_changed", lambda d: pb.CasinoPhaseChanged(phase=d["phase"])),
+    "BOARD": ("board_dealt", lambda d: pb.CasinoBoardDealt(street=d["street"], cards=texts(d["cards"]))),
+    "DECISION": (
+        "decision_made",
+        lambda d: pb.CasinoDecisionMade(
+            seat=d["seat"],
+            phase=d["phase"],
+            decision=decision_pb(d["decision"]),
+            stake=d["stake"],
+            automatic=d["automatic"],
+        ),
+    ),
+    "DEALER_REVEALED": (
+        "dealer_revealed",
+        lambda d: pb.CasinoDealerRevealed(
+            cards=texts(d["cards"]), hand=d["hand"], qualifies=d.get("qualifies", True)
+        ),
+    ),
+    "HAND_RESULT": (
+        "hand_result",
+        lambda d: pb.CasinoHandResult(seat=d["seat"], hand=d["hand"], result=_result_name(d["result"])),
+    ),
+    "ACTION_BUTTON": ("action_button", lambda d: pb.CasinoActionButton(seat=d["seat"])),
+    "SEAT_SETTLED": (
+        "seat_settled",
+        lambda d: pb.CasinoSeatSettled(
+            seat=d["seat"], results=[_outcome(r) for r in d["results"]], net=d["net"]
+        ),
+    ),
+    "ROUND_SETTLED": ("round_settled", lambda d: pb.CasinoRoundSettled(phase=d["phase"])),
+    "ROUND_VOIDED": ("round_voided", lambda d: pb.CasinoRoundVoided(reason=d["reason"])),
+    "CARD_VOIDED": ("card_voided", lambda d: pb.CasinoCardVoided(position=d["position"])),
+}
+
+
+def _result_name(value: Any) -> str:
+    """HAND_RESULT by name; logs written before the names carry -1 / 0 / 1."""
+    if isinstance(value, int):
+        return ("LOSE", "PUSH", "WIN")[value + 1]
+    return str(value)
 
 
 def event_pb(event: StoredEvent) -> pb.CasinoEvent:
-    return pb.CasinoEvent(
+    field, build = EVENTS[event.kind]
+    message = pb.CasinoEvent(
         seq=event.seq,
         table_id=event.table_id,
         round=event.round,
-        kind=event.kind,
         seat=event.seat or 0,
-        data_json=json.dumps(_cards_as_text(event.data), sort_keys=True),
         time_ms=event.time_ms,
     )
+    getattr(message, field).CopyFrom(build(event.data))
+    return message
 
 
 def visible_to(event: StoredEvent, player_id: str) -> bool:
@@ -91,7 +166,7 @@ def round_pb(table_id: str, book: RoundBook, player_id: str, deadline_ms: int, l
                     pb.LegalDecision(decision=decision_pb(d["decision"]), stake=d["stake"])
                     for d in seat.get("legal_decisions", [])
                 ],
-                results=[pb.BetOutcome(**r) for r in seat.get("results", [])],
+                results=[_outcome(r) for r in seat.get("results", [])],
                 own=seat["seat"] in own,
             )
         )

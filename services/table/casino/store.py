@@ -1,12 +1,15 @@
 """Each casino table's log in SQLite (`<data dir>/casino.sqlite3`): the round's entries (new round, seats,
-engine commands, wallet holds, payment) from which a round is rebuilt after a crash, and the numbered events
-that WatchCasinoTable and GetGameHistory serve. Every entry is committed before its effect is answered."""
+engine commands, wallet holds, payment) from which a round is rebuilt after a crash, the numbered events
+that WatchCasinoTable and GetGameHistory serve, and the answers to the players' requests (idempotent
+retries). Every entry is committed before its effect is answered; a request's record is committed with the
+step it made, so a retry after a crash finds it and changes nothing."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +26,10 @@ CREATE TABLE IF NOT EXISTS bettors (
     table_id TEXT NOT NULL, round INTEGER NOT NULL, player_id TEXT NOT NULL,
     PRIMARY KEY (table_id, round, player_id));
 CREATE INDEX IF NOT EXISTS bettors_by_player ON bettors (player_id, round);
+CREATE TABLE IF NOT EXISTS requests (
+    key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, result TEXT NOT NULL, response BLOB,
+    time_ms INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS requests_by_time ON requests (time_ms);
 """
 
 
@@ -36,6 +43,22 @@ class StoredEvent:
     player_id: str | None  # the private event's player
     data: dict[str, Any]
     time_ms: int
+
+
+@dataclass(frozen=True)
+class RequestMark:
+    """A player's request as it is recorded with the step it makes: its key (caller, rpc, table, request
+    id: `servicekit.idempotency.request_key`) and fingerprint (the request without its id)."""
+
+    key: str
+    fingerprint: str
+
+
+@dataclass(frozen=True)
+class StoredRequest:
+    fingerprint: str
+    result: dict[str, Any]  # what the step decided (the seat taken, the seats left), to answer a retry
+    response: bytes | None  # the answer sent; None when a crash came between the step and the answer
 
 
 class CasinoStore:
@@ -57,8 +80,10 @@ class CasinoStore:
         entries: list[tuple[str, dict[str, Any]]],
         events: list[StoredEvent],
         bettors: set[str] = frozenset(),  # type: ignore[assignment]
+        request: RequestMark | None = None,
+        result: dict[str, Any] | None = None,
     ) -> None:
-        """Log entries, events and bettors of one step in one transaction."""
+        """Log entries, events and bettors of one step, and the request that made it, in one transaction."""
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -93,10 +118,37 @@ class CasinoStore:
                     "INSERT OR IGNORE INTO bettors VALUES (?, ?, ?)",
                     [(table_id, round_number, p) for p in bettors],
                 )
+                if request is not None:
+                    self._db.execute(
+                        "INSERT OR REPLACE INTO requests VALUES (?, ?, ?, NULL, ?)",
+                        (request.key, request.fingerprint, json.dumps(result or {}), _now_ms()),
+                    )
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
+
+    def request(self, key: str) -> StoredRequest | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT fingerprint, result, response FROM requests WHERE key = ?", (key,)
+            ).fetchone()
+        if row is None:
+            return None
+        return StoredRequest(str(row[0]), json.loads(row[1]), None if row[2] is None else bytes(row[2]))
+
+    def save_answer(self, request: RequestMark, result: dict[str, Any], response: bytes) -> None:
+        """The answer to a request (its step, if any, already logged it with a NULL response)."""
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO requests VALUES (?, ?, ?, ?, ?)",
+                (request.key, request.fingerprint, json.dumps(result), response, _now_ms()),
+            )
+
+    def forget_requests(self, before_ms: int) -> int:
+        """Drop the answers recorded before `before_ms` (a retry that late is a new request)."""
+        with self._lock:
+            return int(self._db.execute("DELETE FROM requests WHERE time_ms < ?", (before_ms,)).rowcount)
 
     def last_round(self, table_id: str) -> int:
         with self._lock:
@@ -140,3 +192,7 @@ class CasinoStore:
                 [*args, limit],
             ).fetchall()
         return [(str(r[0]), int(r[1])) for r in rows]
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)

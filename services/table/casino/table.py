@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -37,6 +38,7 @@ from pokerrules.casino import (
     Transition,
     VoidRound,
     apply,
+    check_positions,
     legal_decisions,
     next_round,
     rules_of,
@@ -49,7 +51,7 @@ from services.table.casino.book import RoundBook, command_body
 from services.table.casino.crashpoint import crash_point
 from services.table.casino.money import HeldBet, Wallet
 from services.table.casino.shoe import Shoes
-from services.table.casino.store import CasinoStore, StoredEvent
+from services.table.casino.store import CasinoStore, RequestMark, StoredEvent
 from services.table.casino.tables import TableSpec
 
 ROUNDS = prometheus_client.Counter(
@@ -63,8 +65,29 @@ for _game in Game:
     for _end in ("settled", "voided"):
         ROUNDS.labels(_game.value, _end)
 
+IDLE_RELEASES = prometheus_client.Counter(
+    "poker_casino_idle_seats_released_total", "Casino seats released after rounds or minutes without a bet."
+)
+
 Clock = Callable[[], float]
 Entry = tuple[str, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class SeatPolicy:
+    """Issue 13 finding 5: a player holds at most `max_seats` casino seats (all tables together), and a
+    seat that played no round for `idle_rounds` deals at its table or `idle_seconds` on the table's clock
+    is released (never while it has bets on the table)."""
+
+    max_seats: int = 3
+    idle_rounds: int = 5
+    idle_seconds: float = 300.0
+
+
+@dataclass
+class _Idle:
+    since: float  # the table's clock when the seat last played a round (or was taken)
+    rounds: int = 0  # rounds dealt without it since then
 
 
 class CasinoTable:
@@ -78,6 +101,7 @@ class CasinoTable:
         clock: Clock,
         betting_seconds: float,
         decision_seconds: float,
+        policy: SeatPolicy | None = None,
     ) -> None:
         self.spec = spec
         self.config = config
@@ -94,6 +118,8 @@ class CasinoTable:
         self._deadline_phase: Phase | None = None
         self.seq = store.last_seq(spec.table_id)
         self.recovered = False
+        self.policy = policy or SeatPolicy()
+        self._idle: dict[int, _Idle] = {}  # seated players' idle clocks (in memory: a restart resets them)
         self._log = get_logger(service="table")
 
     # Start-up and recovery -------------------------------------------------------------------------------
@@ -106,6 +132,8 @@ class CasinoTable:
             if self.recovered:
                 return
             self._recover()
+            now = self._clock()
+            self._idle = {seat: _Idle(now) for seat in self.book.players}
             self.recovered = True
 
     def _recover(self) -> None:
@@ -138,8 +166,12 @@ class CasinoTable:
         events: tuple[Event, ...] | list[Event] = (),
         bettors: set[str] | None = None,
         state: RoundState | None = None,
+        request: RequestMark | None = None,
+        result: dict[str, Any] | None = None,
     ) -> None:
-        """Persist then apply: nothing is answered that is not in the log."""
+        """Persist then apply: nothing is answered that is not in the log. `request`: the player's request
+        whose step this is, recorded in the same transaction (a retry then finds it, `result` says what it
+        decided)."""
         round_number = self.book.state.round_number
         for op, body in entries:
             if op == "round":
@@ -166,7 +198,9 @@ class CasinoTable:
                 )
             )
         try:
-            self._store.append(self.spec.table_id, round_number, entries, stored, bettors or set())
+            self._store.append(
+                self.spec.table_id, round_number, entries, stored, bettors or set(), request, result
+            )
         except BaseException:
             self.seq -= len(stored)
             raise
@@ -207,9 +241,15 @@ class CasinoTable:
     def _transition(self, command: Command) -> Transition:
         return apply(self.book.state, command)
 
-    def _run(self, command: Command, entries: list[Entry], bettors: set[str] | None = None) -> None:
+    def _run(
+        self,
+        command: Command,
+        entries: list[Entry],
+        bettors: set[str] | None = None,
+        request: RequestMark | None = None,
+    ) -> None:
         step = self._transition(command)
-        self._commit([*entries, ("cmd", command_body(command))], step.events, bettors, step.state)
+        self._commit([*entries, ("cmd", command_body(command))], step.events, bettors, step.state, request)
         self._after_step()
 
     def _after_step(self) -> None:
@@ -245,7 +285,10 @@ class CasinoTable:
         ROUNDS.labels(self.spec.game.value, end).inc()
         entries: list[Entry] = [("paid", {})]
         entries += [("leave", {"seat": s}) for s in sorted(book.leaving)]
-        events = [Event("PLAYER_LEFT", {"seat": s}) for s in sorted(book.leaving)]
+        events = [
+            Event("PLAYER_LEFT", {"seat": s, "player_id": book.players.get(s, ""), "reason": "LEFT"})
+            for s in sorted(book.leaving)
+        ]
         self._commit(entries, events)
 
     def _hold_for(
@@ -314,11 +357,23 @@ class CasinoTable:
 
     # Player actions --------------------------------------------------------------------------------------
 
-    def join(self, player: str, seat: int) -> int:
+    def join(
+        self,
+        player: str,
+        seat: int,
+        request: RequestMark | None = None,
+        may_take: Callable[[], None] = lambda: None,
+    ) -> tuple[int, bool]:
+        """The seat taken, and whether the caller already held it (then nothing changes). Seat 0: any free
+        seat, or the caller's own where the game gives one position per player (THB-1.2) or none is free.
+        `may_take` raises when the player may not take another seat (the casino's seat cap)."""
         with self.lock:
             taken = self.book.players
+            mine = sorted(s for s, p in taken.items() if p == player and s not in self.book.leaving)
             if seat == 0:
                 free = [n for n in range(1, self.spec.seats + 1) if n not in taken]
+                if mine and (not free or rules_of(self.spec.game).positions_per_player == 1):
+                    return mine[0], True
                 if not free:
                     raise errors.failed_precondition(
                         "TABLE_FULL", "every seat is taken", table_id=self.spec.table_id
@@ -327,82 +382,111 @@ class CasinoTable:
             if not 1 <= seat <= self.spec.seats:
                 raise errors.invalid_argument("seat", "SEAT_OUT_OF_RANGE", f"seats are 1..{self.spec.seats}")
             if seat in taken:
-                if taken[seat] == player and seat not in self.book.leaving:
-                    return seat  # already there: joining again changes nothing
+                if seat in mine:
+                    return seat, True  # already there: joining again changes nothing
                 raise errors.failed_precondition("SEAT_TAKEN", f"seat {seat} is taken", seat=str(seat))
+            check_positions(self.spec.game, {**taken, seat: player})  # THB-1.2
+            may_take()
             if self.book.finished and self.book.paid:
                 self._open_round(self.book.state)
             self._commit(
                 [("join", {"seat": seat, "player": player})],
                 [Event("PLAYER_JOINED", {"seat": seat, "player_id": player})],
+                request=request,
+                result={"seat": seat},
             )
-            return seat
+            self._idle[seat] = _Idle(self._clock())
+            return seat, False
 
-    def leave(self, player: str, seat: int) -> tuple[list[int], list[int]]:
+    def leave(
+        self, player: str, seat: int, request: RequestMark | None = None
+    ) -> tuple[list[int], list[int]]:
+        """The seats freed now and those that leave when their hand ends, in one step."""
         with self.lock:
             mine = [s for s, p in self.book.players.items() if p == player and (seat == 0 or s == seat)]
             if not mine:
                 raise errors.not_found(
                     "NOT_SEATED", "you have no such seat at this table", table_id=self.spec.table_id
                 )
-            left, later = [], []
-            for number in mine:
-                in_hand = (
-                    any(
-                        s.seat == number and s.status != SeatStatus.SITTING_OUT for s in self.book.state.seats
-                    )
-                    and not self.book.finished
-                )
-                if in_hand:
-                    self._commit([("leaving", {"seat": number})])
-                    later.append(number)
-                    continue
-                unholds: list[Entry] = []
-                if self.book.state.phase == Phase.BETTING:
-                    unholds = [unhold(h.hold_id) for h in self.book.holds if h.seat == number]
-                event = Event("PLAYER_LEFT", {"seat": number})
-                self._commit([*unholds, ("leave", {"seat": number})], [event])
-                self._drive_releases(deferrable=True)
-                left.append(number)
+            entries, events, left, later = self._leave_entries(sorted(mine), "LEFT")
+            self._commit(entries, events, request=request, result={"left": left, "later": later})
+            self._drive_releases(deferrable=True)
             return left, later
 
-    def place_bets(self, player: str, seat: int, bets: Mapping[BetKind, int]) -> None:
+    def _leave_entries(
+        self, seats: list[int], reason: str
+    ) -> tuple[list[Entry], list[Event], list[int], list[int]]:
+        """Log entries and events of these seats leaving, and which leave now and which after their hand
+        (`leaving`); a seat leaving now while betting gives its bets' holds back."""
+        entries: list[Entry] = []
+        events: list[Event] = []
+        left: list[int] = []
+        later: list[int] = []
+        for number in seats:
+            in_hand = (
+                any(s.seat == number and s.status != SeatStatus.SITTING_OUT for s in self.book.state.seats)
+                and not self.book.finished
+            )
+            if in_hand:
+                entries.append(("leaving", {"seat": number}))
+                later.append(number)
+                continue
+            if self.book.state.phase == Phase.BETTING:
+                entries += [unhold(h.hold_id) for h in self.book.holds if h.seat == number]
+            entries.append(("leave", {"seat": number}))
+            player = self.book.players.get(number, "")
+            events.append(Event("PLAYER_LEFT", {"seat": number, "player_id": player, "reason": reason}))
+            left.append(number)
+        return entries, events, left, later
+
+    def place_bets(
+        self, player: str, seat: int, bets: Mapping[BetKind, int], request: RequestMark | None = None
+    ) -> None:
         with self.lock:
             self._ensure_betting()
             command = PlaceBets(seat, player, bets)
             step = self._transition(command)
-            self._bet(seat, player, command, step)
+            self._bet(seat, player, command, step, request=request)
 
-    def rebet(self, player: str, seat: int) -> None:
+    def rebet(self, player: str, seat: int, request: RequestMark | None = None) -> None:
         with self.lock:
             self._ensure_betting()
             before = {str(k) for k in self.book.state.seat(seat).bets} if self._has_seat(seat) else set()
             command = Rebet(seat, player)
-            self._bet(seat, player, command, self._transition(command), before)
+            self._bet(seat, player, command, self._transition(command), before, request)
 
     def _bet(
-        self, seat: int, player: str, command: Command, step: Transition, before: set[str] | None = None
+        self,
+        seat: int,
+        player: str,
+        command: Command,
+        step: Transition,
+        before: set[str] | None = None,
+        request: RequestMark | None = None,
     ) -> None:
         """The seat's bets become the step's: holds made for what grew, then the step committed with the
         `unhold`s of what shrank or went (`before`: the bets the seat had), then those released."""
         targets = {str(k): v for k, v in step.state.seat(seat).bets.items()}
         targets.update({k: 0 for k in sorted(before or ()) if k not in targets})
         entries, unholds = self._hold_for(seat, player, targets)
-        self._commit([*entries, *unholds, ("cmd", command_body(command))], step.events, {player}, step.state)
+        self._commit(
+            [*entries, *unholds, ("cmd", command_body(command))], step.events, {player}, step.state, request
+        )
         self._drive_releases(deferrable=True)
         self._start_betting_clock()
 
-    def clear_bets(self, player: str, seat: int) -> None:
+    def clear_bets(self, player: str, seat: int, request: RequestMark | None = None) -> None:
         with self.lock:
             self._ensure_betting()
             # The bets and their holds leave the round in one entry; the chips come back after it.
-            self._run(ClearBets(seat, player), [unhold(h.hold_id) for h in self.book.holds if h.seat == seat])
+            holds = [unhold(h.hold_id) for h in self.book.holds if h.seat == seat]
+            self._run(ClearBets(seat, player), holds, request=request)
             self._drive_releases(deferrable=True)
 
     def _has_seat(self, seat: int) -> bool:
         return any(s.seat == seat for s in self.book.state.seats)
 
-    def deal_now(self, player: str) -> None:
+    def deal_now(self, player: str, request: RequestMark | None = None) -> None:
         """A Touch table's Deal button; at a live table, once every seated player has an Ante."""
         with self.lock:
             state = self.book.state
@@ -419,9 +503,9 @@ class CasinoTable:
                     "some players have no Ante yet; betting closes on the clock",
                     waiting=len(waiting),
                 )
-            self._deal()
+            self._deal(request)
 
-    def _deal(self) -> None:
+    def _deal(self, request: RequestMark | None = None) -> None:
         state = self.book.state
         playing = [s for s in state.seats if s.ante > 0]
         if not playing:
@@ -438,9 +522,23 @@ class CasinoTable:
                 "DEALER_UNAVAILABLE", "no cards from the dealer; retry", code=error.code().name
             ) from None
         deal = Deal(shoe.cards, state.deck_set, pool, self.book.pool_carry)
-        self._run(deal, [("shoe", {"shoe_id": shoe.shoe_id})])
+        self._run(deal, [("shoe", {"shoe_id": shoe.shoe_id})], request=request)
+        now, played = self._clock(), {s.seat for s in playing}
+        for seat in self.book.players:
+            idle = self._idle.setdefault(seat, _Idle(now))
+            if seat in played:
+                idle.since, idle.rounds = now, 0
+            else:
+                idle.rounds += 1
 
-    def decide(self, player: str, seat: int, decision: Decision, phase: Phase | None) -> None:
+    def decide(
+        self,
+        player: str,
+        seat: int,
+        decision: Decision,
+        phase: Phase | None,
+        request: RequestMark | None = None,
+    ) -> None:
         with self.lock:
             command = Decide(seat, player, decision, phase)
             step = self._transition(command)  # every check (turn, street, seat, decision) before money
@@ -450,7 +548,7 @@ class CasinoTable:
             entries: list[Entry] = []
             if stake > 0:
                 entries, _ = self._hold_for(seat, player, {self._bet_of(decision): stake})
-            self._commit([*entries, ("cmd", command_body(command))], step.events, None, step.state)
+            self._commit([*entries, ("cmd", command_body(command))], step.events, None, step.state, request)
             self._after_step()
 
     def _bet_of(self, decision: Decision) -> str:
@@ -469,6 +567,7 @@ class CasinoTable:
         with self.lock:
             if self.book.releasing:
                 self._drive_releases()
+            self._release_idle_seats()
             if self.book.finished:
                 self._pay_if_due()
                 return
@@ -482,6 +581,40 @@ class CasinoTable:
                 return
             TIMEOUTS.labels(self.spec.game.value).inc()
             self._run(Timeout(), [])
+
+    def _release_idle_seats(self) -> None:
+        """Seats that played no round for `idle_rounds` deals or `idle_seconds` leave, unless they have
+        chips on the table (bets placed, or a hand in play)."""
+        now, policy = self._clock(), self.policy
+        for seat in [s for s in self._idle if s not in self.book.players]:
+            del self._idle[seat]
+        idle = sorted(
+            seat
+            for seat, clock in self._idle.items()
+            if (clock.rounds >= policy.idle_rounds or now - clock.since >= policy.idle_seconds)
+            and seat not in self.book.leaving
+            and not self._has_chips_on_table(seat)
+        )
+        if not idle:
+            return
+        entries, events, left, _ = self._leave_entries(idle, "IDLE")
+        self._commit(entries, events)
+        self._drive_releases(deferrable=True)
+        for seat in left:
+            self._idle.pop(seat, None)
+        IDLE_RELEASES.inc(len(left))
+        self._log.info("casino_idle_seats_released", table_id=self.spec.table_id, seats=len(left))
+
+    def _has_chips_on_table(self, seat: int) -> bool:
+        if self.book.finished:
+            return False
+        return any(
+            s.seat == seat and (s.bets or s.status != SeatStatus.SITTING_OUT) for s in self.book.state.seats
+        )
+
+    def seats_of(self, player: str) -> int:
+        """How many seats `player` holds here (read without the table's lock: a copy of the dict)."""
+        return sum(1 for p in list(self.book.players.values()) if p == player)
 
     # Views -----------------------------------------------------------------------------------------------
 

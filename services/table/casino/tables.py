@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from pokerrules.casino import BetKind, Game, GameConfig, Limits, default_config, rules_of
+from pokerrules.casino import BetKind, Game, GameConfig, Limits, TcpConfig, default_config, rules_of
 
 TABLE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,40}$")  # it becomes part of wallet and dealer request ids
 
@@ -21,8 +21,11 @@ class TableSpec:
     limits: tuple[tuple[BetKind, Limits], ...] = ()  # overrides of the game's default limits
 
     def config(self) -> GameConfig:
-        """The game's default configuration with this table's limits."""
+        """The game's default configuration with this table's limits and, for Three Card Poker, its own
+        seats: the Action Button counts over the seats the table has (TCP-7.3 / TCP-A6)."""
         config = default_config(self.game)
+        if isinstance(config, TcpConfig):
+            config = dataclasses.replace(config, seats=self.seats)
         if not self.limits:
             return config
         return dataclasses.replace(config, limits=MappingProxyType({**config.limits, **dict(self.limits)}))

@@ -52,8 +52,8 @@ def check_settings(settings: pb.TableSettings) -> pb.TableSettings:
             raise bad(name, "AMOUNT_TOO_LARGE", f"a chip amount is at most {MAX_CHIPS}")
     if settings.small_blind <= 0:
         raise bad("small_blind", "BLIND_NOT_POSITIVE", "the small blind must be a positive number of chips")
-    if settings.big_blind < settings.small_blind:
-        raise bad("big_blind", "BLINDS_OUT_OF_ORDER", "the big blind must be at least the small blind")
+    if settings.big_blind != 2 * settings.small_blind:  # MP-2.3
+        raise bad("big_blind", "BIG_BLIND_NOT_TWICE_SMALL", "the big blind is twice the small blind (MP-2.3)")
     if settings.min_buy_in < settings.big_blind:
         raise bad("min_buy_in", "BUY_IN_BELOW_BIG_BLIND", "the minimum buy-in must be at least the big blind")
     if settings.max_buy_in < settings.min_buy_in:

@@ -112,16 +112,18 @@ def test_catalog_describes_each_game_from_its_configuration() -> None:
     from pokerrules.casino.config import ChConfig, TcpConfig
 
     thb = describe(ThbConfig())
-    assert thb["bets"]["BONUS"] == {"minimum": 1, "maximum": 100}
+    assert thb["bets"]["BONUS"] == {"minimum": 1, "maximum": 100, "rule": "THB-2.2, THB-2.3"}
     assert {
         "phase": "PRE_FLOP",
         "decision": "FLOP",
         "bet": "FLOP",
         "multiple_of_ante": 2,
         "automatic_on_timeout": False,
+        "rule": "THB-2.4",
     } in thb["decisions"]
-    assert thb["paytables"]["bonus_paytable"]["AA_PLAYER_AND_DEALER"] == "1000 to 1"
-    assert describe(ChConfig())["readings"]["auto_adjust"] == {"value": "True", "rule": "CH-2.5 / CH-A2"}
+    assert thb["paytables"]["bonus_paytable"]["lines"]["AA_PLAYER_AND_DEALER"] == "1000 to 1"
+    auto_adjust = describe(ChConfig())["readings"]["auto_adjust"]
+    assert (auto_adjust["value"], auto_adjust["rule"]) == ("true", "CH-2.5 / CH-A2")
     tcp = describe(TcpConfig())
-    assert tcp["paytables"]["progressive_paytable"]["MINI_ROYAL_FLUSH"] == "100 % of the pool"
+    assert tcp["paytables"]["progressive_paytable"]["lines"]["MINI_ROYAL_FLUSH"] == "100 % of the pool"
     assert tcp["readings"]["ante_rule"]["rule"] == "TCP-3.6 / TCP-A3"

@@ -363,3 +363,13 @@ def test_thb_7_10_one_seat_clock() -> None:
     with pytest.raises(CasinoError) as err:
         apply(step.state, Timeout(seat=2))
     assert err.value.reason == "ALREADY_DECIDED"
+
+
+def test_thb_1_2_one_betting_position_per_player() -> None:
+    """THB-1.2: a player has only one betting position (two would show them two hands' hole cards);
+    Three Card Poker's several hands stay allowed (TCP-6.2)."""
+    with pytest.raises(CasinoError) as refused:
+        new_round(GAME, {1: "ana", 3: "ana"})
+    assert refused.value.reason == "ONE_POSITION_PER_PLAYER"
+    assert len(new_round(GAME, {1: "ana", 3: "ben"}).seats) == 2
+    assert len(new_round(Game.THREE_CARD_POKER, {1: "ana", 2: "ana", 3: "ana"}).seats) == 3

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from pokerrules.multiplayer import Action, GameConfig, next_button
 from pokerrules.multiplayer.events import BlindPosted, BoardDealt, HoleCardsDealt, PlayerActed
 
@@ -165,3 +166,11 @@ def test_nk_2_4_round_opening_with_one_player_able_is_skipped(hand) -> None:  # 
     h = hand({1: 5000, 2: 5000, 3: 300}, button=1)
     h.play((1, Action.fold()), (2, Action.call()), (3, Action.all_in()), (2, Action.call()))
     assert h.state.finished and len(h.of(PlayerActed)) == 4
+
+
+@pytest.mark.parametrize(("small", "big"), [(100, 100), (70, 100), (1, 1), (3, 5)])
+def test_mp_2_3_blinds_other_than_half_and_full_are_refused(small: int, big: int) -> None:
+    """MP-2.3: BB = 2 x SB ("50/100")."""
+    with pytest.raises(ValueError, match=r"MP-2\.3"):
+        GameConfig.nlhe(small, big)
+    assert GameConfig.plo(50, 100).small_blind == 50

@@ -77,13 +77,17 @@ def test_mp_ex_6_side_pot_scenarios(hand, scenario: str) -> None:  # type: ignor
 
 
 def test_mp_ex_7_odd_chip_to_first_winner_left_of_button(hand) -> None:  # type: ignore[no-untyped-def]
-    """MP-EX-7 / NK-EX-6 (MP-6.3, MP-A10, NK-4.6): BTN 4, 3 and 5 tie for 301: 151 to 5, 150 to 3."""
+    """MP-EX-7 / NK-EX-6 (MP-6.3, MP-A10, NK-4.6): BTN 4, 3 and 5 tie for 301: 151 to 5, 150 to 3.
+
+    Blinds 1/2 (MP-2.3: BB = 2 x SB); the odd pot comes from the button calling 97 and folding the flop."""
     stacks = dict.fromkeys(range(1, 7), 1000)
     strengths = {1: 0, 2: 0, 3: 5, 4: 0, 5: 5, 6: 0}
-    h = hand(stacks, button=4, config=GameConfig.nlhe(1, 1), strengths=strengths)
-    # SB 5 and BB 6 post 1 each; seat 1 is first.
-    h.play((1, Action.fold()), (2, Action.fold()), (3, Action.raise_to(150)), (4, Action.fold()))
+    h = hand(stacks, button=4, config=GameConfig.nlhe(1, 2), strengths=strengths)
+    # SB 5 posts 1 and BB 6 posts 2; seat 1 is first.
+    h.play((1, Action.fold()), (2, Action.fold()), (3, Action.raise_to(97)), (4, Action.call()))
     h.play((5, Action.call()), (6, Action.fold()))
+    assert h.state.pot == 3 * 97 + 2
+    h.play((5, Action.check()), (3, Action.bet(4)), (4, Action.fold()), (5, Action.call()))
     while not h.state.finished:
         h.play((h.state.seat_to_act, Action.check()))
     (award,) = h.of(PotAwarded)

@@ -86,6 +86,13 @@ def test_buy_in_range_and_blinds_are_checked() -> None:
     refused("INVALID_CONFIG", TableConfig, Mode.HOLDEM, 100, 50, 5_000, 10_000)
 
 
+@pytest.mark.parametrize(("small", "big"), [(100, 100), (70, 100), (50, 150)])
+def test_mp_2_3_the_big_blind_is_twice_the_small_blind(small: int, big: int) -> None:
+    """MP-2.3: SB pays half the big blind; 100/100 or 70/100 tables are refused."""
+    refused("INVALID_CONFIG", TableConfig, Mode.HOLDEM, small, big, 5_000, 10_000)
+    assert TableConfig(Mode.HOLDEM, 50, 100, 5_000, 10_000).game.big_blind == 100
+
+
 @pytest.mark.parametrize(
     ("mode", "variant", "limit"),
     [

@@ -38,7 +38,8 @@ def _settings(**changes: Any) -> pb.TableSettings:
 CREATE_CASES: list[tuple[dict[str, Any], str, str]] = [
     ({"game": pb.GAME_UNSPECIFIED}, "settings.game", "GAME_REQUIRED"),
     ({"small_blind": 0}, "settings.small_blind", "BLIND_NOT_POSITIVE"),
-    ({"big_blind": 4}, "settings.big_blind", "BLINDS_OUT_OF_ORDER"),
+    ({"big_blind": 4}, "settings.big_blind", "BIG_BLIND_NOT_TWICE_SMALL"),
+    ({"big_blind": 15}, "settings.big_blind", "BIG_BLIND_NOT_TWICE_SMALL"),  # MP-2.3: BB = 2 x SB
     ({"min_buy_in": 5}, "settings.min_buy_in", "BUY_IN_BELOW_BIG_BLIND"),
     ({"max_buy_in": 100}, "settings.max_buy_in", "BUY_IN_RANGE_EMPTY"),
     ({"seats": 1}, "settings.seats", "SEATS_OUT_OF_RANGE"),

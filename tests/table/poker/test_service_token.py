@@ -110,14 +110,16 @@ def test_the_table_renews_its_token_across_many_lifetimes(renewing: tuple[Stack,
     wait_until(lambda: stack.view("ana", "hu").hand_in_play)
     once = auth.issue_token(stack.table.service.keys, "table", Role.SERVICE, TTL, now=clock())
     casino = cpb_grpc.CasinoServiceStub(stack.table.channel("cy"))
-    casino.JoinCasinoTable(cpb.JoinCasinoTableRequest(table_id="ch-touch", seat=1))
+    casino.JoinCasinoTable(cpb.JoinCasinoTableRequest(request_id=rid("cjoin"), table_id="ch-touch", seat=1))
     hands = []
     for _ in range(5):  # 5 x 50 s: past four lifetimes of the table's token
         clock.advance(50)
         hands.append(_hand_ends(stack, "hu"))  # CreateShoe + Deal at the dealer
         bet = cpb.Bet(kind="ANTE", amount=10)  # a hold at the wallet
-        casino.PlaceBets(cpb.PlaceBetsRequest(table_id="ch-touch", seat=1, bets=[bet]))
-        casino.ClearBets(cpb.ClearBetsRequest(table_id="ch-touch", seat=1))  # a release
+        casino.PlaceBets(cpb.PlaceBetsRequest(request_id=rid("bet"), table_id="ch-touch", seat=1, bets=[bet]))
+        casino.ClearBets(
+            cpb.ClearBetsRequest(request_id=rid("clear"), table_id="ch-touch", seat=1)
+        )  # a release
     assert hands == sorted(hands) and len(set(hands)) == 5
     # A token minted once (what the table used to send) is refused by now: the clock did move past it.
     dealer = dpb_grpc.DealerServiceStub(client.channel(stack.dealer.address, once))
