@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 
-from deploy.validate import dashboard, dockerfile, kustomize, layout, manifests, rules, schemas
+from deploy.validate import dashboard, dockerfile, kustomize, layout, manifests, netpol, rules, schemas
 from deploy.validate.catalog import Catalog, build_catalog
 
 PROMTOOL_MISSING = (
@@ -40,6 +40,7 @@ def check_overlay(overlay: layout.Overlay) -> Outcome:
     problems += manifests.check_rendered(
         docs, set(overlay.external_secrets), overlay.production, catalog().env_vars
     )
+    problems += netpol.check_network_policies(docs)
     return Outcome(
         problems,
         note=f"{len(docs)} resources rendered by {' '.join(kustomize.find_kustomize())}, schemas "
