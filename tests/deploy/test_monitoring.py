@@ -172,6 +172,11 @@ def test_rules_cover_what_operators_need() -> None:
     )
     assert "poker_dealer_entropy_failures_total" in alerts["FeltDealerEntropyFailure"]["expr"]
     assert {"FeltHighErrorRatio", "FeltHighLatencyP99"} <= set(alerts)
+    # table shards: a shard losing leases, flapping, tables nobody owns, renewals failing
+    assert "poker_table_lease_losses_total" in alerts["FeltTableShardLostLeases"]["expr"]
+    assert "poker_table_lease_losses_total" in alerts["FeltTableLeasesFlapping"]["expr"]
+    assert "poker_table_unowned_tables" in alerts["FeltTablesWithoutOwner"]["expr"]
+    assert "poker_table_lease_renewal_failures_total" in alerts["FeltTableLeaseRenewalsFailing"]["expr"]
 
 
 BROKEN_EXPRESSIONS = {
@@ -229,6 +234,23 @@ def test_promtool_unit_tests_pass() -> None:
         ),
         # an alert that waits would not page at the first entropy failure
         ("poker_dealer_entropy_failures_total[5m])) > 0", "poker_dealer_entropy_failures_total[5m])) > 1"),
+        # one incident (a single pause) is not flapping
+        ("[1h:5m]) >= 3", "[1h:5m]) >= 1"),
+        # counting each lost lease instead of the windows with losses pages on one big incident
+        (
+            "count_over_time((sum by (namespace, pod) (increase(poker_table_lease_losses_total[5m])) > 0)[1h:5m])",
+            "sum_over_time((sum by (namespace, pod) (increase(poker_table_lease_losses_total[5m])) > 0)[1h:5m])",
+        ),
+        # a takeover's seconds without an owner must not page
+        (
+            "max by (namespace, kind) (poker_table_unowned_tables) > 0\n        for: 1m",
+            "max by (namespace, kind) (poker_table_unowned_tables) > 0\n        for: 0m",
+        ),
+        # the largest count any shard sees, not the sum of every shard's view of the same tables
+        (
+            "max by (namespace, kind) (poker_table_unowned_tables)",
+            "sum by (namespace, kind) (poker_table_unowned_tables)",
+        ),
     ],
 )
 def test_promtool_unit_tests_fail_on_a_broken_rule(old: str, new: str, tmp_path: Path) -> None:
@@ -294,6 +316,16 @@ def test_dashboard_has_the_required_panels() -> None:
     exprs = [t["expr"] for p in dashboard.panels(board) for t in p.get("targets", [])]
     assert any("poker_evaluator_" in e for e in exprs) and any("poker_wallet_" in e for e in exprs)
     assert any("poker_table_hands_total" in e for e in exprs)
+    # table shards: how many are live, the leases each holds, takeovers and losses, tables nobody owns
+    for metric in (
+        "poker_table_shards_live",
+        "poker_table_leases_held",
+        "poker_table_lease_takeovers_total",
+        "poker_table_lease_losses_total",
+        "poker_table_unowned_tables",
+        "poker_table_fenced_writes_total",
+    ):
+        assert any(metric in e for e in exprs), metric
 
 
 def test_dashboard_checker_catches_unknown_metric_and_pinned_datasource(tmp_path: Path) -> None:
