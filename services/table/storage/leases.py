@@ -322,17 +322,26 @@ class Leases:
         )
         return [str(r[0]) for r in rows]
 
-    def place(self, table_id: str) -> str:
+    def place(self, table_id: str, rows: Callable[[Tx], object] | None = None, *, here: bool = False) -> str:
         """Give a new table to the live, not draining shard with the fewest live leases (of every kind;
-        ties to the lowest shard id); returns that shard's id. Placing a placed table changes nothing."""
+        ties to the lowest shard id), or to this one (`here`: a shard that cannot hand calls to another
+        yet); returns that shard's id. `rows` writes the table's own rows in the same transaction, so a
+        table never exists without its lease. Placing a placed table changes nothing."""
         with self._lock:
             now = self._clock()
-            chosen, epoch = self._db.write(lambda tx: self._place(tx, table_id, now))
+
+            def work(tx: Tx) -> tuple[tuple[str, str], int]:
+                placed = self._place(tx, table_id, now, here)
+                if rows is not None:
+                    rows(tx)
+                return placed
+
+            chosen, epoch = self._db.write(work)
             if chosen == (self.shard.shard_id, self.shard.incarnation):
                 self._held[table_id] = epoch
         return chosen[0]
 
-    def _place(self, tx: Tx, table_id: str, now: int) -> tuple[tuple[str, str], int]:
+    def _place(self, tx: Tx, table_id: str, now: int, here: bool) -> tuple[tuple[str, str], int]:
         row = tx.execute(
             "SELECT owner, incarnation, epoch FROM table_leases WHERE kind = ? AND table_id = ?"
             + lock_clause(tx, "update"),
@@ -340,6 +349,14 @@ class Leases:
         ).fetchone()
         if row is not None:
             return (str(row[0] or ""), str(row[1] or "")), int(row[2])
+        if here:
+            shard = (self.shard.shard_id, self.shard.incarnation)
+            tx.execute(
+                "INSERT INTO table_leases (kind, table_id, owner, incarnation, epoch, expires_ms)"
+                " VALUES (?, ?, ?, ?, 1, ?)",
+                (self.kind, table_id, *shard, now + self.ttl_ms),
+            )
+            return shard, 1
         shards = {
             str(r[0]): str(r[1])
             for r in tx.execute(

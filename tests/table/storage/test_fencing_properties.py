@@ -161,7 +161,7 @@ def test_fencing_holds_on_sqlite(tmp_path: Path) -> None:
     paths = (tmp_path / f"store-{i}.sqlite3" for i in itertools.count())
     run_state_machine_as_test(
         machine(lambda: f"sqlite:///{next(paths)}"),
-        settings=settings(max_examples=60, stateful_step_count=40, deadline=None),
+        settings=settings(max_examples=40, stateful_step_count=30, deadline=None),
     )
 
 
