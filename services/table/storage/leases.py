@@ -387,16 +387,39 @@ class Leases:
         return math.ceil(int(total) / max(1, renewal.live_shards))
 
     def take_over(self, limit: int) -> list[str]:
-        """Acquire up to `limit` tables whose lease nobody holds; returns those this shard got."""
-        if self._draining:
+        """Acquire up to `limit` tables whose lease nobody holds, in one transaction (a takeover of a dead
+        shard's tables is one commit, not one per table); returns those this shard got. Shards taking over
+        at the same time get disjoint tables (PostgreSQL skips rows another takeover has locked)."""
+        if self._draining or limit <= 0:
             return []
-        taken: list[str] = []
-        for table_id in self.unowned():
-            if len(taken) >= limit:
-                break
-            if self.acquire(table_id) is not None:
-                taken.append(table_id)
-        return taken
+        with self._lock:
+            now = self._clock()
+            taken = self._db.write(lambda tx: self._take_over(tx, now, limit))
+            self._held.update(taken)
+        for table_id, epoch in sorted(taken.items()):
+            if epoch > 1:
+                TAKEOVERS.labels(self.kind).inc()
+            self._log.info("table_lease_taken_over", table_id=table_id, epoch=epoch)
+        return sorted(taken)
+
+    def _take_over(self, tx: Tx, now: int, limit: int) -> dict[str, int]:
+        skip_locked = "" if tx.dialect == "sqlite" else " FOR UPDATE SKIP LOCKED"
+        rows = tx.execute(
+            "UPDATE table_leases SET owner = ?, incarnation = ?, epoch = epoch + 1, expires_ms = ?"
+            " WHERE kind = ? AND table_id IN (SELECT table_id FROM table_leases WHERE kind = ?"
+            " AND (owner IS NULL OR expires_ms <= ?) ORDER BY table_id LIMIT ?" + skip_locked + ")"
+            " RETURNING table_id, epoch",
+            (
+                self.shard.shard_id,
+                self.shard.incarnation,
+                now + self.ttl_ms,
+                self.kind,
+                self.kind,
+                now,
+                limit,
+            ),
+        ).fetchall()
+        return {str(r[0]): int(r[1]) for r in rows}
 
     # The fence ---------------------------------------------------------------------------------------
 

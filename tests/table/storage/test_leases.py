@@ -13,7 +13,7 @@ from typing import Any
 import prometheus_client
 import pytest
 
-from services.table.storage import Opened, Tx
+from services.table.storage import Database, Tx
 from services.table.storage.leases import FencedOut, LeaseKeeper, Leases, Shard
 
 TTL = 10_000
@@ -34,7 +34,7 @@ def _write_row(table_id: str, note: str) -> Callable[[Tx], None]:
     return work
 
 
-def _notes(db: Opened, table_id: str) -> list[str]:
+def _notes(db: Database, table_id: str) -> list[str]:
     return [
         str(r[0])
         for r in db.read("SELECT body FROM poker_hand_log WHERE table_id = ? ORDER BY n", (table_id,))
@@ -265,8 +265,8 @@ def test_leases_of_poker_and_casino_tables_are_apart(location: Any) -> None:
     poker, casino = location.shard("table-0", "poker", db), location.shard("table-1", "casino", db)
     assert poker.acquire("same-id") == 1
     assert casino.acquire("same-id") == 1
-    assert poker.owner_of("same-id").shard_id == "table-0"  # type: ignore[union-attr]
-    assert casino.owner_of("same-id").shard_id == "table-1"  # type: ignore[union-attr]
+    assert poker.owner_of("same-id").shard_id == "table-0"  # type: ignore[union-attr,unused-ignore]
+    assert casino.owner_of("same-id").shard_id == "table-1"  # type: ignore[union-attr,unused-ignore]
 
 
 def test_held_leases_are_a_metric(location: Any) -> None:
@@ -277,3 +277,35 @@ def test_held_leases_are_a_metric(location: Any) -> None:
     assert _metric("poker_table_leases_held", kind="casino") == before + 2
     a.release("c1")
     assert _metric("poker_table_leases_held", kind="casino") == before + 1
+
+
+def test_shards_taking_over_at_once_get_disjoint_tables(location: Any) -> None:
+    """A dead shard's 30 tables, taken over by three shards at the same moment (one transaction each):
+    every table goes to exactly one of them, at the next epoch."""
+    dead = location.shard("table-0")
+    tables = [f"t{i:02}" for i in range(30)]
+    for t in tables:
+        dead.acquire(t)
+    location.clock.advance(TTL + 1)
+    takers = [location.shard(f"table-{i}") for i in (1, 2, 3)]
+    got: dict[str, list[str]] = {}
+    start = threading.Barrier(len(takers))
+
+    def take(leases: Leases) -> None:
+        start.wait()
+        got[leases.shard.shard_id] = leases.take_over(12)
+
+    threads = [threading.Thread(target=take, args=(s,)) for s in takers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    everything = sorted(t for taken in got.values() for t in taken)
+    assert everything == tables  # 12 + 12 + 6: all of them, none twice
+    assert all(len(taken) <= 12 for taken in got.values())
+    for taker in takers:
+        for table_id in got[taker.shard.shard_id]:
+            assert taker.held()[table_id] == 2
+            taker.write(table_id, _write_row(table_id, taker.shard.shard_id))
+    with pytest.raises(FencedOut):
+        dead.write("t00", _write_row("t00", "dead"))
