@@ -35,9 +35,11 @@ def migrate(tx: ScriptTx, components: Sequence[str], now_ms: int) -> list[tuple[
         for migration in MIGRATIONS[component]:
             if (component, migration.version) in done_before:
                 continue
-            script = migration.sqlite if tx.dialect == "sqlite" else migration.postgres
-            if script.strip():
-                tx.script(script)
+            step = migration.sqlite if tx.dialect == "sqlite" else migration.postgres
+            if callable(step):
+                step(tx)
+            elif step.strip():
+                tx.script(step)
             tx.execute(
                 f"INSERT INTO {VERSION_TABLE} (component, version, applied_ms) VALUES (?, ?, ?)",
                 (component, migration.version, now_ms),

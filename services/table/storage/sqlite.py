@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -27,10 +28,25 @@ def connect(path: Path) -> sqlite3.Connection:
     db = sqlite3.connect(
         str(path), check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000
     )
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute("PRAGMA synchronous=FULL")
     db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    _use_wal(db)
+    db.execute("PRAGMA synchronous=FULL")
     return db
+
+
+def _use_wal(db: sqlite3.Connection) -> None:
+    """WAL is a property of the file, set once. Switching a new file to it needs the file to itself, and
+    SQLite answers "database is locked" at once (no busy wait) when shards open it together: retry."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            if str(db.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.005)
 
 
 class SqliteTx:

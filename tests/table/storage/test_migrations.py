@@ -112,31 +112,66 @@ def test_shards_starting_together_migrate_once(location: Any) -> None:
     )
 
 
-def test_the_frozen_first_versions_are_the_stores_schemas() -> None:
-    """Version 1 is what the stores created before shards; a file they made is at version 1."""
-    from services.table.casino import store as casino_store
-    from services.table.poker import store as poker_store
+# The poker file's schema at SQLite user_version 0 (before the store versioned it), as a fixture.
+POKER_USER_VERSION_0 = """
+CREATE TABLE tables (
+    table_id TEXT PRIMARY KEY, settings BLOB NOT NULL, host TEXT NOT NULL, invite_code TEXT NOT NULL,
+    invited TEXT NOT NULL, created_ms INTEGER NOT NULL);
+CREATE TABLE snapshots (table_id TEXT PRIMARY KEY, body TEXT NOT NULL);
+CREATE TABLE hand_log (
+    table_id TEXT NOT NULL, n INTEGER NOT NULL, op TEXT NOT NULL, body TEXT NOT NULL,
+    PRIMARY KEY (table_id, n));
+CREATE TABLE events (
+    table_id TEXT NOT NULL, seq INTEGER NOT NULL, hand INTEGER NOT NULL, private_player TEXT,
+    body BLOB NOT NULL, time_ms INTEGER NOT NULL, PRIMARY KEY (table_id, seq));
+CREATE TABLE hands (
+    table_id TEXT NOT NULL, hand INTEGER NOT NULL, started_ms INTEGER NOT NULL, voided INTEGER NOT NULL,
+    players TEXT NOT NULL, PRIMARY KEY (table_id, hand));
+CREATE TABLE hand_players (
+    table_id TEXT NOT NULL, hand INTEGER NOT NULL, player TEXT NOT NULL, seat INTEGER NOT NULL,
+    net INTEGER NOT NULL, PRIMARY KEY (table_id, hand, player));
+CREATE INDEX hand_players_by_player ON hand_players (player, table_id, hand);
+CREATE TABLE money_ops (
+    table_id TEXT NOT NULL, n INTEGER NOT NULL, hold_id TEXT NOT NULL, player TEXT NOT NULL,
+    amount INTEGER NOT NULL, done INTEGER NOT NULL, PRIMARY KEY (table_id, n));
+CREATE TABLE payouts (
+    transfer_id TEXT PRIMARY KEY, table_id TEXT NOT NULL, player TEXT NOT NULL, amount INTEGER NOT NULL,
+    done INTEGER NOT NULL);
+CREATE TABLE requests (key TEXT PRIMARY KEY, response BLOB NOT NULL);
+"""
 
-    assert POKER_V1_SQLITE == poker_store.SCHEMA
-    assert CASINO_V1_SQLITE == casino_store.SCHEMA
 
-
-def _legacy_poker_file(path: Path) -> None:
-    """A tables.sqlite3 as the store wrote it before shards: its schema, no version table, some play."""
+def _legacy_poker_file(path: Path, user_version: int = 4) -> None:
+    """A tables.sqlite3 as the store wrote it before shards, at its schema's last version (4: version 1
+    of this layer is that schema) or at its first (0), with rows as the store of that version wrote them:
+    at version 0, invitations lived in the snapshot, and requests had no fingerprint."""
     db = sqlite3.connect(path)
-    db.executescript(POKER_V1_SQLITE)
-    db.execute("INSERT INTO tables VALUES ('nlhe-1', x'0a01', '', '', '[]', 1)")
-    db.execute("INSERT INTO tables VALUES ('priv-7', x'0a02', 'ana', 'CODE', '[\"bo\"]', 2)")
-    db.execute("INSERT INTO snapshots VALUES ('nlhe-1', ?)", (json.dumps({"hand": 3}),))
-    db.execute("INSERT INTO hand_log VALUES ('nlhe-1', 1, 'deal', '{}')")
+    if user_version == 0:
+        db.executescript(POKER_USER_VERSION_0)
+        tables = "INSERT INTO tables VALUES (?, ?, ?, ?, ?, ?)"
+        db.execute(
+            "INSERT INTO snapshots VALUES ('priv-7', ?)", (json.dumps({"hand": 3, "invited": ["cy"]}),)
+        )
+        db.execute("INSERT INTO hand_log VALUES ('priv-7', 1, 'invite', ?)", (json.dumps({"player": "di"}),))
+        db.execute("INSERT INTO payouts VALUES ('pay-b', 'nlhe-1', 'bo', 30, 0)")
+        db.execute("INSERT INTO payouts VALUES ('pay-a', 'nlhe-1', 'ana', 20, 0)")
+        db.execute("INSERT INTO requests VALUES ('Act|ana|nlhe-1|r1', x'0102')")
+    else:
+        db.executescript(POKER_V1_SQLITE)
+        db.execute("PRAGMA user_version = 4")
+        tables = "INSERT INTO tables VALUES (?, ?, ?, ?, ?, ?, '')"
+        db.execute("INSERT INTO snapshots VALUES ('priv-7', ?)", (json.dumps({"hand": 3}),))
+        db.execute("INSERT INTO invitations VALUES ('priv-7', 'cy'), ('priv-7', 'di')")
+        db.execute("INSERT INTO payouts VALUES ('pay-b', 'nlhe-1', 'bo', 30, 0, 2, 99, 'UNAVAILABLE', 0)")
+        db.execute("INSERT INTO payouts VALUES ('pay-a', 'nlhe-1', 'ana', 20, 0, 0, 0, '', 0)")
+        db.execute("INSERT INTO requests VALUES ('Act|ana|nlhe-1|r1', x'0102', 'fp', 5)")
+    db.execute(tables, ("nlhe-1", b"\n\x01", "", "", "[]", 1))
+    db.execute(tables, ("priv-7", b"\n\x02", "ana", "CODE", '["bo"]', 2))
     db.execute("INSERT INTO events VALUES ('nlhe-1', 1, 1, NULL, x'08', 10)")
     db.execute("INSERT INTO events VALUES ('nlhe-1', 2, 1, 'ana', x'09', 11)")
     db.execute("INSERT INTO hands VALUES ('nlhe-1', 1, 10, 0, '{\"1\": \"ana\"}')")
     db.execute("INSERT INTO hand_players VALUES ('nlhe-1', 1, 'ana', 1, -50)")
     db.execute("INSERT INTO money_ops VALUES ('nlhe-1', 1, 'hold-1', 'ana', 2000, 0)")
-    db.execute("INSERT INTO payouts VALUES ('pay-b', 'nlhe-1', 'bo', 30, 0)")
-    db.execute("INSERT INTO payouts VALUES ('pay-a', 'nlhe-1', 'ana', 20, 0)")
-    db.execute("INSERT INTO requests VALUES ('Act|ana|nlhe-1|r1', x'0102')")
     db.commit()
     db.close()
 
@@ -153,8 +188,11 @@ def _legacy_casino_file(path: Path) -> None:
     db.close()
 
 
-def test_the_files_of_the_service_before_shards_are_migrated_with_their_data(tmp_path: Path) -> None:
-    _legacy_poker_file(tmp_path / "tables.sqlite3")
+@pytest.mark.parametrize("user_version", [0, 4])
+def test_the_files_of_the_service_before_shards_are_migrated_with_their_data(
+    tmp_path: Path, user_version: int
+) -> None:
+    _legacy_poker_file(tmp_path / "tables.sqlite3", user_version)
     _legacy_casino_file(tmp_path / "casino.sqlite3")
     poker = open_database("", tmp_path / "tables.sqlite3", [POKER])
     casino = open_database("", tmp_path / "casino.sqlite3", [CASINO])
@@ -166,6 +204,8 @@ def test_the_files_of_the_service_before_shards_are_migrated_with_their_data(tmp
             ("priv-7", b"\n\x02", '["bo"]'),
         ]
         assert poker.read("SELECT body FROM poker_snapshots") == [(json.dumps({"hand": 3}),)]
+        assert poker.read("SELECT player FROM poker_invitations ORDER BY player") == [("cy",), ("di",)]
+        assert poker.read("SELECT tournament_id FROM poker_tables") == [("",), ("",)]
         assert poker.read("SELECT seq, private_player, body FROM poker_events ORDER BY seq") == [
             (1, None, b"\x08"),
             (2, "ana", b"\t"),
@@ -173,8 +213,13 @@ def test_the_files_of_the_service_before_shards_are_migrated_with_their_data(tmp
         assert poker.read("SELECT net FROM poker_hand_players") == [(-50,)]
         assert poker.read("SELECT hold_id, done FROM poker_money_ops") == [("hold-1", 0)]
         # Payouts keep the order they were owed in (it was SQLite's rowid).
-        assert poker.read("SELECT transfer_id FROM poker_payouts ORDER BY n") == [("pay-b",), ("pay-a",)]
-        assert poker.read("SELECT response FROM poker_requests") == [(b"\x01\x02",)]
+        assert poker.read("SELECT transfer_id, attempts FROM poker_payouts ORDER BY n") == [
+            ("pay-b", 2 if user_version else 0),
+            ("pay-a", 0),
+        ]
+        assert poker.read("SELECT response, fingerprint FROM poker_requests") == [
+            (b"\x01\x02", "fp" if user_version else "")
+        ]
         # Every table has a lease row, owned by nobody yet: the first shard to start acquires it.
         assert poker.read("SELECT table_id, owner, epoch FROM table_leases ORDER BY table_id") == [
             ("nlhe-1", None, 0),
@@ -198,8 +243,9 @@ def test_the_files_of_the_service_before_shards_are_migrated_with_their_data(tmp
         again.close()
 
 
-def test_a_migrated_file_has_the_layout_of_a_new_one(tmp_path: Path) -> None:
-    _legacy_poker_file(tmp_path / "old.sqlite3")
+@pytest.mark.parametrize("user_version", [0, 4])
+def test_a_migrated_file_has_the_layout_of_a_new_one(tmp_path: Path, user_version: int) -> None:
+    _legacy_poker_file(tmp_path / "old.sqlite3", user_version)
     _legacy_casino_file(tmp_path / "old-casino.sqlite3")
     old = open_database("", tmp_path / "old.sqlite3", [POKER])
     old_casino = open_database("", tmp_path / "old-casino.sqlite3", [CASINO])
@@ -225,6 +271,7 @@ def test_a_failed_migration_leaves_the_file_as_it_was(tmp_path: Path) -> None:
     path = tmp_path / "tables.sqlite3"
     db = sqlite3.connect(path)
     db.executescript(POKER_V1_SQLITE.replace("tables (\n    table_id TEXT", "tables (\n    id TEXT", 1))
+    db.execute("PRAGMA user_version = 4")
     db.commit()
     db.close()
     with pytest.raises(sqlite3.OperationalError):
