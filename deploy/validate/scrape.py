@@ -10,6 +10,7 @@ checks that it keeps and labels them exactly as this module predicts.
 
 from __future__ import annotations
 
+import glob
 import re
 from pathlib import Path
 from typing import Any
@@ -158,7 +159,9 @@ def check_scrape_config(
     watched = {n for d in discovery for n in (d.get("namespaces") or {}).get("names", [])}
     if namespace is not None and namespace not in watched:
         problems.append(f"{path.name}: job {JOB} does not watch the namespace {namespace}")
-    listed = {(path.parent / f).resolve() for f in config.get("rule_files", [])}
+    listed = {
+        Path(p).resolve() for f in config.get("rule_files", []) for p in glob.glob(str(path.parent / f))
+    }
     for rules in rule_files:
         if rules.resolve() not in listed:
             problems.append(f"{path.name}: rule_files leaves out {rules.name}")

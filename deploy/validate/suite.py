@@ -138,7 +138,7 @@ def check_promtool_config() -> Outcome:
     if rules.promtool() is None:
         return Outcome(skipped=PROMTOOL_MISSING)
     config = scrape.load(layout.SCRAPE_CONFIG)
-    config["rule_files"] = [str((layout.SCRAPE_CONFIG.parent / f).resolve()) for f in config["rule_files"]]
+    config["rule_files"] = [str(layout.SCRAPE_CONFIG.parent.resolve() / f) for f in config["rule_files"]]
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "prometheus.yml"
         (Path(tmp) / "targets.json").write_text("[]")

@@ -579,7 +579,7 @@ def _dependencies(name: str, tmp: Path, env: dict[str, str]) -> Iterator[None]:
             entry = registry.find(dependency)
             assert entry is not None, dependency
             extra = {f"{d}_address": a for d, a in addresses.items()}
-            config = config_for_tests(dependency, deps / dependency, **extra)
+            config = config_for_tests(dependency, deps, **extra)  # one key: they accept each other
             addresses[dependency] = stack.enter_context(running(entry.service_spec, config)).address
         for dependency, address in addresses.items():
             env[f"FELT_{dependency.upper()}_ADDRESS"] = address
