@@ -301,7 +301,9 @@ def check_felt_container(
     problems += _check_addresses(where, env, docs)
     if known_env is not None:
         names = set(env) | {e["name"] for e in c.get("env", [])}
-        for name in sorted(n for n in names if n.startswith(("FELT_", "WALLET_")) and n not in known_env):
+        for name in sorted(
+            n for n in names if n.startswith(("FELT_", "WALLET_", "TABLE_")) and n not in known_env
+        ):
             problems.append(
                 f"{where}: {name} is read by no code in libs/ or services/ (a typo, or not built yet)"
             )

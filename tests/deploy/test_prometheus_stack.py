@@ -138,6 +138,15 @@ def test_prometheus_watches_the_local_stack(tmp_path: Path) -> None:
                 lambda expr=expr, first=first: True if (api.scalar(expr) or 0) > first else None,  # type: ignore[misc]
             )
 
+        # The table service holds the lease of every table it serves, and none is without an owner.
+        held = _eventually(
+            "leases held",
+            30,
+            lambda: api.scalar('sum(poker_table_leases_held{namespace="local",app="table"})') or None,
+        )
+        assert held >= 1
+        assert api.scalar('max(poker_table_unowned_tables{namespace="local"})') == 0
+
         # Felt's rules are loaded, evaluate without an error on the real series, and record.
         loaded = {r["name"]: r for group in api.get("rules")["groups"] for r in group["rules"]}
         expected = {
