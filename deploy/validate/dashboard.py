@@ -20,6 +20,9 @@ REQUIRED_TOPICS = (
     "Evaluator:",
     "Dealer:",
     "Wallet:",
+    "Table shards:",
+    "leases",
+    "takeovers",
 )
 
 

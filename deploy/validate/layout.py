@@ -9,6 +9,7 @@ REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
 RULE_FILES = sorted((DEPLOY / "prometheus" / "rules").glob("*.yml"))
 RULE_TESTS = sorted((DEPLOY / "prometheus" / "tests").glob("*.yml"))
+SCRAPE_CONFIG = DEPLOY / "prometheus" / "prometheus.yml"
 DASHBOARDS = sorted((DEPLOY / "grafana" / "dashboards").glob("*.json"))
 RUN_AS_USER = 10001
 

@@ -12,15 +12,20 @@ from typing import Any
 from servicekit.config import SERVICES, default_metrics_port, default_port
 
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
-# Implemented in the code today and deployed by deploy/k8s/base (the tournament comes later): stateless
-# Deployments with an HPA, and the table service, a StatefulSet of shards each with its own volume.
+# Deployed by deploy/k8s/base: stateless Deployments with an HPA, and the stateful services, StatefulSets
+# whose pods each keep a volume (the table's shards; the tournament's director).
 DEPLOYED_SERVICES = ("evaluator", "dealer", "wallet")
-STATEFUL_SERVICES = ("table",)
-# Services that mint tokens of their own (the table's service token for the dealer and the wallet): only
-# they may hold the private key; every other service verifies with the public key.
-SIGNING_SERVICES = frozenset({"table"})
-# Table shards share no tables until per-table lease rows exist (ARCHITECTURE "Scaling out"): one shard.
-TABLE_SHARDS_BEFORE_LEASES = 1
+STATEFUL_SERVICES = ("table", "tournament")
+# Services that mint tokens of their own (the table's for the dealer and the wallet, the tournament's for
+# the services it drives): only they may hold the private key; every other service verifies with the public key.
+SIGNING_SERVICES = frozenset({"table", "tournament"})
+# Stateful services that must run one pod, and why: table shards share no tables until the TableService
+# routes calls to the shard holding a table's lease (ARCHITECTURE "Scaling out"); a tournament is driven by
+# one director and tournaments have no leases.
+SINGLE_POD = {
+    "table": "shards share no tables until calls are routed to the shard holding a table's lease",
+    "tournament": "one director drives every tournament (tournaments have no leases)",
+}
 _ADDRESS_SETTING = re.compile(r"^FELT_([A-Z]+)_ADDRESS$")
 # Capacity figures the manifests are sized with (docs/operations.md "Scale"; deploy/sizing/ measures them).
 DEALER_BYTES_PER_SHOE = 12 * 1024  # a fully dealt, closed and revealed one-deck shoe: ~11.5 KB measured
@@ -296,7 +301,9 @@ def check_felt_container(
     problems += _check_addresses(where, env, docs)
     if known_env is not None:
         names = set(env) | {e["name"] for e in c.get("env", [])}
-        for name in sorted(n for n in names if n.startswith(("FELT_", "WALLET_")) and n not in known_env):
+        for name in sorted(
+            n for n in names if n.startswith(("FELT_", "WALLET_", "TABLE_")) and n not in known_env
+        ):
             problems.append(
                 f"{where}: {name} is read by no code in libs/ or services/ (a typo, or not built yet)"
             )
@@ -322,8 +329,8 @@ def _check_addresses(where: str, env: dict[str, str], docs: list[Doc]) -> list[s
 
 
 def check_stateful(docs: list[Doc], loads: list[Workload]) -> list[str]:
-    """A StatefulSet of Felt shards: its state on a volume of its own, a headless governing Service, no
-    autoscaler (CPU does not move tables), volumes kept when pods go, and one shard until leases exist."""
+    """A StatefulSet of Felt pods: its state on a volume of its own, a headless governing Service, no
+    autoscaler (CPU does not move tables), volumes kept when pods go, and one pod where SINGLE_POD says."""
     problems = []
     autoscaled = {
         d["spec"]["scaleTargetRef"]["name"] for d in docs if d.get("kind") == "HorizontalPodAutoscaler"
@@ -350,11 +357,9 @@ def check_stateful(docs: list[Doc], loads: list[Workload]) -> list[str]:
         retention = spec.get("persistentVolumeClaimRetentionPolicy", {})
         if retention.get("whenScaled") != "Retain" or retention.get("whenDeleted") != "Retain":
             problems.append(f"{w}: persistentVolumeClaimRetentionPolicy must Retain (chips of hands in play)")
-        if felt_service_of(felt[0]) == "table" and spec.get("replicas", 1) != TABLE_SHARDS_BEFORE_LEASES:
-            problems.append(
-                f"{w}: replicas must be {TABLE_SHARDS_BEFORE_LEASES}: shards share no tables until the "
-                "per-table lease rows exist"
-            )
+        reason = SINGLE_POD.get(str(felt_service_of(felt[0])))
+        if reason and spec.get("replicas", 1) != 1:
+            problems.append(f"{w}: replicas must be 1: {reason}")
     return problems
 
 

@@ -3,11 +3,24 @@ tests/deploy runs them one by one."""
 
 from __future__ import annotations
 
+import json
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 
-from deploy.validate import dashboard, dockerfile, kustomize, layout, manifests, rules, schemas
+from deploy.validate import (
+    dashboard,
+    dockerfile,
+    kustomize,
+    layout,
+    manifests,
+    netpol,
+    rules,
+    schemas,
+    scrape,
+)
 from deploy.validate.catalog import Catalog, build_catalog
 
 PROMTOOL_MISSING = (
@@ -40,6 +53,7 @@ def check_overlay(overlay: layout.Overlay) -> Outcome:
     problems += manifests.check_rendered(
         docs, set(overlay.external_secrets), overlay.production, catalog().env_vars
     )
+    problems += netpol.check_network_policies(docs)
     return Outcome(
         problems,
         note=f"{len(docs)} resources rendered by {' '.join(kustomize.find_kustomize())}, schemas "
@@ -109,6 +123,30 @@ def check_dashboards() -> Outcome:
     return Outcome(problems)
 
 
+def check_scrape_config() -> Outcome:
+    """The Kubernetes scrape job finds every Felt pod of every overlay once, on its metrics port."""
+    problems = []
+    for overlay in layout.OVERLAYS:
+        docs = rendered(overlay.name)
+        namespace = None if overlay.name == "base" else netpol.render_namespace(docs)
+        found = scrape.check_scrape_config(layout.SCRAPE_CONFIG, docs, namespace, layout.RULE_FILES)
+        problems += [f"{overlay.name}: {p}" for p in found]
+    return Outcome(problems)
+
+
+def check_promtool_config() -> Outcome:
+    if rules.promtool() is None:
+        return Outcome(skipped=PROMTOOL_MISSING)
+    config = scrape.load(layout.SCRAPE_CONFIG)
+    config["rule_files"] = [str(layout.SCRAPE_CONFIG.parent.resolve() / f) for f in config["rule_files"]]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "prometheus.yml"
+        (Path(tmp) / "targets.json").write_text("[]")
+        path.write_text(json.dumps(scrape.for_promtool(config, str(Path(tmp) / "targets.json"))))
+        code, output = rules.run_promtool("check", "config", str(path))
+    return Outcome([output] if code else [], note="pod discovery checked by the relabelling check instead")
+
+
 def check_docker() -> Outcome:
     return Outcome(
         dockerfile.check_dockerfile(
@@ -128,6 +166,8 @@ def all_checks() -> list[tuple[str, Callable[[], Outcome]]]:
         ("prometheus rules reference served metrics", check_rules),
         ("promtool check rules", check_promtool_rules),
         ("promtool test rules", check_promtool_tests),
+        ("prometheus scrape configuration finds every Felt pod once", check_scrape_config),
+        ("promtool check config", check_promtool_config),
         ("grafana dashboards reference served or recorded series", check_dashboards),
         ("Dockerfile and .dockerignore", check_docker),
     ]

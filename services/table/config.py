@@ -17,6 +17,12 @@
 | FELT_TABLE_POKER_RESUME     | 1               | 0: a poker hand interrupted by a restart is always voided |
 | FELT_TABLE_FULL_HISTORY_SERVICES | (none)     | services (token subjects, comma-separated) given full hand |
 |                             |                 | histories, every hole card; operators always are          |
+| TABLE_DATABASE_URL          | (SQLite)        | postgresql://...: the tables' log in PostgreSQL (shared   |
+|                             |                 | by shards); sqlite:///path: one SQLite file; unset:       |
+|                             |                 | tables.sqlite3 and casino.sqlite3 in the data directory   |
+| FELT_TABLE_LEASE_SECONDS    | 10              | a table's lease: renewed every third of it; a shard that  |
+|                             |                 | stops renewing loses its tables after it                  |
+| FELT_TABLE_PG_POOL_SIZE     | 8               | PostgreSQL connections per store (poker, casino)          |
 
 Tests may also pass `clock=` (a callable returning seconds; virtual time) and `tick_seconds=` overrides;
 the poker tables take `poker_clock=` (a callable returning integer milliseconds).
@@ -70,6 +76,9 @@ def load_config(**overrides: Any) -> ServerConfig:
         "hand_pause_ms": setting("FELT_TABLE_POKER_HAND_PAUSE_MS", 2000, parse=int),
         "resume_hands": setting("FELT_TABLE_POKER_RESUME", True, parse=_flag),
         "full_history_services": setting("FELT_TABLE_FULL_HISTORY_SERVICES", frozenset[str](), parse=_names),
+        "database_url": setting("TABLE_DATABASE_URL", ""),
+        "lease_seconds": setting("FELT_TABLE_LEASE_SECONDS", 10.0, parse=_positive_float),
+        "pg_pool_size": setting("FELT_TABLE_PG_POOL_SIZE", 8, parse=int),
     }
     return load_server_config("table", **{**own, **overrides})
 

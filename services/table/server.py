@@ -7,6 +7,7 @@ Tests may pass `auth_clock=` (the wall clock tokens expire on) and `service_toke
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -40,6 +41,7 @@ from services.table.poker.room import PokerRoom
 from services.table.poker.runtime import Options
 from services.table.poker.servicer import TableServicer
 from services.table.poker.store import TableStore
+from services.table.storage.ownership import this_shard
 
 CASINO = casino_pb.DESCRIPTOR.services_by_name["CasinoService"]
 TABLE = table_pb.DESCRIPTOR.services_by_name["TableService"]
@@ -90,7 +92,15 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
     wallet_address = str(config.extra.get("wallet_address", "127.0.0.1:50053"))
     dealer_channel = client.channel(dealer_address, token, dependency=dealer)
     wallet_channel = client.channel(wallet_address, token, dependency=wallet)
-    store = CasinoStore(config.data_dir / "casino.sqlite3")
+    # One shard per service process, shared by both stores; the log in TABLE_DATABASE_URL or SQLite.
+    shard = this_shard()
+    stored: dict[str, Any] = {
+        "database_url": str(config.extra.get("database_url", "")),
+        "shard": shard,
+        "lease_ms": int(float(config.extra.get("lease_seconds", 10.0)) * 1000),
+        "pool_size": int(config.extra.get("pg_pool_size", 8)),
+    }
+    store = CasinoStore(config.data_dir / "casino.sqlite3", **stored)
     casino = Casino(
         casino_tables(config),
         store,
@@ -103,7 +113,7 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
         seat_policy(config),
     )
 
-    poker_store = TableStore(config.data_dir / "tables.sqlite3")
+    poker_store = TableStore(config.data_dir / "tables.sqlite3", **stored)
     room = PokerRoom(
         poker_tables(config),
         poker_store,

@@ -18,7 +18,7 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -27,6 +27,7 @@ import grpc
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from felt import registry
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from servicekit import auth
 
@@ -311,7 +312,32 @@ MUTATIONS: dict[str, tuple[Callable[[list[Doc]], None], str]] = {
         _set("StatefulSet/table:spec.persistentVolumeClaimRetentionPolicy.whenScaled", "Delete"),
         "persistentVolumeClaimRetentionPolicy must Retain",
     ),
-    "table shards before leases": (_set("StatefulSet/table:spec.replicas", 3), "replicas must be 1"),
+    "table shards before routing": (_set("StatefulSet/table:spec.replicas", 3), "replicas must be 1"),
+    # the tournament service: one director on its own volume, driving the table, wallet and dealer
+    "two tournament directors": (
+        _set("StatefulSet/tournament:spec.replicas", 2),
+        "replicas must be 1: one director drives every tournament",
+    ),
+    "tournament state on scratch space": (
+        _set(f"StatefulSet/tournament:{C0}.volumeMounts.0.name", "tmp"),
+        "FELT_DATA_DIR must be on a volumeClaimTemplate",
+    ),
+    "tournament pointed at tables that are not there": (
+        _set(f"StatefulSet/tournament:{C0}.env.1.value", "tables:50054"),
+        "FELT_TABLE_ADDRESS=tables:50054 must be the table Service on 50054",
+    ),
+    "tournament on the table's port": (
+        _set(f"StatefulSet/tournament:{C0}.args.4", "50054"),
+        "--port must be 50055",
+    ),
+    "tournament without its signing key": (
+        _set(f"StatefulSet/tournament:{C0}.env.0.name", "FELT_AUTH_PUBLIC_KEY_FILE"),
+        "tournament mints its own service token: it needs FELT_AUTH_PRIVATE_KEY_FILE",
+    ),
+    "tournament without its pdb": (
+        lambda docs: docs.remove(get(docs, "PodDisruptionBudget", "tournament")),
+        "tournament: no PodDisruptionBudget",
+    ),
     "table autoscaled": (
         lambda docs: docs.append(
             {
@@ -522,38 +548,46 @@ READ_ONLY_RPC = {
     "dealer": "/poker.dealer.v1.DealerService/GetShoe",
     "wallet": "/poker.wallet.v1.WalletService/GetAccount",
     "table": "/poker.table.v1.TableService/ListTables",
+    "tournament": "/poker.tournament.v1.TournamentService/ListTournaments",
 }
 # The service's own series on /metrics (the table service serves the casino's and the poker tables').
 OWN_METRICS = {"table": ("poker_table_", "poker_casino_")}
 
 
+# The services the table and the tournament call (deploy/validate/netpol.py CALLS, minus the evaluator,
+# which the table does not call yet), in the order they can be started.
+DEPENDENCIES = {"table": ("dealer", "wallet"), "tournament": ("dealer", "wallet", "table")}
+
+
 @contextmanager
 def _dependencies(name: str, tmp: Path, env: dict[str, str]) -> Iterator[None]:
-    """The table service is SERVING only once the dealer and the wallet answer: run them here (development
-    mode) with the key of the table's signing Secret, so they accept the token the table mints, and point
-    the table at them as the cluster's Service names would."""
-    if name != "table":
-        yield
-        return
+    """The table and the tournament are SERVING only once the services they call answer: run those here
+    (development mode) with the key of the signing Secret, so they accept the token the service mints, and
+    point the service at them as the cluster's Service names would."""
     from servicekit.testing import config_for_tests, running
 
-    from services.dealer.server import service_spec as dealer_spec
-    from services.wallet.server import service_spec as wallet_spec
-
+    needed = DEPENDENCIES.get(name, ())
+    if not needed:
+        yield
+        return
     deps = tmp / "dependencies"
     (deps / auth.DEV_KEY_NAME).parent.mkdir(parents=True)
     shutil.copy(tmp / "felt-auth.pem", deps / auth.DEV_KEY_NAME)
-    with (
-        running(dealer_spec, config_for_tests("dealer", deps)) as dealer,
-        running(wallet_spec, config_for_tests("wallet", deps)) as wallet,
-    ):
-        env["FELT_DEALER_ADDRESS"], env["FELT_WALLET_ADDRESS"] = dealer.address, wallet.address
+    addresses: dict[str, str] = {}
+    with ExitStack() as stack:
+        for dependency in needed:
+            entry = registry.find(dependency)
+            assert entry is not None, dependency
+            extra = {f"{d}_address": a for d, a in addresses.items()}
+            config = config_for_tests(dependency, deps, **extra)  # one key: they accept each other
+            addresses[dependency] = stack.enter_context(running(entry.service_spec, config)).address
+        for dependency, address in addresses.items():
+            env[f"FELT_{dependency.upper()}_ADDRESS"] = address
         yield
 
 
 def _allows_anonymous(name: str) -> bool:
     """What the service itself declares (the evaluator ranks hands for anyone; the others need a token)."""
-    from felt import registry
     from servicekit.testing import config_for_tests
 
     entry = registry.find(name)
@@ -601,7 +635,7 @@ def _postgres_database() -> str:
     return urlsplit(url)._replace(path="/felt_deploy_test").geturl()
 
 
-@pytest.mark.parametrize("name", ["evaluator", "dealer", "wallet", "table"])
+@pytest.mark.parametrize("name", [entry.name for entry in registry.available()])
 def test_container_command_serves_probes_and_drains(name: str, tmp_path: Path) -> None:
     """The production container spec, run as a process: FELT_ENV=production with only the mounted
     public key (made with openssl as the docs say; tokens from `felt token` pass, none are refused), gRPC health SERVING on the probe port, /metrics on the scrape port with the

@@ -9,15 +9,19 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 import types
+import urllib.request
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import prometheus_client
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deploy.validate import catalog, dashboard, layout, promql, rules, suite
+from deploy.validate import catalog, dashboard, layout, promql, rules, scrape, suite
 from deploy.validate.catalog import build_catalog
 
 RULES = layout.RULE_FILES[0]
@@ -168,6 +172,11 @@ def test_rules_cover_what_operators_need() -> None:
     )
     assert "poker_dealer_entropy_failures_total" in alerts["FeltDealerEntropyFailure"]["expr"]
     assert {"FeltHighErrorRatio", "FeltHighLatencyP99"} <= set(alerts)
+    # table shards: a shard losing leases, flapping, tables nobody owns, renewals failing
+    assert "poker_table_lease_losses_total" in alerts["FeltTableShardLostLeases"]["expr"]
+    assert "poker_table_lease_losses_total" in alerts["FeltTableLeasesFlapping"]["expr"]
+    assert "poker_table_unowned_tables" in alerts["FeltTablesWithoutOwner"]["expr"]
+    assert "poker_table_lease_renewal_failures_total" in alerts["FeltTableLeaseRenewalsFailing"]["expr"]
 
 
 BROKEN_EXPRESSIONS = {
@@ -225,6 +234,23 @@ def test_promtool_unit_tests_pass() -> None:
         ),
         # an alert that waits would not page at the first entropy failure
         ("poker_dealer_entropy_failures_total[5m])) > 0", "poker_dealer_entropy_failures_total[5m])) > 1"),
+        # one incident (a single pause) is not flapping
+        ("[1h:5m]) >= 3", "[1h:5m]) >= 1"),
+        # counting each lost lease instead of the windows with losses pages on one big incident
+        (
+            "count_over_time((sum by (namespace, pod) (increase(poker_table_lease_losses_total[5m])) > 0)[1h:5m])",
+            "sum_over_time((sum by (namespace, pod) (increase(poker_table_lease_losses_total[5m])) > 0)[1h:5m])",
+        ),
+        # a takeover's seconds without an owner must not page
+        (
+            "max by (namespace, kind) (poker_table_unowned_tables) > 0\n        for: 1m",
+            "max by (namespace, kind) (poker_table_unowned_tables) > 0\n        for: 0m",
+        ),
+        # the largest count any shard sees, not the sum of every shard's view of the same tables
+        (
+            "max by (namespace, kind) (poker_table_unowned_tables)",
+            "sum by (namespace, kind) (poker_table_unowned_tables)",
+        ),
     ],
 )
 def test_promtool_unit_tests_fail_on_a_broken_rule(old: str, new: str, tmp_path: Path) -> None:
@@ -290,6 +316,16 @@ def test_dashboard_has_the_required_panels() -> None:
     exprs = [t["expr"] for p in dashboard.panels(board) for t in p.get("targets", [])]
     assert any("poker_evaluator_" in e for e in exprs) and any("poker_wallet_" in e for e in exprs)
     assert any("poker_table_hands_total" in e for e in exprs)
+    # table shards: how many are live, the leases each holds, takeovers and losses, tables nobody owns
+    for metric in (
+        "poker_table_shards_live",
+        "poker_table_leases_held",
+        "poker_table_lease_takeovers_total",
+        "poker_table_lease_losses_total",
+        "poker_table_unowned_tables",
+        "poker_table_fenced_writes_total",
+    ):
+        assert any(metric in e for e in exprs), metric
 
 
 def test_dashboard_checker_catches_unknown_metric_and_pinned_datasource(tmp_path: Path) -> None:
@@ -322,3 +358,144 @@ def test_dashboard_checker_catches_a_query_mixing_namespaces(tmp_path: Path) -> 
     path.write_text(json.dumps(board))
     problems = dashboard.check_dashboard(path, suite.catalog(), rules.recorded_names([RULES]))
     assert any("is not filtered by namespace" in p for p in problems), problems
+
+
+# --- the scrape configuration ---------------------------------------------------------------------------
+
+
+def test_scrape_config_finds_every_felt_pod_once() -> None:
+    assert suite.check_scrape_config().problems == []
+    config = scrape.load(layout.SCRAPE_CONFIG)
+    targets = scrape.targets_of(config, suite.rendered("production"), "felt")
+    apps = sorted(scrape.scraped(t)["app"] for t in targets)
+    assert apps == ["dealer", "evaluator", "table", "tournament", "wallet"]
+
+
+def _without(config: dict[str, Any], source: str) -> dict[str, Any]:
+    relabels = scrape.job(config)["relabel_configs"]  # type: ignore[index]
+    relabels[:] = [r for r in relabels if source not in r.get("source_labels", [])]
+    return config
+
+
+SCRAPE_BREAKS: dict[str, tuple[str, Callable[[dict[str, Any]], Any], str]] = {
+    "every container port scraped": (
+        "production",
+        lambda c: _without(c, "__meta_kubernetes_pod_container_port_name"),
+        "yields 2 scrape targets, not 1",
+    ),
+    "no namespace label": (
+        "production",
+        lambda c: _without(c, "__meta_kubernetes_namespace"),
+        "series get namespace=None, not 'felt'",
+    ),
+    "no pod label": ("dev", lambda c: _without(c, "__meta_kubernetes_pod_name"), "get pod=None"),
+    "every pod scraped, annotated or not": (
+        "dev",
+        lambda c: (
+            _without(c, "__meta_kubernetes_pod_annotation_prometheus_io_scrape")
+            and _without(c, "__meta_kubernetes_pod_container_port_name")
+        ),
+        "scrapes StatefulSet/wallet-postgres, which is not a Felt service",
+    ),
+    "service as a target label": (
+        "production",
+        lambda c: scrape.job(c)["relabel_configs"][-1].update({"target_label": "service"}),  # type: ignore[index]
+        "a target label `service` renames",
+    ),
+    "dev namespace not watched": (
+        "dev",
+        lambda c: scrape.job(c)["kubernetes_sd_configs"][0]["namespaces"].update({"names": ["felt"]}),  # type: ignore[index]
+        "does not watch the namespace felt-dev",
+    ),
+    "rules not loaded": ("production", lambda c: c.update({"rule_files": []}), "rule_files leaves out"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SCRAPE_BREAKS))
+def test_scrape_checker_catches(case: str, tmp_path: Path) -> None:
+    overlay, mutate, expected = SCRAPE_BREAKS[case]
+    config = scrape.load(layout.SCRAPE_CONFIG)
+    config["rule_files"] = [str(layout.SCRAPE_CONFIG.parent / f) for f in config["rule_files"]]
+    mutate(config)
+    path = tmp_path / "prometheus.yml"
+    path.write_text(json.dumps(config))
+    namespace = "felt" if overlay == "production" else "felt-dev"
+    problems = scrape.check_scrape_config(path, suite.rendered(overlay), namespace, layout.RULE_FILES)
+    assert any(expected in p for p in problems), problems
+
+
+def test_promtool_checks_the_scrape_config() -> None:
+    _promtool_or_skip()
+    assert suite.check_promtool_config().problems == []
+
+
+def test_local_stack_scrape_config_is_valid(tmp_path: Path) -> None:
+    """`felt monitor`'s configuration (static targets, the same labels) passes promtool too."""
+    _promtool_or_skip()
+    from felt import monitoring
+
+    config = monitoring.scrape_config(
+        [monitoring.Target("table", "127.0.0.1:9104")], 2.0, monitoring.rule_files()
+    )
+    assert config["rule_files"] and config["scrape_configs"][0]["static_configs"][0]["labels"] == {
+        "namespace": "local",
+        "app": "table",
+        "pod": "table-0",
+    }
+    path = tmp_path / "prometheus.yml"
+    path.write_text(json.dumps(config))
+    code, output = rules.run_promtool("check", "config", str(path))
+    assert code == 0, output
+
+
+@pytest.mark.slow
+def test_real_prometheus_relabels_the_pods_as_predicted(tmp_path: Path) -> None:
+    """The discovered targets of the production pods, handed to a real Prometheus (file discovery stands
+    in for Kubernetes discovery, which Debian's build leaves out): it keeps and labels exactly the targets
+    deploy/validate/scrape.py predicts, so the offline relabelling check judges what Prometheus does."""
+    from felt import monitoring
+
+    binary = monitoring.prometheus_binary()
+    if binary is None:
+        pytest.skip("the Prometheus server is not installed: `apt-get install -y prometheus`")
+    docs = suite.rendered("production")
+    discovered = scrape.discovered(docs, "felt")
+    targets_file = tmp_path / "targets.json"
+    targets_file.write_text(
+        json.dumps(
+            [
+                {"targets": [t["__address__"]], "labels": {k: v for k, v in t.items() if k != "__address__"}}
+                for t in discovered
+            ]
+        )
+    )
+    config = scrape.for_promtool(scrape.load(layout.SCRAPE_CONFIG), str(targets_file))
+    config["rule_files"] = []
+    server = monitoring.LocalPrometheus(binary, tmp_path / "prometheus", "127.0.0.1", _free_port())
+    assert server.start(config), server.log_path.read_text()
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            with urllib.request.urlopen(f"{server.url}/api/v1/targets?state=any", timeout=5) as reply:
+                data = json.loads(reply.read())["data"]
+            if len(data["activeTargets"]) + len(data["droppedTargets"]) == len(discovered):
+                break
+            assert time.monotonic() < deadline, data
+            time.sleep(0.2)
+    finally:
+        server.stop()
+    predicted = sorted(
+        json.dumps(scrape.scraped(t), sort_keys=True)
+        for t in scrape.targets_of(scrape.load(layout.SCRAPE_CONFIG), docs, "felt")
+    )
+    actual = sorted(json.dumps(t["labels"], sort_keys=True) for t in data["activeTargets"])
+    assert actual == predicted
+    assert len(predicted) == 5
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

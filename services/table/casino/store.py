@@ -1,36 +1,24 @@
-"""Each casino table's log in SQLite (`<data dir>/casino.sqlite3`): the round's entries (new round, seats,
-engine commands, wallet holds, payment) from which a round is rebuilt after a crash, the numbered events
-that WatchCasinoTable and GetGameHistory serve, and the answers to the players' requests (idempotent
-retries). Every entry is committed before its effect is answered; a request's record is committed with the
-step it made, so a retry after a crash finds it and changes nothing."""
+"""Each casino table's log, in the table service's store (services/table/storage): SQLite by default
+(`<data dir>/casino.sqlite3`), PostgreSQL when `TABLE_DATABASE_URL` names one. The round's entries (new
+round, seats, engine commands, wallet holds, payment) from which a round is rebuilt after a crash
+(`casino_log`), the numbered events that WatchCasinoTable and GetGameHistory serve (`casino_events`), and
+who bet in which round (`casino_bettors`), and the answers to the players' requests (`casino_requests`,
+idempotent retries). Every entry is committed before its effect is answered, through the table's lease
+fence: a process that lost the table commits nothing more for it (FencedOut); a request's record is
+committed with the step it made, so a retry after a crash finds it and changes nothing."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS log (
-    table_id TEXT NOT NULL, round INTEGER NOT NULL, n INTEGER NOT NULL, op TEXT NOT NULL, body TEXT NOT NULL,
-    PRIMARY KEY (table_id, round, n));
-CREATE TABLE IF NOT EXISTS events (
-    table_id TEXT NOT NULL, seq INTEGER NOT NULL, round INTEGER NOT NULL, kind TEXT NOT NULL,
-    seat INTEGER, player_id TEXT, data TEXT NOT NULL, time_ms INTEGER NOT NULL,
-    PRIMARY KEY (table_id, seq));
-CREATE TABLE IF NOT EXISTS bettors (
-    table_id TEXT NOT NULL, round INTEGER NOT NULL, player_id TEXT NOT NULL,
-    PRIMARY KEY (table_id, round, player_id));
-CREATE INDEX IF NOT EXISTS bettors_by_player ON bettors (player_id, round);
-CREATE TABLE IF NOT EXISTS requests (
-    key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, result TEXT NOT NULL, response BLOB,
-    time_ms INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS requests_by_time ON requests (time_ms);
-"""
+from services.table.storage import Tx, open_database
+from services.table.storage.leases import DEFAULT_TTL_MS, Shard
+from services.table.storage.ownership import ShardTables
+from services.table.storage.schema import CASINO
 
 
 @dataclass(frozen=True)
@@ -61,17 +49,35 @@ class StoredRequest:
     response: bytes | None  # the answer sent; None when a crash came between the step and the answer
 
 
+_UPSERT_REQUEST = (
+    "INSERT INTO casino_requests (key, fingerprint, result, response, time_ms) VALUES (?, ?, ?, ?, ?)"
+    " ON CONFLICT (key) DO UPDATE SET fingerprint = excluded.fingerprint, result = excluded.result,"
+    " response = excluded.response, time_ms = excluded.time_ms"
+)
+
+
 class CasinoStore:
-    def __init__(self, path: Path) -> None:
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.executescript(SCHEMA)
-        self._lock = threading.Lock()
+    def __init__(
+        self,
+        path: Path,
+        *,
+        database_url: str = "",
+        shard: Shard | None = None,
+        lease_ms: int = DEFAULT_TTL_MS,
+        pool_size: int = 8,
+    ) -> None:
+        """`path`: the SQLite file, unless `database_url` names the database (TABLE_DATABASE_URL).
+        `shard`: this process as a shard (one per service, shared with the poker tables' store)."""
+        self._db = open_database(database_url, path, [CASINO], pool_size=pool_size)
+        try:
+            self.owned = ShardTables(self._db, "casino", shard, ttl_ms=lease_ms)
+        except BaseException:
+            self._db.close()
+            raise
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self.owned.close()
+        self._db.close()
 
     def append(
         self,
@@ -84,113 +90,103 @@ class CasinoStore:
         result: dict[str, Any] | None = None,
     ) -> None:
         """Log entries, events and bettors of one step, and the request that made it, in one transaction."""
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                row = self._db.execute(
-                    "SELECT COALESCE(MAX(n), 0) FROM log WHERE table_id = ? AND round = ?",
-                    (table_id, round_number),
-                ).fetchone()
-                n = int(row[0])
-                for op, body in entries:
-                    n += 1
-                    self._db.execute(
-                        "INSERT INTO log VALUES (?, ?, ?, ?, ?)",
-                        (table_id, round_number, n, op, json.dumps(body, sort_keys=True)),
-                    )
-                self._db.executemany(
-                    "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        (
-                            e.table_id,
-                            e.seq,
-                            e.round,
-                            e.kind,
-                            e.seat,
-                            e.player_id,
-                            json.dumps(e.data),
-                            e.time_ms,
-                        )
-                        for e in events
-                    ],
+
+        def work(tx: Tx) -> None:
+            row = tx.execute(
+                "SELECT COALESCE(MAX(n), 0) FROM casino_log WHERE table_id = ? AND round = ?",
+                (table_id, round_number),
+            ).fetchone()
+            n = int(row[0])
+            for op, body in entries:
+                n += 1
+                tx.execute(
+                    "INSERT INTO casino_log (table_id, round, n, op, body) VALUES (?, ?, ?, ?, ?)",
+                    (table_id, round_number, n, op, json.dumps(body, sort_keys=True)),
                 )
-                self._db.executemany(
-                    "INSERT OR IGNORE INTO bettors VALUES (?, ?, ?)",
-                    [(table_id, round_number, p) for p in bettors],
-                )
-                if request is not None:
-                    self._db.execute(
-                        "INSERT OR REPLACE INTO requests VALUES (?, ?, ?, NULL, ?)",
-                        (request.key, request.fingerprint, json.dumps(result or {}), _now_ms()),
-                    )
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+            tx.executemany(
+                "INSERT INTO casino_events (table_id, seq, round, kind, seat, player_id, data, time_ms)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (e.table_id, e.seq, e.round, e.kind, e.seat, e.player_id, json.dumps(e.data), e.time_ms)
+                    for e in events
+                ],
+            )
+            tx.executemany(
+                "INSERT INTO casino_bettors (table_id, round, player_id) VALUES (?, ?, ?)"
+                " ON CONFLICT (table_id, round, player_id) DO NOTHING",
+                [(table_id, round_number, p) for p in sorted(bettors)],
+            )
+            if request is not None:
+                row = (request.key, request.fingerprint, json.dumps(result or {}), None, _now_ms())
+                tx.execute(_UPSERT_REQUEST, row)
+
+        self.owned.write(table_id, work)
 
     def request(self, key: str) -> StoredRequest | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT fingerprint, result, response FROM requests WHERE key = ?", (key,)
-            ).fetchone()
-        if row is None:
+        rows = self._db.read(
+            "SELECT fingerprint, result, response FROM casino_requests WHERE key = ?", (key,)
+        )
+        if not rows:
             return None
-        return StoredRequest(str(row[0]), json.loads(row[1]), None if row[2] is None else bytes(row[2]))
+        fingerprint, result, response = rows[0]
+        return StoredRequest(
+            str(fingerprint), json.loads(result), None if response is None else bytes(response)
+        )
 
     def save_answer(self, request: RequestMark, result: dict[str, Any], response: bytes) -> None:
-        """The answer to a request (its step, if any, already logged it with a NULL response)."""
-        with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO requests VALUES (?, ?, ?, ?, ?)",
-                (request.key, request.fingerprint, json.dumps(result), response, _now_ms()),
-            )
+        """The answer to a request (its step, if any, already logged it with no response): not a table's
+        log, so not through the fence."""
+        row = (request.key, request.fingerprint, json.dumps(result), response, _now_ms())
+        self._db.write(lambda tx: tx.execute(_UPSERT_REQUEST, row))
 
     def forget_requests(self, before_ms: int) -> int:
         """Drop the answers recorded before `before_ms` (a retry that late is a new request)."""
-        with self._lock:
-            return int(self._db.execute("DELETE FROM requests WHERE time_ms < ?", (before_ms,)).rowcount)
+        return int(
+            self._db.write(
+                lambda tx: tx.execute("DELETE FROM casino_requests WHERE time_ms < ?", (before_ms,)).rowcount
+            )
+        )
 
     def last_round(self, table_id: str) -> int:
-        with self._lock:
-            row = self._db.execute("SELECT MAX(round) FROM log WHERE table_id = ?", (table_id,)).fetchone()
-        return int(row[0] or 0)
+        rows = self._db.read("SELECT MAX(round) FROM casino_log WHERE table_id = ?", (table_id,))
+        return int(rows[0][0] or 0)
 
     def round_log(self, table_id: str, round_number: int) -> list[tuple[str, dict[str, Any]]]:
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT op, body FROM log WHERE table_id = ? AND round = ? ORDER BY n",
-                (table_id, round_number),
-            ).fetchall()
-        return [(op, json.loads(body)) for op, body in rows]
+        rows = self._db.read(
+            "SELECT op, body FROM casino_log WHERE table_id = ? AND round = ? ORDER BY n",
+            (table_id, round_number),
+        )
+        return [(str(op), json.loads(body)) for op, body in rows]
 
     def events(self, table_id: str, from_seq: int = 1, round_number: int | None = None) -> list[StoredEvent]:
-        query = "SELECT * FROM events WHERE table_id = ? AND seq >= ?"
+        query = (
+            "SELECT table_id, seq, round, kind, seat, player_id, data, time_ms FROM casino_events"
+            " WHERE table_id = ? AND seq >= ?"
+        )
         args: list[Any] = [table_id, from_seq]
         if round_number is not None:
             query += " AND round = ?"
             args.append(round_number)
-        with self._lock:
-            rows = self._db.execute(query + " ORDER BY seq", args).fetchall()
+        rows = self._db.read(query + " ORDER BY seq", args)
         return [StoredEvent(r[1], r[0], r[2], r[3], r[4], r[5], json.loads(r[6]), r[7]) for r in rows]
 
     def last_seq(self, table_id: str) -> int:
-        with self._lock:
-            row = self._db.execute("SELECT MAX(seq) FROM events WHERE table_id = ?", (table_id,)).fetchone()
-        return int(row[0] or 0)
+        rows = self._db.read("SELECT MAX(seq) FROM casino_events WHERE table_id = ?", (table_id,))
+        return int(rows[0][0] or 0)
 
     def rounds_of(self, player_id: str, table_id: str, limit: int) -> list[tuple[str, int]]:
         """The player's latest rounds (they bet), newest first."""
-        query = "SELECT table_id, round FROM bettors WHERE player_id = ?"
+        query = "SELECT table_id, round FROM casino_bettors WHERE player_id = ?"
         args: list[Any] = [player_id]
         if table_id:
             query += " AND table_id = ?"
             args.append(table_id)
-        with self._lock:
-            rows = self._db.execute(
-                query + " ORDER BY (SELECT MAX(time_ms) FROM events e WHERE e.table_id = bettors.table_id"
-                " AND e.round = bettors.round) DESC, round DESC LIMIT ?",
-                [*args, limit],
-            ).fetchall()
+        rows = self._db.read(
+            query
+            + " ORDER BY (SELECT MAX(time_ms) FROM casino_events e WHERE e.table_id = casino_bettors.table_id"
+            " AND e.round = casino_bettors.round) DESC, round DESC LIMIT ?",
+            [*args, limit],
+        )
         return [(str(r[0]), int(r[1])) for r in rows]
 
 

@@ -1,140 +1,45 @@
-"""The poker tables' log in SQLite (`<data dir>/tables.sqlite3`, WAL, synchronous=FULL).
+"""The poker tables' log, in the table service's store (services/table/storage): SQLite by default
+(`<data dir>/tables.sqlite3`, WAL, synchronous=FULL), PostgreSQL when `TABLE_DATABASE_URL` names one; one
+schema for both, migrated at open (a file of the store before it moved onto the layer is migrated in place,
+its rows kept).
 
-- `tables`: each table's settings, host, invite code and the players invited when it was created.
-- `invitations`: players the host invited afterwards, one row each (InvitePlayers writes only its new rows,
-  never the snapshot).
-- `snapshots` + `hand_log`: the table between hands, and the commands since (the hand in progress): a
-  restarted service loads the snapshot and replays the commands (the core is deterministic given the cards).
-- `events`: the numbered TableEvents (serialized protos; `private_player` set on hole cards), served by
-  WatchTable from any `from_seq`.
-- `hands` + `hand_players`: finished hands (who sat where, each player's net) for the histories.
-- `money_ops` / `payouts`: wallet calls asked (buy-ins) or owed (stacks leaving), so a crash in between is
-  cleaned up or completed on restart; an open payout carries its failed attempts, when it is tried next,
-  its last error and whether the wallet refused it (`payouts.py`).
-- `requests`: the first answer to each mutating request, under its caller-scoped key with the request's
-  fingerprint (`servicekit.idempotency`), kept `REQUEST_RETENTION_MS` (a day) for retries.
+- `poker_tables`: each table's settings, host, invite code and the players invited when it was created.
+- `poker_invitations`: players the host invited afterwards, one row each (InvitePlayers writes only its new
+  rows, never the snapshot).
+- `poker_snapshots` + `poker_hand_log`: the table between hands, and the commands since (the hand in
+  progress): a restarted service loads the snapshot and replays the commands (the core is deterministic
+  given the cards).
+- `poker_events`: the numbered TableEvents (serialized protos; `private_player` set on hole cards), served
+  by WatchTable from any `from_seq`.
+- `poker_hands` + `poker_hand_players`: finished hands (who sat where, each player's net) for the histories.
+- `poker_money_ops` / `poker_payouts`: wallet calls asked (buy-ins) or owed (stacks leaving, in the order
+  owed: `n`), so a crash in between is cleaned up or completed on restart; an open payout carries its
+  failed attempts, when it is tried next, its last error and whether the wallet refused it (`payouts.py`).
+- `poker_requests`: the first answer to each mutating request, under its caller-scoped key with the
+  request's fingerprint (`servicekit.idempotency`), kept `REQUEST_RETENTION_MS` (a day) for retries.
 
-The file's schema version is SQLite's `user_version`: a new file gets the whole schema, an older one the
-migrations since its version, once, in one transaction.
-
-One `commit` per command writes all of its rows atomically, before the command is answered. Writes are
-group-committed: commands of several tables that arrive while a transaction is being made durable go into
-the next one (each in its own savepoint), so many tables share one fsync. Reads use their own connection
-(one per thread; WAL lets them run beside the writer and each other).
+One `commit` per command writes all of its rows atomically, before the command is answered, through the
+table's lease fence (services/table/storage/leases.py): a process that lost the table commits nothing
+more for it (FencedOut). In SQLite, writes of several tables are group-committed (one fsync for many);
+PostgreSQL commits concurrent transactions together by itself. Reads see the last committed state.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from servicekit.idempotency import Saved
 
-T = TypeVar("T")
+from services.table.storage import Tx, open_database
+from services.table.storage.leases import DEFAULT_TTL_MS, Shard
+from services.table.storage.ownership import ShardTables
+from services.table.storage.schema import POKER
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS tables (
-    table_id TEXT PRIMARY KEY, settings BLOB NOT NULL, host TEXT NOT NULL, invite_code TEXT NOT NULL,
-    invited TEXT NOT NULL, created_ms INTEGER NOT NULL, tournament_id TEXT NOT NULL DEFAULT '');
-CREATE TABLE IF NOT EXISTS snapshots (table_id TEXT PRIMARY KEY, body TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS invitations (
-    table_id TEXT NOT NULL, player TEXT NOT NULL, PRIMARY KEY (table_id, player));
-CREATE TABLE IF NOT EXISTS hand_log (
-    table_id TEXT NOT NULL, n INTEGER NOT NULL, op TEXT NOT NULL, body TEXT NOT NULL,
-    PRIMARY KEY (table_id, n));
-CREATE TABLE IF NOT EXISTS events (
-    table_id TEXT NOT NULL, seq INTEGER NOT NULL, hand INTEGER NOT NULL, private_player TEXT,
-    body BLOB NOT NULL, time_ms INTEGER NOT NULL, PRIMARY KEY (table_id, seq));
-CREATE TABLE IF NOT EXISTS hands (
-    table_id TEXT NOT NULL, hand INTEGER NOT NULL, started_ms INTEGER NOT NULL, voided INTEGER NOT NULL,
-    players TEXT NOT NULL, PRIMARY KEY (table_id, hand));
-CREATE TABLE IF NOT EXISTS hand_players (
-    table_id TEXT NOT NULL, hand INTEGER NOT NULL, player TEXT NOT NULL, seat INTEGER NOT NULL,
-    net INTEGER NOT NULL, PRIMARY KEY (table_id, hand, player));
-CREATE INDEX IF NOT EXISTS hand_players_by_player ON hand_players (player, table_id, hand);
-CREATE TABLE IF NOT EXISTS money_ops (
-    table_id TEXT NOT NULL, n INTEGER NOT NULL, hold_id TEXT NOT NULL, player TEXT NOT NULL,
-    amount INTEGER NOT NULL, done INTEGER NOT NULL, PRIMARY KEY (table_id, n));
-CREATE TABLE IF NOT EXISTS payouts (
-    transfer_id TEXT PRIMARY KEY, table_id TEXT NOT NULL, player TEXT NOT NULL, amount INTEGER NOT NULL,
-    done INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, next_at_ms INTEGER NOT NULL DEFAULT 0,
-    last_error TEXT NOT NULL DEFAULT '', refused INTEGER NOT NULL DEFAULT 0);
-CREATE INDEX IF NOT EXISTS payouts_open ON payouts (table_id) WHERE done = 0;
-CREATE TABLE IF NOT EXISTS requests (
-    key TEXT PRIMARY KEY, response BLOB NOT NULL, fingerprint TEXT NOT NULL DEFAULT '',
-    created_ms INTEGER NOT NULL DEFAULT 0);
-CREATE INDEX IF NOT EXISTS requests_by_age ON requests (created_ms);
-"""
 # A retry comes within seconds; a day covers any client's. Older answers are dropped (the clock prunes).
 REQUEST_RETENTION_MS = 24 * 3600 * 1000
-
-
-def _migrate_1(db: sqlite3.Connection) -> None:
-    """Version 1: answers carry the request's fingerprint and their age. Keys of older answers were not
-    scoped by the caller's role; they never match a new key (a JSON list) and age out."""
-    db.execute("ALTER TABLE requests ADD COLUMN fingerprint TEXT NOT NULL DEFAULT ''")
-    db.execute("ALTER TABLE requests ADD COLUMN created_ms INTEGER NOT NULL DEFAULT 0")
-    db.execute("CREATE INDEX IF NOT EXISTS requests_by_age ON requests (created_ms)")
-
-
-def _migrate_2(db: sqlite3.Connection) -> None:
-    """Version 2: invitations are rows of their own, out of the snapshots (and of hand logs, where an
-    invitation made during a hand waited for the next snapshot)."""
-    db.execute(
-        "CREATE TABLE invitations"
-        " (table_id TEXT NOT NULL, player TEXT NOT NULL, PRIMARY KEY (table_id, player))"
-    )
-    for table_id, raw in db.execute("SELECT table_id, body FROM snapshots").fetchall():
-        body = json.loads(raw)
-        invited = body.pop("invited", [])
-        db.executemany("INSERT OR IGNORE INTO invitations VALUES (?, ?)", [(table_id, p) for p in invited])
-        db.execute("UPDATE snapshots SET body = ? WHERE table_id = ?", (json.dumps(body), table_id))
-    for table_id, raw in db.execute("SELECT table_id, body FROM hand_log WHERE op = 'invite'").fetchall():
-        db.execute("INSERT OR IGNORE INTO invitations VALUES (?, ?)", (table_id, json.loads(raw)["player"]))
-
-
-def _migrate_3(db: sqlite3.Connection) -> None:
-    """Version 3: an open payout carries its failed attempts, its next try, its last error and whether the
-    wallet refused it, so each backs off on its own; open payouts are indexed."""
-    for column in (
-        "attempts INTEGER NOT NULL DEFAULT 0",
-        "next_at_ms INTEGER NOT NULL DEFAULT 0",
-        "last_error TEXT NOT NULL DEFAULT ''",
-        "refused INTEGER NOT NULL DEFAULT 0",
-    ):
-        db.execute(f"ALTER TABLE payouts ADD COLUMN {column}")
-
-
-def _migrate_4(db: sqlite3.Connection) -> None:
-    """Version 4: a table may belong to a tournament (played under the tournament policy)."""
-    db.execute("ALTER TABLE tables ADD COLUMN tournament_id TEXT NOT NULL DEFAULT ''")
-
-
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migrate_1, _migrate_2, _migrate_3, _migrate_4]
-SCHEMA_VERSION = len(MIGRATIONS)
-
-
-def _open_schema(db: sqlite3.Connection) -> None:
-    """The whole schema for a new file; the migrations since its version for an older one."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        version = int(db.execute("PRAGMA user_version").fetchone()[0])
-        existing = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tables'")
-        if existing.fetchone() is not None:
-            for migrate in MIGRATIONS[version:]:
-                migrate(db)
-        for statement in filter(str.strip, SCHEMA.split(";")):
-            db.execute(statement)
-        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
 
 
 @dataclass(frozen=True)
@@ -205,131 +110,32 @@ class Commit:
     invited: list[str] = field(default_factory=list)  # players invited by the host (rows of their own)
 
 
-class _Write(Generic[T]):
-    """One caller's writes, waiting for the group commit that carries them."""
-
-    def __init__(self, work: Callable[[sqlite3.Connection], T]) -> None:
-        self.work = work
-        self.result: T | None = None
-        self.error: BaseException | None = None
-        self.done = False
-
-
-def _connect(path: Path) -> sqlite3.Connection:
-    db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute("PRAGMA synchronous=FULL")
-    return db
-
-
-CHECKPOINT_SECONDS = 1.0
-
-
-class _Checkpointer:
-    """Copies the WAL into the database on its own thread and connection, every second. SQLite would
-    otherwise run each checkpoint inside the commit that crosses 1,000 WAL pages: a copy and two fsyncs
-    on a player's Act, every few hundred commits. PASSIVE never blocks the writer or the readers."""
-
-    def __init__(self, path: Path, writer: sqlite3.Connection) -> None:
-        writer.execute("PRAGMA wal_autocheckpoint=0")
-        self._db = _connect(path)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="table-checkpoint", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.wait(CHECKPOINT_SECONDS):
-            self.checkpoint()
-
-    def checkpoint(self) -> tuple[int, int]:
-        """(WAL frames, frames copied into the database): SQLite's own answer."""
+class TableStore:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        database_url: str = "",
+        shard: Shard | None = None,
+        lease_ms: int = DEFAULT_TTL_MS,
+        pool_size: int = 8,
+    ) -> None:
+        """`path`: the SQLite file, unless `database_url` names the database (TABLE_DATABASE_URL).
+        `shard`: this process as a shard (one per service, shared with the casino's store)."""
+        self._db = open_database(database_url, path, [POKER], pool_size=pool_size)
+        self.checkpointer = getattr(self._db, "checkpointer", None)  # SQLite's background WAL copier
         try:
-            row = self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-        except sqlite3.Error:  # the next round tries again; the WAL only grows meanwhile
-            return (-1, -1)
-        return int(row[1]), int(row[2])
+            self.owned = ShardTables(self._db, "poker", shard, ttl_ms=lease_ms)
+        except BaseException:
+            self._db.close()
+            raise
 
     def close(self) -> None:
-        self._stop.set()
-        self._thread.join()
+        self.owned.close()
         self._db.close()
 
-
-class TableStore:
-    def __init__(self, path: Path) -> None:
-        self._db = _connect(path)
-        _open_schema(self._db)
-        self.checkpointer = _Checkpointer(path, self._db)
-        self._path = path
-        self._local = threading.local()  # one reader connection per thread: WAL readers run side by side
-        self._readers: list[sqlite3.Connection] = []
-        self._readers_lock = threading.Lock()
-        self._writes = threading.Condition()
-        self._queue: list[_Write[Any]] = []
-        self._writing = False
-
-    def close(self) -> None:
-        self.checkpointer.close()
-        with self._writes:
-            while self._writing:
-                self._writes.wait()
-            self._db.close()
-        with self._readers_lock:
-            for reader in self._readers:
-                reader.close()
-            self._readers.clear()
-
     def _rows(self, query: str, args: tuple[Any, ...] | list[Any] = ()) -> list[Any]:
-        reader: sqlite3.Connection | None = getattr(self._local, "reader", None)
-        if reader is None:
-            reader = self._local.reader = _connect(self._path)
-            with self._readers_lock:
-                self._readers.append(reader)
-        return reader.execute(query, args).fetchall()
-
-    def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """Run `work` in the next group commit and return once it is durable (or raise its error)."""
-        mine: _Write[T] = _Write(work)
-        with self._writes:
-            self._queue.append(mine)
-            while not mine.done and self._writing:
-                self._writes.wait()
-            if not mine.done:  # nobody is writing: lead a group with everything queued
-                self._writing = True
-                batch, self._queue = self._queue, []
-        if not mine.done:
-            try:
-                self._commit_group(batch)
-            finally:
-                with self._writes:
-                    self._writing = False
-                    self._writes.notify_all()
-        if mine.error is not None:
-            raise mine.error
-        return mine.result  # type: ignore[return-value]
-
-    def _commit_group(self, batch: list[_Write[Any]]) -> None:
-        db = self._db
-        try:
-            db.execute("BEGIN IMMEDIATE")
-            for item in batch:
-                db.execute("SAVEPOINT one")
-                try:
-                    item.result = item.work(db)
-                    db.execute("RELEASE one")
-                except Exception as error:  # this write fails alone; the others go on
-                    db.execute("ROLLBACK TO one")
-                    db.execute("RELEASE one")
-                    item.error = error
-            db.execute("COMMIT")
-        except BaseException as error:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            for item in batch:
-                item.error = item.error or error
-        finally:
-            for item in batch:
-                item.done = True
+        return self._db.read(query, args)
 
     # Tables ------------------------------------------------------------------------------------------
 
@@ -344,11 +150,18 @@ class TableStore:
         tournament_id: str = "",
     ) -> None:
         row = (table_id, settings, host, code, json.dumps(sorted(invited)), now_ms, tournament_id)
-        self._write(lambda db: db.execute("INSERT INTO tables VALUES (?, ?, ?, ?, ?, ?, ?)", row))
+        self.owned.create(
+            table_id,
+            lambda tx: tx.execute(
+                "INSERT INTO poker_tables (table_id, settings, host, invite_code, invited, created_ms,"
+                " tournament_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                row,
+            ),
+        )
 
     def tables(self) -> list[TableRow]:
         rows = self._rows(
-            "SELECT table_id, settings, host, invite_code, invited, tournament_id FROM tables"
+            "SELECT table_id, settings, host, invite_code, invited, tournament_id FROM poker_tables"
             " ORDER BY table_id"
         )
         return [
@@ -357,113 +170,137 @@ class TableStore:
         ]
 
     def invitations(self, table_id: str) -> list[str]:
-        rows = self._rows("SELECT player FROM invitations WHERE table_id = ? ORDER BY player", (table_id,))
+        rows = self._rows(
+            "SELECT player FROM poker_invitations WHERE table_id = ? ORDER BY player", (table_id,)
+        )
         return [str(r[0]) for r in rows]
 
     def snapshot(self, table_id: str) -> dict[str, Any] | None:
-        rows = self._rows("SELECT body FROM snapshots WHERE table_id = ?", (table_id,))
+        rows = self._rows("SELECT body FROM poker_snapshots WHERE table_id = ?", (table_id,))
         return dict(json.loads(rows[0][0])) if rows else None
 
     def hand_log(self, table_id: str) -> list[tuple[str, dict[str, Any]]]:
-        rows = self._rows("SELECT op, body FROM hand_log WHERE table_id = ? ORDER BY n", (table_id,))
+        rows = self._rows("SELECT op, body FROM poker_hand_log WHERE table_id = ? ORDER BY n", (table_id,))
         return [(str(r[0]), dict(json.loads(r[1]))) for r in rows]
 
     # The one write path --------------------------------------------------------------------------------
 
     def commit(self, table_id: str, c: Commit) -> None:
-        self._write(lambda db: self._apply(db, table_id, c))
+        self.owned.write(table_id, lambda tx: self._apply(tx, table_id, c))
 
     @staticmethod
-    def _apply(db: sqlite3.Connection, table_id: str, c: Commit) -> None:
+    def _apply(tx: Tx, table_id: str, c: Commit) -> None:
         if c.log is not None:
-            row = db.execute(
-                "SELECT COALESCE(MAX(n), 0) FROM hand_log WHERE table_id = ?", (table_id,)
+            row = tx.execute(
+                "SELECT COALESCE(MAX(n), 0) FROM poker_hand_log WHERE table_id = ?", (table_id,)
             ).fetchone()
-            db.execute(
-                "INSERT INTO hand_log VALUES (?, ?, ?, ?)",
+            tx.execute(
+                "INSERT INTO poker_hand_log (table_id, n, op, body) VALUES (?, ?, ?, ?)",
                 (table_id, int(row[0]) + 1, c.log[0], json.dumps(c.log[1], sort_keys=True)),
             )
         if c.snapshot is not None:
-            db.execute("INSERT OR REPLACE INTO snapshots VALUES (?, ?)", (table_id, json.dumps(c.snapshot)))
-            db.execute("DELETE FROM hand_log WHERE table_id = ?", (table_id,))
-        db.executemany(
-            "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)",
+            tx.execute(
+                "INSERT INTO poker_snapshots (table_id, body) VALUES (?, ?)"
+                " ON CONFLICT (table_id) DO UPDATE SET body = excluded.body",
+                (table_id, json.dumps(c.snapshot)),
+            )
+            tx.execute("DELETE FROM poker_hand_log WHERE table_id = ?", (table_id,))
+        tx.executemany(
+            "INSERT INTO poker_events (table_id, seq, hand, private_player, body, time_ms)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
             [(table_id, e.seq, e.hand, e.private_player, e.body, e.time_ms) for e in c.events],
         )
         if c.hand is not None:
             h = c.hand
-            db.execute(
-                "INSERT OR REPLACE INTO hands VALUES (?, ?, ?, ?, ?)",
+            tx.execute(
+                "INSERT INTO poker_hands (table_id, hand, started_ms, voided, players) VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT (table_id, hand) DO UPDATE SET started_ms = excluded.started_ms,"
+                " voided = excluded.voided, players = excluded.players",
                 (table_id, h.hand, h.started_ms, int(h.voided), json.dumps(h.players)),
             )
-            db.executemany(
-                "INSERT OR REPLACE INTO hand_players VALUES (?, ?, ?, ?, ?)",
+            tx.executemany(
+                "INSERT INTO poker_hand_players (table_id, hand, player, seat, net) VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT (table_id, hand, player)"
+                " DO UPDATE SET seat = excluded.seat, net = excluded.net",
                 [(table_id, h.hand, p, seat, net) for p, (seat, net) in c.nets.items()],
             )
-        db.executemany(
-            "INSERT OR IGNORE INTO payouts (transfer_id, table_id, player, amount, done)"
-            " VALUES (?, ?, ?, ?, 0)",
-            [(p.transfer_id, table_id, p.player, p.amount) for p in c.payouts],
-        )
+        for p in c.payouts:  # in the order they are owed (n), each once (its transfer id)
+            tx.execute(
+                "INSERT INTO poker_payouts (transfer_id, table_id, player, amount, done, n)"
+                " SELECT ?, ?, ?, ?, 0, COALESCE(MAX(n), 0) + 1 FROM poker_payouts WHERE table_id = ?"
+                " ON CONFLICT (transfer_id) DO NOTHING",
+                (p.transfer_id, table_id, p.player, p.amount, table_id),
+            )
         if c.money_done is not None:
-            db.execute("UPDATE money_ops SET done = 1 WHERE table_id = ? AND n = ?", (table_id, c.money_done))
+            tx.execute(
+                "UPDATE poker_money_ops SET done = 1 WHERE table_id = ? AND n = ?", (table_id, c.money_done)
+            )
         if c.invited:
-            db.executemany(
-                "INSERT OR IGNORE INTO invitations VALUES (?, ?)", [(table_id, p) for p in c.invited]
+            tx.executemany(
+                "INSERT INTO poker_invitations (table_id, player) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                [(table_id, p) for p in c.invited],
             )
         if c.request is not None:
-            TableStore._save_answer(db, c.request)
+            TableStore._save_answer(tx, c.request)
 
     # Money ---------------------------------------------------------------------------------------------
 
     def begin_money(self, table_id: str, player: str, amount: int, hold_id_of: Any) -> tuple[int, str]:
         """Log a buy-in about to be asked of the wallet; returns its number and hold id."""
 
-        def work(db: sqlite3.Connection) -> tuple[int, str]:
-            row = db.execute(
-                "SELECT COALESCE(MAX(n), 0) FROM money_ops WHERE table_id = ?", (table_id,)
+        def work(tx: Tx) -> tuple[int, str]:
+            row = tx.execute(
+                "SELECT COALESCE(MAX(n), 0) FROM poker_money_ops WHERE table_id = ?", (table_id,)
             ).fetchone()
             n = int(row[0]) + 1
             hold_id = str(hold_id_of(n))
-            db.execute(
-                "INSERT INTO money_ops VALUES (?, ?, ?, ?, ?, 0)", (table_id, n, hold_id, player, amount)
+            tx.execute(
+                "INSERT INTO poker_money_ops (table_id, n, hold_id, player, amount, done)"
+                " VALUES (?, ?, ?, ?, ?, 0)",
+                (table_id, n, hold_id, player, amount),
             )
             return n, hold_id
 
-        return self._write(work)
+        return self.owned.write(table_id, work)
 
     def end_money(self, table_id: str, n: int) -> None:
-        self._write(
-            lambda db: db.execute("UPDATE money_ops SET done = 1 WHERE table_id = ? AND n = ?", (table_id, n))
+        self.owned.write(
+            table_id,
+            lambda tx: tx.execute(
+                "UPDATE poker_money_ops SET done = 1 WHERE table_id = ? AND n = ?", (table_id, n)
+            ),
         )
 
     def open_money(self, table_id: str) -> list[tuple[int, str, str]]:
         rows = self._rows(
-            "SELECT n, hold_id, player FROM money_ops WHERE table_id = ? AND done = 0 ORDER BY n", (table_id,)
+            "SELECT n, hold_id, player FROM poker_money_ops WHERE table_id = ? AND done = 0 ORDER BY n",
+            (table_id,),
         )
         return [(int(r[0]), str(r[1]), str(r[2])) for r in rows]
 
     def open_payouts(self, table_id: str) -> list[Payout]:
         rows = self._rows(
-            "SELECT transfer_id, player, amount, attempts, next_at_ms, last_error, refused FROM payouts"
-            " WHERE table_id = ? AND done = 0 ORDER BY rowid",
+            "SELECT transfer_id, player, amount, attempts, next_at_ms, last_error, refused FROM poker_payouts"
+            " WHERE table_id = ? AND done = 0 ORDER BY n",
             (table_id,),
         )
         return [
             Payout(str(r[0]), str(r[1]), int(r[2]), int(r[3]), int(r[4]), str(r[5]), bool(r[6])) for r in rows
         ]
 
+    # Not fenced: these record what the wallet did with a transfer, true whoever records it.
+
     def payout_done(self, transfer_id: str) -> None:
-        self._write(
-            lambda db: db.execute("UPDATE payouts SET done = 1 WHERE transfer_id = ?", (transfer_id,))
+        self._db.write(
+            lambda tx: tx.execute("UPDATE poker_payouts SET done = 1 WHERE transfer_id = ?", (transfer_id,))
         )
 
     def payout_failed(
         self, transfer_id: str, attempts: int, next_at_ms: int, error: str, refused: bool
     ) -> None:
-        self._write(
-            lambda db: db.execute(
-                "UPDATE payouts SET attempts = ?, next_at_ms = ?, last_error = ?, refused = ?"
+        self._db.write(
+            lambda tx: tx.execute(
+                "UPDATE poker_payouts SET attempts = ?, next_at_ms = ?, last_error = ?, refused = ?"
                 " WHERE transfer_id = ?",
                 (attempts, next_at_ms, error[:200], int(refused), transfer_id),
             )
@@ -473,27 +310,31 @@ class TableStore:
         """Those of the transfer ids whose payout the wallet has taken."""
         marks = ", ".join("?" * len(transfer_ids))
         rows = self._rows(
-            f"SELECT transfer_id FROM payouts WHERE done = 1 AND transfer_id IN ({marks})", transfer_ids
+            f"SELECT transfer_id FROM poker_payouts WHERE done = 1 AND transfer_id IN ({marks})", transfer_ids
         )
         return {str(r[0]) for r in rows}
 
     def pending_payouts(self) -> tuple[int, int, int]:
         """(open payouts, their chips, those the wallet refused at their last attempt), every table."""
         rows = self._rows(
-            "SELECT COUNT(*), COALESCE(SUM(amount), 0), COALESCE(SUM(refused), 0) FROM payouts WHERE done = 0"
+            "SELECT COUNT(*), COALESCE(SUM(amount), 0), COALESCE(SUM(refused), 0) FROM poker_payouts"
+            " WHERE done = 0"
         )
         return int(rows[0][0]), int(rows[0][1]), int(rows[0][2])
 
     # Events and histories --------------------------------------------------------------------------------
 
     def last_seq(self, table_id: str) -> int:
-        rows = self._rows("SELECT MAX(seq) FROM events WHERE table_id = ?", (table_id,))
+        rows = self._rows("SELECT MAX(seq) FROM poker_events WHERE table_id = ?", (table_id,))
         return int(rows[0][0] or 0)
 
     def events(
         self, table_id: str, from_seq: int, to_seq: int | None = None, hand: int | None = None
     ) -> list[StoredEvent]:
-        query = "SELECT seq, hand, private_player, body, time_ms FROM events WHERE table_id = ? AND seq >= ?"
+        query = (
+            "SELECT seq, hand, private_player, body, time_ms FROM poker_events"
+            " WHERE table_id = ? AND seq >= ?"
+        )
         args: list[Any] = [table_id, from_seq]
         if to_seq is not None:
             query += " AND seq <= ?"
@@ -506,7 +347,8 @@ class TableStore:
 
     def hand(self, table_id: str, hand: int) -> HandRow | None:
         rows = self._rows(
-            "SELECT started_ms, voided, players FROM hands WHERE table_id = ? AND hand = ?", (table_id, hand)
+            "SELECT started_ms, voided, players FROM poker_hands WHERE table_id = ? AND hand = ?",
+            (table_id, hand),
         )
         if not rows:
             return None
@@ -515,7 +357,7 @@ class TableStore:
 
     def net_of(self, table_id: str, hand: int, player: str) -> int | None:
         rows = self._rows(
-            "SELECT net FROM hand_players WHERE table_id = ? AND hand = ? AND player = ?",
+            "SELECT net FROM poker_hand_players WHERE table_id = ? AND hand = ? AND player = ?",
             (table_id, hand, player),
         )
         return int(rows[0][0]) if rows else None
@@ -523,7 +365,7 @@ class TableStore:
     def played_at(self, table_id: str, player: str) -> bool:
         """Whether the player was dealt a finished hand at the table."""
         rows = self._rows(
-            "SELECT 1 FROM hand_players WHERE player = ? AND table_id = ? LIMIT 1", (player, table_id)
+            "SELECT 1 FROM poker_hand_players WHERE player = ? AND table_id = ? LIMIT 1", (player, table_id)
         )
         return bool(rows)
 
@@ -531,12 +373,12 @@ class TableStore:
         """Finished hands, newest first, below hand number `before`: the player's (None: all)."""
         if player is None:
             rows = self._rows(
-                "SELECT hand FROM hands WHERE table_id = ? AND hand < ? ORDER BY hand DESC LIMIT ?",
+                "SELECT hand FROM poker_hands WHERE table_id = ? AND hand < ? ORDER BY hand DESC LIMIT ?",
                 (table_id, before, limit),
             )
         else:
             rows = self._rows(
-                "SELECT hand FROM hand_players WHERE table_id = ? AND player = ? AND hand < ?"
+                "SELECT hand FROM poker_hand_players WHERE table_id = ? AND player = ? AND hand < ?"
                 " ORDER BY hand DESC LIMIT ?",
                 (table_id, player, before, limit),
             )
@@ -546,28 +388,31 @@ class TableStore:
     # Idempotent requests ---------------------------------------------------------------------------------
 
     def response(self, key: str) -> Saved | None:
-        rows = self._rows("SELECT fingerprint, response FROM requests WHERE key = ?", (key,))
+        rows = self._rows("SELECT fingerprint, response FROM poker_requests WHERE key = ?", (key,))
         return Saved(str(rows[0][0]), bytes(rows[0][1])) if rows else None
 
     def save_response(self, answer: Answer) -> None:
-        self._write(lambda db: self._save_answer(db, answer))
+        """The answer of a request that wrote nothing of its own (a refusal, a read): not a table's log."""
+        self._db.write(lambda tx: self._save_answer(tx, answer))
 
     @staticmethod
-    def _save_answer(db: sqlite3.Connection, a: Answer) -> None:
-        db.execute(
-            "INSERT OR REPLACE INTO requests (key, response, fingerprint, created_ms) VALUES (?, ?, ?, ?)",
+    def _save_answer(tx: Tx, a: Answer) -> None:
+        tx.execute(
+            "INSERT INTO poker_requests (key, response, fingerprint, created_ms) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (key) DO UPDATE SET response = excluded.response,"
+            " fingerprint = excluded.fingerprint, created_ms = excluded.created_ms",
             (a.key, a.saved.response, a.saved.fingerprint, a.at_ms),
         )
 
     def prune_requests(self, before_ms: int, limit: int = 10_000) -> int:
         """Drop up to `limit` answers older than `before_ms`; returns how many went."""
 
-        def work(db: sqlite3.Connection) -> int:
-            cursor = db.execute(
-                "DELETE FROM requests WHERE key IN"
-                " (SELECT key FROM requests WHERE created_ms < ? ORDER BY created_ms LIMIT ?)",
+        def work(tx: Tx) -> int:
+            cursor = tx.execute(
+                "DELETE FROM poker_requests WHERE key IN"
+                " (SELECT key FROM poker_requests WHERE created_ms < ? ORDER BY created_ms LIMIT ?)",
                 (before_ms, limit),
             )
             return int(cursor.rowcount)
 
-        return self._write(work)
+        return self._db.write(work)

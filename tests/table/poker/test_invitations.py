@@ -140,7 +140,7 @@ def test_inviting_a_hundred_players_writes_their_rows_once(
         print(f"WAL frames for 100 invitations: {frames}")
         assert frames <= 16, frames
         with sqlite3.connect(path) as db:
-            snapshots = [row[0] for row in db.execute("SELECT body FROM snapshots")]
+            snapshots = [row[0] for row in db.execute("SELECT body FROM poker_snapshots")]
         assert not any("xxxx" in body for body in snapshots)
         assert all(table.visible_to(p) for p in players)
     finally:

@@ -1,5 +1,6 @@
 """A table log written by an older version of the service opens with the current one: its schema is
-migrated once (SQLite's user_version), its rows kept, and it works like a new file afterwards."""
+migrated once (SQLite's user_version, then the table store's own versions: services/table/storage), its
+rows kept, and it works like a new file afterwards."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from pathlib import Path
 
 from servicekit.idempotency import Saved
 
-from services.table.poker.store import SCHEMA_VERSION, Answer, Payout, TableStore
+from services.table.poker.store import Answer, Payout, TableStore
+from services.table.storage.migrations import VERSION_TABLE, latest
+from services.table.storage.schema import POKER
 
 # The schema before versions (user_version 0), as the first release wrote it.
 VERSION_0 = """
@@ -77,16 +80,21 @@ def test_an_older_file_is_migrated_once_and_keeps_its_rows(tmp_path: Path) -> No
         assert again.response(answer.key) == answer.saved
     finally:
         again.close()
+    assert _poker_version(path) == latest(POKER)
+
+
+def _poker_version(path: Path) -> int:
     with sqlite3.connect(path) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        row = db.execute(f"SELECT MAX(version) FROM {VERSION_TABLE} WHERE component = 'poker'").fetchone()
+    return int(row[0])
 
 
 def test_a_new_file_gets_the_current_schema(tmp_path: Path) -> None:
     store = TableStore(tmp_path / "tables.sqlite3")
     store.close()
+    assert _poker_version(tmp_path / "tables.sqlite3") == latest(POKER)
     with sqlite3.connect(tmp_path / "tables.sqlite3") as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
-        columns = {row[1] for row in db.execute("PRAGMA table_info(requests)")}
+        columns = {row[1] for row in db.execute("PRAGMA table_info(poker_requests)")}
     assert {"key", "response", "fingerprint", "created_ms"} <= columns
     with sqlite3.connect(tmp_path / "tables.sqlite3") as db:
-        assert db.execute("SELECT COUNT(*) FROM invitations").fetchone()[0] == 0
+        assert db.execute("SELECT COUNT(*) FROM poker_invitations").fetchone()[0] == 0

@@ -1,0 +1,98 @@
+"""The shared database of table shards: PostgreSQL through psycopg 3 and a connection pool.
+
+Each write is one READ COMMITTED transaction on a pooled connection; PostgreSQL's WAL group commit shares
+fsyncs between concurrent commits (synchronous_commit stays on: a returned write is durable). Rows that
+decide a write (a table's lease) are locked with `FOR SHARE` / `FOR UPDATE` where the write reads them
+(`database.lock_clause`). A deadlock or serialization failure reruns the write from the start; a lost
+connection is StoreUnavailable (the write may have committed: the caller's idempotent retry tells).
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from services.table.storage.database import Dialect, Row, StoreUnavailable, Tx
+
+T = TypeVar("T")
+_RETRYABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
+_MAX_ATTEMPTS = 20
+POOL_WAIT_SECONDS = 30.0
+
+
+@functools.lru_cache(maxsize=512)
+def placeholders(sql: str) -> str:
+    """`?` outside string literals -> `%s`, and every `%` doubled, for psycopg."""
+    out, quoted = [], False
+    for char in sql:
+        if char == "'":
+            quoted = not quoted  # a doubled '' inside a literal toggles twice: still inside
+        out.append("%s" if char == "?" and not quoted else "%%" if char == "%" else char)
+    return "".join(out)
+
+
+class PostgresTx:
+    dialect: Dialect = "postgres"
+
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> psycopg.Cursor[Any]:
+        return self._conn.execute(placeholders(sql), tuple(args))
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        if rows:
+            with self._conn.cursor() as cursor:
+                cursor.executemany(placeholders(sql), [tuple(r) for r in rows])
+
+    def script(self, script: str) -> None:
+        self._conn.execute(script.encode())  # no parameters: several statements in one call
+
+
+class PostgresDatabase:
+    dialect: Dialect = "postgres"
+
+    def __init__(self, conninfo: str, *, pool_size: int = 8, name: str = "table") -> None:
+        self._pool = ConnectionPool(
+            conninfo, min_size=1, max_size=pool_size, kwargs={"autocommit": True}, open=True, name=name
+        )
+        try:
+            self._pool.wait(timeout=POOL_WAIT_SECONDS)
+        except PoolTimeout as lost:
+            self._pool.close()
+            raise StoreUnavailable(f"PostgreSQL unavailable: {lost}") from lost
+
+    def write(self, work: Callable[[Tx], T]) -> T:
+        for attempt in range(_MAX_ATTEMPTS):
+            try:
+                with self._pool.connection() as conn, conn.transaction():
+                    return work(PostgresTx(conn))
+            except _RETRYABLE:
+                if attempt == _MAX_ATTEMPTS - 1:
+                    raise
+                time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
+            except (psycopg.OperationalError, PoolTimeout) as lost:
+                raise StoreUnavailable(f"PostgreSQL unavailable: {type(lost).__name__}: {lost}") from lost
+        raise AssertionError("unreachable")
+
+    def run_alone(self, work: Callable[[PostgresTx], T]) -> T:
+        """One transaction (migrations); they serialise on an advisory lock of their own."""
+        with self._pool.connection() as conn, conn.transaction():
+            return work(PostgresTx(conn))
+
+    def read(self, sql: str, args: Sequence[Any] = ()) -> list[Row]:
+        try:
+            with self._pool.connection() as conn:
+                return [tuple(r) for r in conn.execute(placeholders(sql), tuple(args)).fetchall()]
+        except (psycopg.OperationalError, PoolTimeout) as lost:
+            raise StoreUnavailable(f"PostgreSQL unavailable: {type(lost).__name__}: {lost}") from lost
+
+    def close(self) -> None:
+        self._pool.close()

@@ -1,0 +1,143 @@
+"""The two databases behind the table stores (services/table/storage/sqlite.py, postgres.py), real both:
+a write is one transaction, durable when it returns and seen by every other instance; a failed write
+changes nothing and fails alone; the shared SQL runs unchanged on both."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from services.table.storage import StoreUnavailable, Tx
+
+
+def _insert(table_id: str, n: int, body: str = "{}") -> Any:
+    def work(tx: Tx) -> int:
+        tx.execute(
+            "INSERT INTO poker_hand_log (table_id, n, op, body) VALUES (?, ?, 'op', ?)", (table_id, n, body)
+        )
+        return n
+
+    return work
+
+
+def test_a_write_is_seen_by_another_instance_once_it_returns(location: Any) -> None:
+    one, two = location.open(), location.open()
+    assert one.write(_insert("t", 1)) == 1
+    assert two.read("SELECT n, body FROM poker_hand_log WHERE table_id = ?", ("t",)) == [(1, "{}")]
+
+
+def test_a_failed_write_changes_nothing(location: Any) -> None:
+    db = location.open()
+
+    def half_then_fail(tx: Tx) -> None:
+        _insert("t", 1)(tx)
+        raise ValueError("refused after the first row")
+
+    with pytest.raises(ValueError):
+        db.write(half_then_fail)
+    assert db.read("SELECT COUNT(*) FROM poker_hand_log") == [(0,)]
+
+
+def test_concurrent_writes_all_commit_and_a_failing_one_fails_alone(location: Any) -> None:
+    """Many threads write at once (SQLite groups them into shared commits): every good write is there,
+    the bad ones (a duplicate key) are refused one by one."""
+    db = location.open()
+    db.write(_insert("dup", 1))
+    errors: list[BaseException] = []
+
+    def writer(i: int) -> None:
+        for n in range(20):
+            try:
+                db.write(_insert(f"t{i}", n))
+                if n % 5 == 0:
+                    db.write(_insert("dup", 1))  # already there
+            except Exception as exc:  # the duplicates, counted below
+                errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert db.read("SELECT COUNT(*) FROM poker_hand_log WHERE table_id <> 'dup'") == [(6 * 20,)]
+    assert len(errors) == 6 * 4
+
+
+def test_the_shared_sql_runs_on_both(location: Any) -> None:
+    db = location.open()
+    db.write(
+        lambda tx: tx.execute(
+            "INSERT INTO poker_events (table_id, seq, hand, private_player, body, time_ms) VALUES (?, ?, ?, ?, ?, ?)",
+            ("t", 1, 1, None, b"\x00\xff%?", 5),
+        )
+    )
+    # an upsert, a literal % and a ? inside a string next to a parameter
+    db.write(
+        lambda tx: tx.execute(
+            "INSERT INTO poker_requests (key, response) VALUES (?, ?)"
+            " ON CONFLICT (key) DO UPDATE SET response = excluded.response",
+            ("k", b"1"),
+        )
+    )
+    db.write(
+        lambda tx: tx.execute(
+            "INSERT INTO poker_requests (key, response) VALUES (?, ?)"
+            " ON CONFLICT (key) DO UPDATE SET response = excluded.response",
+            ("k", b"2"),
+        )
+    )
+    assert db.read("SELECT response FROM poker_requests") == [(b"2",)]
+    assert db.read("SELECT body FROM poker_events WHERE body = ? AND 'a%b?' <> ?", (b"\x00\xff%?", "x")) == [
+        (b"\x00\xff%?",)
+    ]
+    rows = db.write(lambda tx: tx.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM poker_events").fetchall())
+    assert [tuple(r) for r in rows] == [(2,)]
+
+
+def test_a_closed_store_refuses_writes(location: Any) -> None:
+    db = location.open()
+    db.close()
+    location.opened.remove(db)
+    with pytest.raises((StoreUnavailable, Exception)):
+        db.write(_insert("t", 1))
+
+
+def test_lost_postgres_connections_are_unavailable_then_recover(postgres_session: Any, tmp_path: Any) -> None:
+    import psycopg
+
+    from services.table.storage import open_database
+    from services.table.storage.schema import POKER
+
+    url = postgres_session.new_schema()
+    db = open_database(url, tmp_path / "unused", [POKER], pool_size=1)
+    try:
+        db.write(_insert("t", 1))
+        with psycopg.connect(postgres_session.admin_url, autocommit=True) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = %s AND pid <> pg_backend_pid()",
+                (postgres_session.dbname,),
+            )
+        with pytest.raises(StoreUnavailable):
+            db.write(_insert("t", 2))
+        db.write(_insert("t", 3))  # the pool replaced the broken connection
+        assert db.read("SELECT n FROM poker_hand_log ORDER BY n") == [(1,), (3,)]
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize(
+    ("sql", "psycopg"),
+    [
+        ("SELECT ? + ?", "SELECT %s + %s"),
+        ("SELECT '?' || ?", "SELECT '?' || %s"),
+        ("SELECT 'it''s ?', ?", "SELECT 'it''s ?', %s"),
+        ("SELECT 5 % 2 WHERE x LIKE 'a%' AND y = ?", "SELECT 5 %% 2 WHERE x LIKE 'a%%' AND y = %s"),
+    ],
+)
+def test_placeholders_are_rewritten_outside_literals_only(sql: str, psycopg: str) -> None:
+    from services.table.storage.postgres import placeholders
+
+    assert placeholders(sql) == psycopg
