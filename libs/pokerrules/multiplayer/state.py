@@ -427,7 +427,8 @@ class HandState:
             raise IllegalAction(e.DECK_EXHAUSTED, "the deck has no card to spare for a swap")
         position = self.deck_pos + 1
         received = self.deck[position]
-        self.deck = (*self.deck[:position], *self.deck[position + 1 :])
+        deck = self.deck
+        self.deck = tuple(deck[:position]) + tuple(deck[position + 1 :])  # shared by copies: never mutated
         self.holes[i] = tuple(received if c == card else c for c in hole)
         self.version += 1
         return [HoleCardSwapped(seat, card, received)]

@@ -12,40 +12,33 @@ from collections.abc import Iterable
 
 
 class Power(enum.Enum):
-    """NK-9.1 (original names kept, glosses in the comments)."""
+    """NK-9.1 (original names kept, glosses in the comments). Each member also has `cost` (Destellos:
+    NK-10.1, NK-11.1, NK-12.1, NK-13.1), `normal` (a normal activation, NK-5.8; Perisai Segel answers
+    separately, NK-5.9, NK-13.9) and `title` (the name as players read it)."""
 
     LIRIKAN_DIAM_DIAM = "lirikan_diam_diam"  # Silent Peek: see the first card of the next street
     TUKAR_LENGAN_BAJU = "tukar_lengan_baju"  # Sleeve Swap: discard a hole card, take the next deck card
     JANGKAR_PENDEK = "jangkar_pendek"  # Short Anchor: cap an opponent's raises at pot size this round
     PERISAI_SEGEL = "perisai_segel"  # Seal Shield: cancel a Jangkar Pendek aimed at you
 
-    @property
-    def cost(self) -> int:
-        """Destellos (NK-10.1, NK-11.1, NK-12.1, NK-13.1)."""
-        return _COSTS[self]
+    # Members are singletons compared by identity: the C-level identity hash keeps the rule checks
+    # (sets of (seat, power)) cheap; Enum's own hashes the name in Python.
+    __hash__ = object.__hash__
 
-    @property
-    def normal(self) -> bool:
-        """A normal activation (NK-5.8); Perisai Segel answers separately (NK-5.9, NK-13.9)."""
-        return self is not Power.PERISAI_SEGEL
-
-    @property
-    def title(self) -> str:
-        return _TITLES[self]
+    cost: int
+    normal: bool
+    title: str
 
 
-_COSTS = {
-    Power.LIRIKAN_DIAM_DIAM: 1,
-    Power.TUKAR_LENGAN_BAJU: 2,
-    Power.JANGKAR_PENDEK: 2,
-    Power.PERISAI_SEGEL: 1,
-}
-_TITLES = {
-    Power.LIRIKAN_DIAM_DIAM: "Lirikan Diam-diam",
-    Power.TUKAR_LENGAN_BAJU: "Tukar Lengan Baju",
-    Power.JANGKAR_PENDEK: "Jangkar Pendek",
-    Power.PERISAI_SEGEL: "Perisai Segel",
-}
+for _power, _cost, _title in (
+    (Power.LIRIKAN_DIAM_DIAM, 1, "Lirikan Diam-diam"),
+    (Power.TUKAR_LENGAN_BAJU, 2, "Tukar Lengan Baju"),
+    (Power.JANGKAR_PENDEK, 2, "Jangkar Pendek"),
+    (Power.PERISAI_SEGEL, 1, "Perisai Segel"),
+):
+    _power.cost = _cost
+    _power.normal = _power is not Power.PERISAI_SEGEL
+    _power.title = _title
 
 Carrusel = tuple[Power, Power, Power]
 """The three powers of one hand, in the order of `Power` (NK-5.4)."""
@@ -70,6 +63,8 @@ def carrusel_from_draw(value: int) -> Carrusel:
 def carrusel_of(powers: Iterable[Power]) -> Carrusel:
     """The Carrusel made of exactly these powers; ValueError for a selection NK-5.12 forbids (three
     different powers, and Perisai Segel only with Jangkar Pendek, NK-5.5, NK-EX-9)."""
+    if powers in CARRUSELS:  # the usual case: one of the three, as drawn
+        return powers
     chosen = list(powers)
     wanted = set(chosen)
     if len(chosen) == 3 and len(wanted) == 3:

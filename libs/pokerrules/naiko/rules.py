@@ -17,7 +17,7 @@ Hand changes go through the engine's copy-on-write functions (`cap_raises_to_pot
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from pokerrules.multiplayer.actions import Action, LegalActions
 from pokerrules.multiplayer.engine import apply, cap_raises_to_pot, swap_hole_card
@@ -54,6 +54,7 @@ _SHIELD = Power.PERISAI_SEGEL
 _ANCHOR = Power.JANGKAR_PENDEK
 _PEEK = Power.LIRIKAN_DIAM_DIAM
 _SWAP = Power.TUKAR_LENGAN_BAJU
+_NOBODY: frozenset[int] = frozenset()
 
 
 # ---------------------------------------------------------------------------------------------- seats
@@ -61,14 +62,14 @@ _SWAP = Power.TUKAR_LENGAN_BAJU
 
 def seated(naiko: NaikoTable, seat: int) -> NaikoTable:
     """A player sits down at this table: 0 Destellos here, whatever they hold elsewhere (NK-5.3, NK-A2)."""
-    return replace(naiko, destellos={**naiko.destellos, seat: 0})
+    return naiko._replace(destellos={**naiko.destellos, seat: 0})
 
 
 def unseated(naiko: NaikoTable, seat: int) -> NaikoTable:
     """A player leaves the table (after their last hand): their Destellos stay behind (NK-EX-8)."""
     if seat not in naiko.destellos:
         return naiko
-    return replace(naiko, destellos={s: n for s, n in naiko.destellos.items() if s != seat})
+    return naiko._replace(destellos={s: n for s, n in naiko.destellos.items() if s != seat})
 
 
 # ----------------------------------------------------------------------------------------------- deal
@@ -80,21 +81,20 @@ def deal(naiko: NaikoTable, hand: HandState, carrusel: Carrusel, draw: int | Non
     lost)."""
     carrusel = carrusel_of(carrusel)  # NK-5.12: only the three valid selections
     balances = dict(naiko.destellos)
+    after = {}
     granted = []
     for seat in hand.seats:
-        before = balances.get(seat, 0)
-        if before < MAX_DESTELLOS:
-            balances[seat] = before + 1
+        balance = balances.get(seat, 0)
+        if balance < MAX_DESTELLOS:
+            balance += 1
             granted.append(seat)
-        else:
-            balances[seat] = before
-    after = {seat: balances[seat] for seat in hand.seats}
-    new_hand = NaikoHand(carrusel=carrusel, granted=after, street=hand.street, finished=hand.finished)
+        balances[seat] = after[seat] = balance
+    new_hand = NaikoHand(carrusel, after, hand.street, 0, frozenset(), None, _NOBODY, (), (), hand.finished)
     events: list[Event] = [
         CarruselDrawn(carrusel, draw),
         DestellosGranted(tuple(after.items()), tuple(granted)),
     ]
-    return Outcome(replace(naiko, destellos=balances, hand=new_hand), hand, events)
+    return Outcome(NaikoTable(naiko.settings, balances, new_hand), hand, events)
 
 
 # ------------------------------------------------------------------------------------------- refusals
@@ -191,7 +191,7 @@ def anchor_target_refusal(nh: NaikoHand, hand: HandState, seat: int, target: int
         return Refusal(e.INVALID_TARGET, "the target cannot act any more (folded or all-in)")
     if target in nh.anchored:
         return Refusal(e.TARGET_ALREADY_ANCHORED, "one valid Jangkar Pendek per target per round (NK-12.5)")
-    if hand.has_acted_this_round(target):
+    if hand.acted_at[j] >= 0:  # has_acted_this_round(target), without looking the seat up again
         return Refusal(e.TARGET_ALREADY_ACTED, "the target has already acted this round (NK-12.3)")
     return None
 
@@ -226,11 +226,12 @@ def use_power(
     if power is _SHIELD:
         return _shield(naiko, hand, seat)
     nh = naiko.hand
-    balance = naiko.destellos[seat] - power.cost
-    destellos = {**naiko.destellos, seat: balance}
+    cost = power.cost
+    destellos = dict(naiko.destellos)
+    balance = destellos[seat] = destellos[seat] - cost
     activations = nh.activations + 1
     used = nh.used | {(seat, power)}
-    events: list[Event] = [PowerUsed(seat, power, target, power.cost, balance, activations)]
+    events: list[Event] = [PowerUsed(seat, power, target, cost, balance, activations)]
     anchored = nh.anchored
     windows = nh.windows
     peeks = nh.peeks
@@ -256,10 +257,10 @@ def use_power(
             events.append(AnchorDeclared(seat, target, None))
             hand = cap_raises_to_pot(hand, target).state
             events.append(AnchorResolved(seat, target, CANNOT_SHIELD))
-    new_hand = replace(
-        nh, activations=activations, used=used, powered=seat, anchored=anchored, windows=windows, peeks=peeks
+    new_hand = NaikoHand(
+        nh.carrusel, nh.granted, nh.street, activations, used, seat, anchored, windows, peeks
     )
-    return Outcome(replace(naiko, destellos=destellos, hand=new_hand), hand, events)
+    return Outcome(NaikoTable(naiko.settings, destellos, new_hand), hand, events)
 
 
 def _can_shield(nh: NaikoHand, target: int, destellos: dict[int, int]) -> bool:
@@ -276,15 +277,22 @@ def _shield(naiko: NaikoTable, hand: HandState, seat: int) -> Outcome:
     assert nh is not None
     window = nh.window_of(seat)
     assert window is not None
-    balance = naiko.destellos[seat] - _SHIELD.cost
+    destellos = dict(naiko.destellos)
+    balance = destellos[seat] = destellos[seat] - _SHIELD.cost
     events: list[Event] = [
         PowerUsed(seat, _SHIELD, window.declarer, _SHIELD.cost, balance, nh.activations),
         AnchorResolved(window.declarer, seat, SHIELDED),
     ]
-    new_hand = replace(
-        nh, used=nh.used | {(seat, _SHIELD)}, windows=tuple(w for w in nh.windows if w is not window)
+    used = nh.used | {(seat, _SHIELD)}
+    windows = _without(nh.windows, window)
+    after = NaikoHand(
+        nh.carrusel, nh.granted, nh.street, nh.activations, used, nh.powered, nh.anchored, windows, nh.peeks
     )
-    return Outcome(replace(naiko, destellos={**naiko.destellos, seat: balance}, hand=new_hand), hand, events)
+    return Outcome(NaikoTable(naiko.settings, destellos, after), hand, events)
+
+
+def _without(windows: tuple[AnchorWindow, ...], window: AnchorWindow) -> tuple[AnchorWindow, ...]:
+    return () if len(windows) == 1 else tuple(w for w in windows if w is not window)
 
 
 def respond_to_anchor(
@@ -310,8 +318,19 @@ def _apply_anchor(
 ) -> Outcome:
     hand = cap_raises_to_pot(hand, window.target).state
     events.append(AnchorResolved(window.declarer, window.target, outcome))
-    new_hand = replace(nh, windows=tuple(w for w in nh.windows if w is not window))
-    return Outcome(replace(naiko, hand=new_hand), hand, events)
+    windows = _without(nh.windows, window)
+    after = NaikoHand(
+        nh.carrusel,
+        nh.granted,
+        nh.street,
+        nh.activations,
+        nh.used,
+        nh.powered,
+        nh.anchored,
+        windows,
+        nh.peeks,
+    )
+    return Outcome(NaikoTable(naiko.settings, naiko.destellos, after), hand, events)
 
 
 # ------------------------------------------------------------------------------------ betting and time
@@ -328,31 +347,35 @@ def act(naiko: NaikoTable | None, hand: HandState, seat: int, action: Action, no
         moved = apply(hand, seat, action)
         return Outcome(naiko, moved.state, moved.events)
     assert naiko is not None
-    events: list[Event] = []
+    first: list[Event] | None = None
     if nh.windows:
         window = nh.window_of(seat)
         if window is not None:
-            capped = _apply_anchor(
-                naiko, nh, hand, window, TIMED_OUT if now >= window.deadline else ACTED, events
-            )
+            first = []
+            outcome = TIMED_OUT if now >= window.deadline else ACTED
+            capped = _apply_anchor(naiko, nh, hand, window, outcome, first)
             assert capped.naiko is not None and capped.naiko.hand is not None
             naiko, nh, hand = capped.naiko, capped.naiko.hand, capped.hand
     moved = apply(hand, seat, action)
-    events.extend(moved.events)
+    events = moved.events if first is None else first + moved.events
     after = moved.state
-    if after.finished:
+    if after.street == nh.street and not after.finished:
+        if nh.powered is None:
+            return Outcome(naiko, after, events)  # the common case: nothing of Naiko's changed
+        # The turn is over: the next one may use a power (NK-5.7). Built positionally (the hot path).
+        c = nh
+        nh = NaikoHand(
+            c.carrusel, c.granted, c.street, c.activations, c.used, None, c.anchored, c.windows, c.peeks
+        )
+    elif after.finished:
         for window in nh.windows:
             events.append(AnchorResolved(window.declarer, window.target, HAND_ENDED))
-        nh = replace(nh, powered=None, windows=(), finished=True)
-    elif after.street != nh.street:
+        nh = nh._replace(powered=None, windows=(), finished=True)
+    else:
         # A new betting round: slots, anchors and windows belong to the round (NK-A3, NK-12.7). A window
         # cannot outlive its round (its target must act first), so there is none left to close.
-        nh = replace(nh, street=after.street, activations=0, powered=None, anchored=frozenset(), windows=())
-    elif nh.powered is not None:
-        nh = replace(nh, powered=None)
-    else:
-        return Outcome(naiko, after, events)  # the common case: nothing of Naiko's changed
-    return Outcome(replace(naiko, hand=nh), after, events)
+        nh = NaikoHand(nh.carrusel, nh.granted, after.street, 0, nh.used, None, _NOBODY, (), nh.peeks)
+    return Outcome(NaikoTable(naiko.settings, naiko.destellos, nh), after, events)
 
 
 def expire(naiko: NaikoTable | None, hand: HandState, now: int) -> Outcome:
@@ -384,8 +407,8 @@ def void(naiko: NaikoTable | None) -> tuple[NaikoTable | None, list[Event]]:
     events: list[Event] = [
         DestellosReturned(tuple(refunds), tuple((s, balances[s]) for s in nh.granted if s in balances))
     ]
-    new_hand = replace(nh, powered=None, windows=(), finished=True)
-    return replace(naiko, destellos=balances, hand=new_hand), events
+    new_hand = nh._replace(powered=None, windows=(), finished=True)
+    return naiko._replace(destellos=balances, hand=new_hand), events
 
 
 # -------------------------------------------------------------------------------------------- queries
@@ -394,10 +417,11 @@ def void(naiko: NaikoTable | None) -> tuple[NaikoTable | None, list[Event]]:
 def legal_actions(naiko: NaikoTable | None, hand: HandState) -> LegalActions | None:
     """The legal actions of the player to act as `act` will judge them: a target acting inside its own
     window passes (the cap applies first), so its maximum is the pot-size amount already."""
-    seat = hand.seat_to_act
     nh = naiko.hand if naiko is not None else None
-    if seat is not None and nh is not None and nh.windows and nh.window_of(seat) is not None:
-        return cap_raises_to_pot(hand, seat).state.legal_actions()
+    if nh is not None and nh.windows:
+        seat = hand.seat_to_act
+        if seat is not None and nh.window_of(seat) is not None:
+            return cap_raises_to_pot(hand, seat).state.legal_actions()
     return hand.legal_actions()
 
 

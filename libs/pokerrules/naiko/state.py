@@ -2,13 +2,18 @@
 per hand (the Carrusel, who used what, the round's activations, anchors and open response windows).
 
 Every operation (`pokerrules.naiko.rules`) returns new values and never changes the ones given, like the
-betting engine's `apply`; the mappings inside are never mutated once built.
+betting engine's `apply`; the mappings inside are never mutated once built. The values an operation
+rebuilds on the hot path (`NaikoHand`, `NaikoTable`, `AnchorWindow`, `Outcome`) are named tuples: as
+immutable as a frozen dataclass and about three times cheaper to build, which the Naiko benchmark row
+needs (a hand rebuilds them about twenty times).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import NamedTuple
 
 from pokerrules.multiplayer.events import PREFLOP, Event
 from pokerrules.multiplayer.state import HandState
@@ -17,6 +22,7 @@ from pokerrules.naiko.powers import Carrusel, Power
 MAX_DESTELLOS = 3  # NK-5.1: you can hold up to 3
 ACTIVATIONS_PER_ROUND = 3  # NK-5.8, NK-A3: normal activations per betting round, all players together
 DEFAULT_SHIELD_WINDOW_MS = 8_000  # NK-13.5
+_NO_DESTELLOS: Mapping[int, int] = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,8 +36,7 @@ class NaikoSettings:
             raise ValueError("shield_window_ms must be 1 to 600000 milliseconds")
 
 
-@dataclass(frozen=True, slots=True)
-class AnchorWindow:
+class AnchorWindow(NamedTuple):
     """A Jangkar Pendek awaiting its target's answer (NK-12.8, NK-13.3) until `deadline` (table clock, ms)."""
 
     declarer: int
@@ -39,8 +44,7 @@ class AnchorWindow:
     deadline: int
 
 
-@dataclass(frozen=True, slots=True)
-class NaikoHand:
+class NaikoHand(NamedTuple):
     carrusel: Carrusel  # NK-5.4: fixed for the hand
     granted: Mapping[int, int]  # each seat's Destellos right after the deal's grant: what a void restores
     street: int = PREFLOP  # the betting round the counts below belong to
@@ -62,13 +66,12 @@ class NaikoHand:
         return (seat, power) in self.used
 
 
-@dataclass(frozen=True, slots=True)
-class NaikoTable:
+class NaikoTable(NamedTuple):
     """A Naiko table's power state. `destellos` holds every seated player's balance at this table only
     (NK-5.3): 0 on sitting down (NK-A2), dropped on leaving (NK-EX-8)."""
 
-    settings: NaikoSettings = field(default_factory=NaikoSettings)
-    destellos: Mapping[int, int] = field(default_factory=dict)
+    settings: NaikoSettings = NaikoSettings()
+    destellos: Mapping[int, int] = _NO_DESTELLOS
     hand: NaikoHand | None = None
 
     def balance(self, seat: int) -> int:
@@ -86,8 +89,7 @@ class NaikoTable:
         return min(w.deadline for w in hand.windows)
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
+class Outcome(NamedTuple):
     """The result of a Naiko operation: the new power state, the (possibly new) hand, the events."""
 
     naiko: NaikoTable | None
