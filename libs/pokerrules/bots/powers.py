@@ -90,7 +90,7 @@ def bot_power(naiko: NaikoTable, hand: HandState, seat: int, now: int) -> PowerC
     checked by the core (`rules.refusal`) before it is chosen. The cheap conditions come first, so that
     most decisions end after a few comparisons."""
     nh = naiko.hand
-    if nh is None or nh.powered == seat or nh.activations >= ACTIVATIONS_PER_ROUND:
+    if nh is None:
         return None
     balance = naiko.destellos.get(seat, 0)
     if not balance:  # every normal power costs at least 1
@@ -99,8 +99,10 @@ def bot_power(naiko: NaikoTable, hand: HandState, seat: int, now: int) -> PowerC
     acted = hand.acted_at
     if acted[i] >= 0:  # only on the first decision of the round
         return None
-    used = nh.used
     street = hand.street
+    if nh.activations_in(street) >= ACTIVATIONS_PER_ROUND or nh.powered == (seat, street, -1):
+        return None
+    used = nh.used
     hole = hand.holes[i]
     if street == PREFLOP:
         if balance >= 2 and _SWAP in nh.carrusel and (seat, _SWAP) not in used:
@@ -115,18 +117,23 @@ def bot_power(naiko: NaikoTable, hand: HandState, seat: int, now: int) -> PowerC
         and rules.refusal(naiko, hand, seat, _PEEK, now) is None
     ):
         return PowerChoice(_PEEK)
+    if balance < 2 or (seat, _ANCHOR) in used:  # (Jangkar Pendek is in every Carrusel)
+        return None
     stacks = hand.stacks
     own = stacks[i]
-    if balance >= 2 and (seat, _ANCHOR) not in used and max(stacks) > own:  # (in every Carrusel)
-        seats, folded, anchored = hand.seats, hand.folded, nh.anchored
-        candidates = [
-            (seats[j], stacks[j])
-            for j in range(len(seats))
-            if j != i and not folded[j] and stacks[j] and acted[j] < 0 and seats[j] not in anchored
-        ]
-        target = big_stack(candidates, hand.pot, own)
-        if target is not None and rules.refusal(naiko, hand, seat, _ANCHOR, now, target) is None:
-            return PowerChoice(_ANCHOR, target=target)
+    top = max(stacks)
+    if top <= own:
+        return None
+    pot = hand.pot
+    # the biggest stack bigger than the bot's own and than the pot, of a seat it may anchor (in the
+    # hand, not all-in, not acted this round, not anchored yet); on a tie the lower seat
+    best, best_stack = -1, max(own, pot)
+    seats, folded, anchored = hand.seats, hand.folded, nh.anchored_in(street)
+    for j, stack in enumerate(stacks):
+        if stack > best_stack and not folded[j] and acted[j] < 0 and seats[j] not in anchored:
+            best, best_stack = j, stack
+    if best >= 0 and rules.refusal(naiko, hand, seat, _ANCHOR, now, seats[best]) is None:
+        return PowerChoice(_ANCHOR, target=seats[best])
     return None
 
 

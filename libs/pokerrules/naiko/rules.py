@@ -5,7 +5,8 @@
   +1 Destello to every seat dealt in, never above 3 (NK-5.1).
 - `use_power`: a power command (NK-9 to NK-13); `respond_to_anchor`: the target's answer (shield or pass).
 - `act`: every betting action at a Naiko table (people's, bots', time-outs, leavers'): resolves the actor's
-  own open window as a pass, applies the action through `engine.apply`, and starts a new round's counts.
+  own open window as a pass and applies the action through `engine.apply` (a new round's counts start by
+  themselves: they are stored with their round).
 - `expire`: when time passes (`NaikoTable.next_deadline`): windows past their deadline apply the cap.
 - `void`: the hand is voided: every Destello spent in it comes back.
 - `refusal` / `usable_powers`: why a power cannot be used now (the same checks `use_power` makes).
@@ -48,6 +49,7 @@ from pokerrules.naiko.state import (
     NaikoHand,
     NaikoTable,
     Outcome,
+    turn_of,
 )
 
 _SHIELD = Power.PERISAI_SEGEL
@@ -89,7 +91,7 @@ def deal(naiko: NaikoTable, hand: HandState, carrusel: Carrusel, draw: int | Non
             balance += 1
             granted.append(seat)
         balances[seat] = after[seat] = balance
-    new_hand = NaikoHand(carrusel, after, hand.street, 0, frozenset(), None, _NOBODY, (), (), hand.finished)
+    new_hand = NaikoHand(carrusel, after, frozenset(), hand.street)
     events: list[Event] = [
         CarruselDrawn(carrusel, draw),
         DestellosGranted(tuple(after.items()), tuple(granted)),
@@ -130,7 +132,7 @@ def refusal(
         return Refusal(e.NOT_NAIKO_MODE, "powers exist only at Naiko tables (NK-1.5)")
     nh = naiko.hand
     if nh is None or nh.finished or hand.finished:
-        return Refusal(e.HAND_OVER, "no hand is being played")
+        return Refusal(e.HAND_OVER, "no hand is being played")  # (also right after a deal that ended it)
     if seat not in hand.seats:
         return Refusal(e.NOT_IN_HAND, "the seat is not in this hand")
     if power not in nh.carrusel:
@@ -148,7 +150,7 @@ def refusal(
     else:
         if hand.seat_to_act != seat:
             return Refusal(e.NOT_YOUR_TURN, "powers are used on your turn, before your action (NK-5.7)")
-        if nh.powered == seat:
+        if nh.powered is not None and nh.powered == turn_of(hand, seat):
             return Refusal(e.ONE_POWER_PER_TURN, "at most one power per turn (NK-5.7)")
         if power is _PEEK and hand.street == RIVER:
             return Refusal(e.WRONG_STREET, "Lirikan Diam-diam cannot be used on the river (NK-10.3)")
@@ -157,7 +159,7 @@ def refusal(
                 return Refusal(e.WRONG_STREET, "Tukar Lengan Baju is for the pre-flop round (NK-11.3)")
             if hand.has_acted_this_round(seat):
                 return Refusal(e.ALREADY_ACTED, "Tukar Lengan Baju comes before your first betting action")
-        if nh.activations >= ACTIVATIONS_PER_ROUND:
+        if nh.activations_in(hand.street) >= ACTIVATIONS_PER_ROUND:
             return Refusal(e.ACTIVATION_LIMIT_REACHED, "3 normal activations per betting round (NK-5.8)")
     if check_target:
         return _target_refusal(nh, hand, seat, power, target, card)
@@ -189,7 +191,7 @@ def anchor_target_refusal(nh: NaikoHand, hand: HandState, seat: int, target: int
     j = hand.seats.index(target)
     if hand.folded[j] or hand.stacks[j] == 0:
         return Refusal(e.INVALID_TARGET, "the target cannot act any more (folded or all-in)")
-    if target in nh.anchored:
+    if target in nh.anchored and nh.round == hand.street:
         return Refusal(e.TARGET_ALREADY_ANCHORED, "one valid Jangkar Pendek per target per round (NK-12.5)")
     if hand.acted_at[j] >= 0:  # has_acted_this_round(target), without looking the seat up again
         return Refusal(e.TARGET_ALREADY_ACTED, "the target has already acted this round (NK-12.3)")
@@ -229,11 +231,14 @@ def use_power(
     cost = power.cost
     destellos = dict(naiko.destellos)
     balance = destellos[seat] = destellos[seat] - cost
-    activations = nh.activations + 1
+    street = hand.street
+    same_round = nh.round == street
+    activations = (nh.activations if same_round else 0) + 1
     used = nh.used | {(seat, power)}
     events: list[Event] = [PowerUsed(seat, power, target, cost, balance, activations)]
-    anchored = nh.anchored
+    anchored = nh.anchored if same_round else _NOBODY
     windows = nh.windows
+    turn = turn_of(hand, seat)
     peeks = nh.peeks
     if power is _PEEK:
         # NK-10.2, NK-A6: the card that, with the deck as it is now, starts the next street; not moved.
@@ -257,10 +262,8 @@ def use_power(
             events.append(AnchorDeclared(seat, target, None))
             hand = cap_raises_to_pot(hand, target).state
             events.append(AnchorResolved(seat, target, CANNOT_SHIELD))
-    new_hand = NaikoHand(
-        nh.carrusel, nh.granted, nh.street, activations, used, seat, anchored, windows, peeks
-    )
-    return Outcome(NaikoTable(naiko.settings, destellos, new_hand), hand, events)
+    after = NaikoHand(nh.carrusel, nh.granted, used, street, activations, anchored, turn, windows, peeks)
+    return Outcome(NaikoTable(naiko.settings, destellos, after), hand, events)
 
 
 def _can_shield(nh: NaikoHand, target: int, destellos: dict[int, int]) -> bool:
@@ -280,14 +283,12 @@ def _shield(naiko: NaikoTable, hand: HandState, seat: int) -> Outcome:
     destellos = dict(naiko.destellos)
     balance = destellos[seat] = destellos[seat] - _SHIELD.cost
     events: list[Event] = [
-        PowerUsed(seat, _SHIELD, window.declarer, _SHIELD.cost, balance, nh.activations),
+        PowerUsed(seat, _SHIELD, window.declarer, _SHIELD.cost, balance, nh.activations_in(hand.street)),
         AnchorResolved(window.declarer, seat, SHIELDED),
     ]
     used = nh.used | {(seat, _SHIELD)}
     windows = _without(nh.windows, window)
-    after = NaikoHand(
-        nh.carrusel, nh.granted, nh.street, nh.activations, used, nh.powered, nh.anchored, windows, nh.peeks
-    )
+    after = nh._replace(used=used, windows=windows)
     return Outcome(NaikoTable(naiko.settings, destellos, after), hand, events)
 
 
@@ -318,18 +319,7 @@ def _apply_anchor(
 ) -> Outcome:
     hand = cap_raises_to_pot(hand, window.target).state
     events.append(AnchorResolved(window.declarer, window.target, outcome))
-    windows = _without(nh.windows, window)
-    after = NaikoHand(
-        nh.carrusel,
-        nh.granted,
-        nh.street,
-        nh.activations,
-        nh.used,
-        nh.powered,
-        nh.anchored,
-        windows,
-        nh.peeks,
-    )
+    after = nh._replace(windows=_without(nh.windows, window))
     return Outcome(NaikoTable(naiko.settings, naiko.destellos, after), hand, events)
 
 
@@ -343,38 +333,26 @@ def act(naiko: NaikoTable | None, hand: HandState, seat: int, action: Action, no
     is checked against it (a refused action changes nothing, the window included). The action ends the
     turn (NK-5.7); a new betting round resets the activation count and the anchors (NK-5.8, NK-12.7)."""
     nh = naiko.hand if naiko is not None else None
-    if nh is None or nh.finished:
+    if nh is None or not nh.windows:  # the common case: nothing of Naiko's changes
         moved = apply(hand, seat, action)
         return Outcome(naiko, moved.state, moved.events)
     assert naiko is not None
-    first: list[Event] | None = None
-    if nh.windows:
-        window = nh.window_of(seat)
-        if window is not None:
-            first = []
-            outcome = TIMED_OUT if now >= window.deadline else ACTED
-            capped = _apply_anchor(naiko, nh, hand, window, outcome, first)
-            assert capped.naiko is not None and capped.naiko.hand is not None
-            naiko, nh, hand = capped.naiko, capped.naiko.hand, capped.hand
+    events: list[Event] = []
+    window = nh.window_of(seat)
+    if window is not None:
+        outcome = TIMED_OUT if now >= window.deadline else ACTED
+        capped = _apply_anchor(naiko, nh, hand, window, outcome, events)
+        assert capped.naiko is not None and capped.naiko.hand is not None
+        naiko, nh, hand = capped.naiko, capped.naiko.hand, capped.hand
     moved = apply(hand, seat, action)
-    events = moved.events if first is None else first + moved.events
+    events.extend(moved.events)
     after = moved.state
-    if after.street == nh.street and not after.finished:
-        if nh.powered is None:
-            return Outcome(naiko, after, events)  # the common case: nothing of Naiko's changed
-        # The turn is over: the next one may use a power (NK-5.7). Built positionally (the hot path).
-        c = nh
-        nh = NaikoHand(
-            c.carrusel, c.granted, c.street, c.activations, c.used, None, c.anchored, c.windows, c.peeks
-        )
-    elif after.finished:
-        for window in nh.windows:
-            events.append(AnchorResolved(window.declarer, window.target, HAND_ENDED))
-        nh = nh._replace(powered=None, windows=(), finished=True)
-    else:
-        # A new betting round: slots, anchors and windows belong to the round (NK-A3, NK-12.7). A window
-        # cannot outlive its round (its target must act first), so there is none left to close.
-        nh = NaikoHand(nh.carrusel, nh.granted, after.street, 0, nh.used, None, _NOBODY, (), nh.peeks)
+    if after.finished and nh.windows:
+        # The hand ended inside windows (everyone else folded): nothing is left to cap. A window never
+        # outlives its betting round otherwise: the round cannot end before its target acts.
+        for open_window in nh.windows:
+            events.append(AnchorResolved(open_window.declarer, open_window.target, HAND_ENDED))
+        nh = nh._replace(windows=())
     return Outcome(NaikoTable(naiko.settings, naiko.destellos, nh), after, events)
 
 
@@ -407,7 +385,7 @@ def void(naiko: NaikoTable | None) -> tuple[NaikoTable | None, list[Event]]:
     events: list[Event] = [
         DestellosReturned(tuple(refunds), tuple((s, balances[s]) for s in nh.granted if s in balances))
     ]
-    new_hand = nh._replace(powered=None, windows=(), finished=True)
+    new_hand = nh._replace(windows=(), finished=True)
     return naiko._replace(destellos=balances, hand=new_hand), events
 
 

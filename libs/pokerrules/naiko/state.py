@@ -45,16 +45,27 @@ class AnchorWindow(NamedTuple):
 
 
 class NaikoHand(NamedTuple):
+    """The power state of one hand. What belongs to a betting round (the activations, the anchored seats)
+    is stored with the round it counts for (`round`) and reads as empty in any other round, and the
+    turn that used a power is identified by `powered`: so a betting action changes nothing here (no
+    copy on the engine's hot path) unless a window is open."""
+
     carrusel: Carrusel  # NK-5.4: fixed for the hand
     granted: Mapping[int, int]  # each seat's Destellos right after the deal's grant: what a void restores
-    street: int = PREFLOP  # the betting round the counts below belong to
-    activations: int = 0  # normal activations this round (NK-5.8)
     used: frozenset[tuple[int, Power]] = frozenset()  # (seat, power) used this hand (NK-5.6)
-    powered: int | None = None  # the seat that used a normal power on its current turn (NK-5.7)
-    anchored: frozenset[int] = frozenset()  # seats that received a valid declaration this round (NK-12.5)
+    round: int = PREFLOP  # the betting round `activations` and `anchored` count for
+    activations: int = 0  # normal activations in that round (NK-5.8)
+    anchored: frozenset[int] = frozenset()  # seats that received a valid declaration in it (NK-12.5)
+    powered: tuple[int, int, int] | None = None  # the turn of the last normal power (see `turn_of`)
     windows: tuple[AnchorWindow, ...] = ()  # response windows open now, in the order declared
     peeks: tuple[tuple[int, int, int], ...] = ()  # (seat, street, card) seen by Lirikan Diam-diam: private
-    finished: bool = False  # the hand ended (or was voided): nothing more happens in it
+    finished: bool = False  # voided: nothing more happens in it (a hand that ends is `HandState.finished`)
+
+    def activations_in(self, street: int) -> int:
+        return self.activations if self.round == street else 0
+
+    def anchored_in(self, street: int) -> frozenset[int]:
+        return self.anchored if self.round == street else frozenset()
 
     def window_of(self, target: int) -> AnchorWindow | None:
         for window in self.windows:
@@ -64,6 +75,13 @@ class NaikoHand(NamedTuple):
 
     def has_used(self, seat: int, power: Power) -> bool:
         return (seat, power) in self.used
+
+
+def turn_of(hand: HandState, seat: int) -> tuple[int, int, int]:
+    """Names the seat's current turn (NK-5.7): (seat, street, the bet it last acted on this round, -1
+    before its first action). Within a turn nothing of these changes; the seat's next turn in the same
+    round comes only after a raise, so that bet is higher: two turns never share a name."""
+    return (seat, hand.street, hand.acted_at[hand.seats.index(seat)])
 
 
 class NaikoTable(NamedTuple):

@@ -41,9 +41,9 @@ def naiko_view_for(naiko: NaikoTable, hand: HandState | None, viewer: int | None
     return NaikoView(
         carrusel=nh.carrusel,
         destellos=destellos,
-        activations_left=ACTIVATIONS_PER_ROUND - nh.activations if live else 0,
+        activations_left=ACTIVATIONS_PER_ROUND - nh.activations_in(hand.street) if live and hand else 0,
         used=tuple(sorted(nh.used, key=lambda u: (u[0], list(Power).index(u[1])))),
-        anchored=tuple(sorted(nh.anchored)) if live else (),
+        anchored=tuple(sorted(nh.anchored_in(hand.street))) if live and hand else (),
         windows=nh.windows if live else (),
         peeks=tuple((street, card) for seat, street, card in nh.peeks if seat == viewer),
         options=options,

@@ -551,13 +551,13 @@ def test_nk_13_9_nk_5_9_nk_ex_10_activation_limit_and_the_shield_outside_it() ->
     assert n.refused(2, ANCHOR, target=5) == "ONE_POWER_PER_TURN"
     n.act(2, Action.bet(100))
     n.power(3, ANCHOR, target=5)
-    assert n.naiko.hand is not None and n.naiko.hand.activations == 3
+    assert n.naiko.hand is not None and n.naiko.hand.activations_in(n.hand.street) == 3
     n.act(3, CALL)
     assert n.refused(4, PEEK) == "ACTIVATION_LIMIT_REACHED"
     assert n.balance(4) == 1
     n.power(5, SHIELD)
     assert n.of(AnchorResolved)[-1] == AnchorResolved(3, 5, SHIELDED)
-    assert n.naiko.hand.activations == 3  # the shield used no slot
+    assert n.naiko.hand.activations_in(n.hand.street) == 3  # the shield used no slot
 
 
 def test_nk_5_6_nk_5_7_once_per_hand_one_per_turn_and_a_new_turn_allows_another() -> None:
@@ -590,7 +590,7 @@ def test_nk_5_8_nk_a3_the_limit_is_table_wide_and_resets_each_round() -> None:
     n.act(2, CHECK)
     assert n.hand.street == 1
     n.power(1, PEEK)  # a new round: the slots are free again
-    assert n.naiko.hand is not None and n.naiko.hand.activations == 1
+    assert n.naiko.hand is not None and n.naiko.hand.activations_in(n.hand.street) == 1
 
 
 def test_nk_5_10_nk_ex_13_refused_attempts_cost_nothing_and_use_no_slot() -> None:
@@ -599,7 +599,7 @@ def test_nk_5_10_nk_ex_13_refused_attempts_cost_nothing_and_use_no_slot() -> Non
     n = three(carrusel=CARRUSELS[0], destellos={3: 1, 1: 1})
     assert n.refused(3, SWAP, card=parse_cards_text(n, 3)[0]) == "NOT_ENOUGH_DESTELLOS"
     assert n.refused(3, ANCHOR, target=1) == "NOT_ENOUGH_DESTELLOS"
-    assert n.naiko.hand is not None and n.naiko.hand.activations == 0 and n.balance(3) == 1
+    assert n.naiko.hand is not None and n.naiko.hand.activations_in(n.hand.street) == 0 and n.balance(3) == 1
 
 
 # -- open questions the package README settles -----------------------------------------------------

@@ -260,9 +260,10 @@ class NaikoTableMachine(RuleBasedStateMachine):
     def activation_limit_and_once_per_hand(self) -> None:
         nh = self.naiko.hand
         assert nh is not None
-        assert nh.activations <= ACTIVATIONS_PER_ROUND and self.round_powers <= ACTIVATIONS_PER_ROUND
-        if not nh.finished:
-            assert nh.activations == self.round_powers
+        activations = nh.activations_in(self.hand.street)
+        assert activations <= ACTIVATIONS_PER_ROUND and self.round_powers <= ACTIVATIONS_PER_ROUND
+        if not nh.finished and not self.hand.finished:
+            assert activations == self.round_powers
         uses = [(ev.seat, ev.power) for ev in self.events if isinstance(ev, PowerUsed)]
         assert len(uses) == len(set(uses))
         assert set(uses) == set(nh.used)
@@ -272,7 +273,7 @@ class NaikoTableMachine(RuleBasedStateMachine):
         nh = self.naiko.hand
         assert nh is not None
         for window in nh.windows:
-            assert window.target in nh.anchored
+            assert window.target in nh.anchored_in(self.hand.street)
             assert not self.hand.has_acted_this_round(window.target)
 
     @invariant()
