@@ -155,9 +155,12 @@ def felt_random_apply(config: GameConfig, hands: int, seed: int, rank) -> float:
     return time.process_time() - started
 
 
-def felt_naiko(config: GameConfig, hands: int, seed: int, rank) -> tuple[float, dict[str, int]]:  # type: ignore[no-untyped-def]
+def felt_naiko(
+    config: GameConfig, hands: int, seed: int, rank, powers: bool = True
+) -> tuple[float, dict[str, int]]:  # type: ignore[no-untyped-def]
     """The same deals in Naiko mode: a Carrusel and Destellos per hand, the bots' power policy on every
-    decision, the same random betting through `naiko.act`; windows on a virtual clock (1 s a decision)."""
+    decision, the same random betting through `naiko.act`; windows on a virtual clock (1 s a decision).
+    `powers=False`: the same machinery with bots that never use a power (what Naiko mode costs by itself)."""
     from pokerrules.bots.powers import bot_power, bot_shields
     from pokerrules.multiplayer import start_hand
     from pokerrules.naiko import (
@@ -198,7 +201,7 @@ def felt_naiko(config: GameConfig, hands: int, seed: int, rank) -> tuple[float, 
                 out = respond_to_anchor(naiko, state, seat, shield, now)
                 naiko, state = out.naiko, out.hand
                 events.extend(out.events)
-            choice = bot_power(naiko, state, seat, now)
+            choice = bot_power(naiko, state, seat, now) if powers else None
             if choice is not None:
                 uses[choice.power] += 1
                 out = use_power(naiko, state, seat, choice.power, now, choice.target, choice.card)
@@ -284,7 +287,7 @@ def main() -> int:
     SHORT_STACKS = args.short_stacks
     rank = ranker_for(config.variant)
     random_rates, replay_rates, inplace_rates, simulate_rates, pk_rates = [], [], [], [], []
-    apply_rates, naiko_rates = [], []
+    apply_rates, naiko_rates, idle_rates = [], [], []
     uses: dict[str, int] = {}
     mismatches = explained = 0
     for run in range(args.runs):
@@ -298,6 +301,9 @@ def main() -> int:
             apply_rates.append(args.hands / felt_random_apply(config, args.hands, args.seed + run, rank))
             elapsed, used = felt_naiko(config, args.hands, args.seed + run, rank)
             naiko_rates.append(args.hands / elapsed)
+            idle_rates.append(
+                args.hands / felt_naiko(config, args.hands, args.seed + run, rank, powers=False)[0]
+            )
             for name, count in used.items():
                 uses[name] = uses.get(name, 0) + count
         if not args.no_pokerkit:
@@ -324,17 +330,20 @@ def main() -> int:
         rows.append(("pokerkit 0.7.7, replay of same hands", pk_rates))
     if naiko_rates:
         rows.append(("felt, random actions via apply", apply_rates))
+        rows.append(("felt Naiko, bots using no power", idle_rates))
         rows.append(("felt Naiko, same + bots' powers", naiko_rates))
     for label, rates in rows:
         print(f"{label:40s} median {statistics.median(rates):8.0f} hands/s  runs {[round(r) for r in rates]}")
     if naiko_rates:
         per_run = sorted(n / a for n, a in zip(naiko_rates, apply_rates, strict=True))
         vs_in_place = sorted(n / r for n, r in zip(naiko_rates, random_rates, strict=True))
+        idle = sorted(i / a for i, a in zip(idle_rates, apply_rates, strict=True))
         total = args.hands * args.runs
         print(
             f"Naiko / apply per run: {[round(x, 3) for x in per_run]} (median {statistics.median(per_run):.3f}: "
             f"powers cost {1 - statistics.median(per_run):.1%} of the copy-on-write hand rate); "
-            f"Naiko / in place: median {statistics.median(vs_in_place):.3f}"
+            f"Naiko / in place: median {statistics.median(vs_in_place):.3f}; "
+            f"Naiko without powers / apply: median {statistics.median(idle):.3f}"
         )
         print(
             "powers used per hand: "

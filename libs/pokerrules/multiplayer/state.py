@@ -429,7 +429,8 @@ class HandState:
         received = self.deck[position]
         deck = self.deck
         self.deck = tuple(deck[:position]) + tuple(deck[position + 1 :])  # shared by copies: never mutated
-        self.holes[i] = tuple(received if c == card else c for c in hole)
+        k = hole.index(card)
+        self.holes[i] = (*hole[:k], received, *hole[k + 1 :])
         self.version += 1
         return [HoleCardSwapped(seat, card, received)]
 
