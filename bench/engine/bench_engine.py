@@ -189,7 +189,7 @@ def felt_naiko(
         while not state.finished:
             now += 1_000
             nh = naiko.hand
-            if nh.windows:
+            if nh.windows and now >= naiko.next_deadline():  # the table's timer for the window
                 out = expire(naiko, state, now)
                 naiko, state = out.naiko, out.hand
                 events.extend(out.events)
@@ -374,6 +374,18 @@ def main() -> int:
             print(
                 f"| {args.game.upper()}, {args.hands} hands x {args.runs} runs | {med_random:,.0f} | {med_inplace:,.0f} "
                 f"| {med_replay:,.0f} | {med_pk:,.0f} | {med_random / med_pk:.0f}x / {med_inplace / med_pk:.0f}x |"
+            )
+        if args.markdown and naiko_rates:
+            print()
+            print(
+                "| six-handed hands/s | random actions via apply | Naiko, no power used | Naiko, bots' powers "
+                "| powers' cost (1 − Naiko / apply) | powers per hand |"
+            )
+            print("|---|---|---|---|---|---|")
+            print(
+                f"| NLHE, {args.hands} hands x {args.runs} runs | {statistics.median(apply_rates):,.0f} "
+                f"| {statistics.median(idle_rates):,.0f} | {statistics.median(naiko_rates):,.0f} "
+                f"| {1 - statistics.median(per_run):.1%} | {sum(uses.values()) / total:.2f} |"
             )
         return 1 if mismatches != explained else 0
     return 0

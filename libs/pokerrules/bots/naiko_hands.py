@@ -73,7 +73,8 @@ def play_naiko_hands(
         naiko = out.naiko
         while not hand.finished:
             now += DECISION_MS
-            if naiko.hand is not None and naiko.hand.windows:
+            deadline = naiko.next_deadline()
+            if deadline is not None and now >= deadline:  # a table's timer for the window
                 out = rules.expire(naiko, hand, now)
                 events.extend(out.events)
                 assert out.naiko is not None
