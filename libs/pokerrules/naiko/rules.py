@@ -288,7 +288,9 @@ def _shield(naiko: NaikoTable, hand: HandState, seat: int) -> Outcome:
     ]
     used = nh.used | {(seat, _SHIELD)}
     windows = _without(nh.windows, window)
-    after = nh._replace(used=used, windows=windows)
+    after = NaikoHand(
+        nh.carrusel, nh.granted, used, nh.round, nh.activations, nh.anchored, nh.powered, windows, nh.peeks
+    )
     return Outcome(NaikoTable(naiko.settings, destellos, after), hand, events)
 
 
@@ -319,7 +321,10 @@ def _apply_anchor(
 ) -> Outcome:
     hand = cap_raises_to_pot(hand, window.target).state
     events.append(AnchorResolved(window.declarer, window.target, outcome))
-    after = nh._replace(windows=_without(nh.windows, window))
+    windows = _without(nh.windows, window)
+    after = NaikoHand(
+        nh.carrusel, nh.granted, nh.used, nh.round, nh.activations, nh.anchored, nh.powered, windows, nh.peeks
+    )
     return Outcome(NaikoTable(naiko.settings, naiko.destellos, after), hand, events)
 
 
@@ -337,16 +342,32 @@ def act(naiko: NaikoTable | None, hand: HandState, seat: int, action: Action, no
         moved = apply(hand, seat, action)
         return Outcome(naiko, moved.state, moved.events)
     assert naiko is not None
-    events: list[Event] = []
     window = nh.window_of(seat)
-    if window is not None:
+    if window is None:
+        moved = apply(hand, seat, action)
+        after, events = moved.state, moved.events
+        if not after.finished:
+            return Outcome(naiko, after, events)  # another seat's window stays as it is
+    else:
+        # The cap, then the action, on one fresh copy (copy-on-write: a refused action raises before
+        # anything is returned, and the state given is never touched).
+        after = hand.copy()
+        after.cap_raises_to_pot(seat)
+        acted = after.act(seat, action)
         outcome = TIMED_OUT if now >= window.deadline else ACTED
-        capped = _apply_anchor(naiko, nh, hand, window, outcome, events)
-        assert capped.naiko is not None and capped.naiko.hand is not None
-        naiko, nh, hand = capped.naiko, capped.naiko.hand, capped.hand
-    moved = apply(hand, seat, action)
-    events.extend(moved.events)
-    after = moved.state
+        events = [AnchorResolved(window.declarer, seat, outcome), *acted]
+        windows = _without(nh.windows, window)
+        nh = NaikoHand(
+            nh.carrusel,
+            nh.granted,
+            nh.used,
+            nh.round,
+            nh.activations,
+            nh.anchored,
+            nh.powered,
+            windows,
+            nh.peeks,
+        )
     if after.finished and nh.windows:
         # The hand ended inside windows (everyone else folded): nothing is left to cap. A window never
         # outlives its betting round otherwise: the round cannot end before its target acts.
