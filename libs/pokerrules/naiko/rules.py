@@ -391,11 +391,12 @@ def expire(naiko: NaikoTable | None, hand: HandState, now: int) -> Outcome:
     return Outcome(naiko, hand, events)
 
 
-def void(naiko: NaikoTable | None) -> tuple[NaikoTable | None, list[Event]]:
-    """The hand is voided (the engine's `void` returns the chips): every Destello spent in it comes back.
-    The deal's grant stands (the player was dealt in); a seat that has left gets nothing back."""
+def void(naiko: NaikoTable | None, hand: HandState) -> tuple[NaikoTable | None, list[Event]]:
+    """`hand` (still in progress) is voided, as the engine's `void` returns its chips: every Destello
+    spent in it comes back. The deal's grant stands (the player was dealt in); a seat that has left gets
+    nothing back. A hand that has ended is not voided: nothing changes."""
     nh = naiko.hand if naiko is not None else None
-    if naiko is None or nh is None or nh.finished:
+    if naiko is None or nh is None or nh.finished or hand.finished:
         return naiko, []
     balances = dict(naiko.destellos)
     refunds = []

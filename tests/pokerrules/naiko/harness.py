@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import pytest
 from pokerrules.cards import parse_cards
@@ -155,7 +155,3 @@ class Naiko:
         legal = self.hand.legal_actions()
         assert legal is not None
         return legal.max_to
-
-
-def cards(text: str) -> Sequence[int]:
-    return parse_cards(text)

@@ -217,8 +217,8 @@ class NaikoTableMachine(RuleBasedStateMachine):
         if self.rng.random() > 0.03:
             return
         voided = self.hand.copy()
+        naiko, more = void(self.naiko, self.hand)
         events = voided.void()
-        naiko, more = void(self.naiko)
         assert naiko is not None and naiko.hand is not None
         for seat, granted in naiko.hand.granted.items():
             assert naiko.balance(seat) == granted  # every Destello spent in the hand is back

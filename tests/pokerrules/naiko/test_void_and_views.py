@@ -17,18 +17,18 @@ def test_void_returns_every_destello_spent_and_the_grant_stands() -> None:
     n.act(3, Action.call())
     n.power(1, ANCHOR, target=2)
     assert (n.balance(1), n.balance(2), n.balance(3)) == (1, 1, 1)
-    naiko, events = void(n.naiko)
+    naiko, events = void(n.naiko, n.hand)
     assert naiko is not None and naiko.hand is not None
     assert (naiko.balance(1), naiko.balance(2), naiko.balance(3)) == (3, 1, 2)
     assert events == [DestellosReturned(((1, 2), (3, 1)), ((1, 3), (2, 1), (3, 2)))]
     assert naiko.hand.finished and naiko.next_deadline() is None  # the open window is gone
-    assert void(naiko) == (naiko, [])  # nothing more to give back
+    assert void(naiko, n.hand) == (naiko, [])  # nothing more to give back
 
 
 def test_void_gives_nothing_to_a_seat_that_has_left() -> None:
     n = Naiko({1: 1000, 2: 1000, 3: 1000}, 3, destellos={3: 2})
     n.power(3, PEEK)
-    naiko, events = void(unseated(n.naiko, 3))
+    naiko, events = void(unseated(n.naiko, 3), n.hand)
     assert naiko is not None and 3 not in naiko.destellos
     assert events == [DestellosReturned((), ((1, 1), (2, 1)))]
 
@@ -70,3 +70,12 @@ def test_the_received_card_is_only_in_the_swappers_events() -> None:
     for viewer in (None, 1, 2):
         assert [type(ev).__name__ for ev in events if visible_to(ev, viewer)] == ["PowerUsed"]
     assert [type(ev).__name__ for ev in events if visible_to(ev, 3)] == ["PowerUsed", "HoleCardSwapped"]
+
+
+def test_a_hand_that_has_ended_is_not_voided() -> None:
+    n = Naiko({1: 1000, 2: 1000}, 1, destellos={1: 2})
+    n.power(1, PEEK)
+    n.act(1, Action.fold())
+    assert n.hand.finished
+    assert void(n.naiko, n.hand) == (n.naiko, [])
+    assert n.balance(1) == 1  # what was spent in a hand played to its end stays spent
