@@ -335,13 +335,14 @@ def main() -> int:
     for label, rates in rows:
         print(f"{label:40s} median {statistics.median(rates):8.0f} hands/s  runs {[round(r) for r in rates]}")
     if naiko_rates:
-        per_run = sorted(n / a for n, a in zip(naiko_rates, apply_rates, strict=True))
+        naiko_ratio = sorted(n / a for n, a in zip(naiko_rates, apply_rates, strict=True))
         vs_in_place = sorted(n / r for n, r in zip(naiko_rates, random_rates, strict=True))
         idle = sorted(i / a for i, a in zip(idle_rates, apply_rates, strict=True))
         total = args.hands * args.runs
         print(
-            f"Naiko / apply per run: {[round(x, 3) for x in per_run]} (median {statistics.median(per_run):.3f}: "
-            f"powers cost {1 - statistics.median(per_run):.1%} of the copy-on-write hand rate); "
+            f"Naiko / apply per run: {[round(x, 3) for x in naiko_ratio]} "
+            f"(median {statistics.median(naiko_ratio):.3f}: "
+            f"powers cost {1 - statistics.median(naiko_ratio):.1%} of the copy-on-write hand rate); "
             f"Naiko / in place: median {statistics.median(vs_in_place):.3f}; "
             f"Naiko without powers / apply: median {statistics.median(idle):.3f}"
         )
@@ -385,7 +386,7 @@ def main() -> int:
             print(
                 f"| NLHE, {args.hands} hands x {args.runs} runs | {statistics.median(apply_rates):,.0f} "
                 f"| {statistics.median(idle_rates):,.0f} | {statistics.median(naiko_rates):,.0f} "
-                f"| {1 - statistics.median(per_run):.1%} | {sum(uses.values()) / total:.2f} |"
+                f"| {1 - statistics.median(naiko_ratio):.1%} | {sum(uses.values()) / total:.2f} |"
             )
         return 1 if mismatches != explained else 0
     return 0
