@@ -10,6 +10,10 @@ Run (PokerKit lives only in its own venv, never a project dependency):
 3. Felt replays them through the copy-on-write API (apply).          -> "felt, replay via apply"
 4. The loop behind `felt simulate` (stacks carried over, button moving).
 5. PokerKit 0.7.7 replays the same hands (same cards, same actions). -> "pokerkit, replay"
+6. Felt plays the same deals with random legal actions through the copy-on-write API (apply), and
+   7. in Naiko mode: the same random betting through `naiko.act`, with the bots' power policy
+   (`bots.powers.bot_power`: swap, peek, anchor, shield) and a Carrusel per hand. The Naiko row's cost
+   of the powers is measured against row 6, like for like (both copy-on-write, as the table uses them).
 Finishing stacks are compared hand by hand: the two engines must agree (a differential test), except
 where the rules knowingly differ: odd chips of a split pot. MP-6.6 settles every pot separately and
 MP-A10 gives each pot's odd chips one at a time from the button's left; PokerKit merges the pots of the
@@ -117,6 +121,100 @@ def felt_simulate(config: GameConfig, hands: int, seed: int, rank) -> float:  # 
     return time.process_time() - started
 
 
+def prepared_deals(hands: int, seed: int) -> tuple[list[tuple[dict[int, int], tuple[int, ...]]], list[int]]:
+    """The deals of `felt_random` (same seed, same stacks and decks) and a Carrusel draw per hand."""
+    rng = random.Random(seed)
+    deck = list(range(52))
+    deals = []
+    for _ in range(hands):
+        rng.shuffle(deck)
+        if SHORT_STACKS:
+            stacks = {s: rng.choice((rng.randint(1, 120), rng.randint(1, 3000))) for s in SEATS}
+        else:
+            stacks = {s: rng.randint(20, 200) * BB for s in SEATS}
+        deals.append((stacks, tuple(deck)))
+    draws = random.Random(seed + 10**6)
+    return deals, [draws.randrange(3) for _ in range(hands)]
+
+
+def felt_random_apply(config: GameConfig, hands: int, seed: int, rank) -> float:  # type: ignore[no-untyped-def]
+    """Random legal actions through the copy-on-write API (`apply`), as the table service plays hands."""
+    from pokerrules.multiplayer import start_hand
+
+    deals, _ = prepared_deals(hands, seed)
+    rng = random.Random(seed)
+    started = time.process_time()
+    for stacks, deck_order in deals:
+        t = start_hand(config, stacks, BUTTON, deck_order, rank)
+        state, events = t.state, t.events
+        while not state.finished:
+            legal = state.legal_actions()
+            t = apply(state, legal.seat, random_legal_action(legal, rng))  # type: ignore[union-attr]
+            state = t.state
+            events.extend(t.events)
+    return time.process_time() - started
+
+
+def felt_naiko(
+    config: GameConfig, hands: int, seed: int, rank, powers: bool = True
+) -> tuple[float, dict[str, int]]:  # type: ignore[no-untyped-def]
+    """The same deals in Naiko mode: a Carrusel and Destellos per hand, the bots' power policy on every
+    decision, the same random betting through `naiko.act`; windows on a virtual clock (1 s a decision).
+    `powers=False`: the same machinery with bots that never use a power (what Naiko mode costs by itself)."""
+    from pokerrules.bots.powers import bot_power, bot_shields
+    from pokerrules.multiplayer import start_hand
+    from pokerrules.naiko import (
+        CARRUSELS,
+        NaikoTable,
+        Power,
+        act,
+        deal,
+        expire,
+        legal_actions,
+        respond_to_anchor,
+        use_power,
+    )
+
+    deals, draws = prepared_deals(hands, seed)
+    rng = random.Random(seed)
+    naiko = NaikoTable(destellos=dict.fromkeys(SEATS, 0))
+    now = 0
+    uses = dict.fromkeys(Power, 0)
+    started = time.process_time()
+    for (stacks, deck_order), draw in zip(deals, draws, strict=True):
+        t = start_hand(config, stacks, BUTTON, deck_order, rank)
+        out = deal(naiko, t.state, CARRUSELS[draw], draw)
+        naiko, state = out.naiko, out.hand
+        events = t.events + out.events
+        while not state.finished:
+            now += 1_000
+            nh = naiko.hand
+            if nh.windows and now >= naiko.next_deadline():  # the table's timer for the window
+                out = expire(naiko, state, now)
+                naiko, state = out.naiko, out.hand
+                events.extend(out.events)
+                nh = naiko.hand
+            seat = state.seat_to_act
+            if nh.windows and nh.window_of(seat) is not None:
+                shield = bot_shields(naiko, state, seat, now)
+                uses[Power.PERISAI_SEGEL] += shield
+                out = respond_to_anchor(naiko, state, seat, shield, now)
+                naiko, state = out.naiko, out.hand
+                events.extend(out.events)
+            choice = bot_power(naiko, state, seat, now) if powers else None
+            if choice is not None:
+                uses[choice.power] += 1
+                out = use_power(naiko, state, seat, choice.power, now, choice.target, choice.card)
+                naiko, state = out.naiko, out.hand
+                events.extend(out.events)
+            legal = legal_actions(naiko, state)
+            out = act(naiko, state, seat, random_legal_action(legal, rng), now)
+            naiko, state = out.naiko, out.hand
+            events.extend(out.events)
+    elapsed = time.process_time() - started
+    return elapsed, {power.value: count for power, count in uses.items()}
+
+
 def pokerkit_replay(config: GameConfig, scripts: list[Script]) -> tuple[float, int, int]:
     import pokerkit as pk
 
@@ -189,6 +287,8 @@ def main() -> int:
     SHORT_STACKS = args.short_stacks
     rank = ranker_for(config.variant)
     random_rates, replay_rates, inplace_rates, simulate_rates, pk_rates = [], [], [], [], []
+    apply_rates, naiko_rates, idle_rates = [], [], []
+    uses: dict[str, int] = {}
     mismatches = explained = 0
     for run in range(args.runs):
         elapsed, _ = felt_random(config, args.hands, args.seed + run, rank, record=False)
@@ -197,6 +297,15 @@ def main() -> int:
         replay_rates.append(args.hands / felt_replay(config, scripts, rank))
         inplace_rates.append(args.hands / felt_replay_in_place(config, scripts, rank))
         simulate_rates.append(args.hands / felt_simulate(config, args.hands, args.seed + run, rank))
+        if args.game == "nlhe":  # Naiko mode is No-Limit Hold'em plus powers (NK-1.5, NK-A1)
+            apply_rates.append(args.hands / felt_random_apply(config, args.hands, args.seed + run, rank))
+            elapsed, used = felt_naiko(config, args.hands, args.seed + run, rank)
+            naiko_rates.append(args.hands / elapsed)
+            idle_rates.append(
+                args.hands / felt_naiko(config, args.hands, args.seed + run, rank, powers=False)[0]
+            )
+            for name, count in used.items():
+                uses[name] = uses.get(name, 0) + count
         if not args.no_pokerkit:
             pk_scripts = scripts[: max(1, args.hands // 10)]  # PokerKit is slow: a tenth of the hands
             elapsed, bad, ok = pokerkit_replay(config, pk_scripts)
@@ -219,8 +328,29 @@ def main() -> int:
     ]
     if pk_rates:
         rows.append(("pokerkit 0.7.7, replay of same hands", pk_rates))
+    if naiko_rates:
+        rows.append(("felt, random actions via apply", apply_rates))
+        rows.append(("felt Naiko, bots using no power", idle_rates))
+        rows.append(("felt Naiko, same + bots' powers", naiko_rates))
     for label, rates in rows:
         print(f"{label:40s} median {statistics.median(rates):8.0f} hands/s  runs {[round(r) for r in rates]}")
+    if naiko_rates:
+        naiko_ratio = sorted(n / a for n, a in zip(naiko_rates, apply_rates, strict=True))
+        vs_in_place = sorted(n / r for n, r in zip(naiko_rates, random_rates, strict=True))
+        idle = sorted(i / a for i, a in zip(idle_rates, apply_rates, strict=True))
+        total = args.hands * args.runs
+        print(
+            f"Naiko / apply per run: {[round(x, 3) for x in naiko_ratio]} "
+            f"(median {statistics.median(naiko_ratio):.3f}: "
+            f"powers cost {1 - statistics.median(naiko_ratio):.1%} of the copy-on-write hand rate); "
+            f"Naiko / in place: median {statistics.median(vs_in_place):.3f}; "
+            f"Naiko without powers / apply: median {statistics.median(idle):.3f}"
+        )
+        print(
+            "powers used per hand: "
+            + ", ".join(f"{name} {count / total:.2f}" for name, count in sorted(uses.items()))
+            + f" (total {sum(uses.values()) / total:.2f})"
+        )
     if pk_rates:
         med_pk = statistics.median(pk_rates)
         print(
@@ -245,6 +375,18 @@ def main() -> int:
             print(
                 f"| {args.game.upper()}, {args.hands} hands x {args.runs} runs | {med_random:,.0f} | {med_inplace:,.0f} "
                 f"| {med_replay:,.0f} | {med_pk:,.0f} | {med_random / med_pk:.0f}x / {med_inplace / med_pk:.0f}x |"
+            )
+        if args.markdown and naiko_rates:
+            print()
+            print(
+                "| six-handed hands/s | random actions via apply | Naiko, no power used | Naiko, bots' powers "
+                "| powers' cost (1 − Naiko / apply) | powers per hand |"
+            )
+            print("|---|---|---|---|---|---|")
+            print(
+                f"| NLHE, {args.hands} hands x {args.runs} runs | {statistics.median(apply_rates):,.0f} "
+                f"| {statistics.median(idle_rates):,.0f} | {statistics.median(naiko_rates):,.0f} "
+                f"| {1 - statistics.median(naiko_ratio):.1%} | {sum(uses.values()) / total:.2f} |"
             )
         return 1 if mismatches != explained else 0
     return 0

@@ -5,8 +5,10 @@ No network, no storage, no `random`: see docs/fairness.md for the algorithm and 
 """
 
 from dealing.book import BookSettings, ShoeBook
+from dealing.draws import DRAW_ALGORITHM, draw_value
 from dealing.errors import (
     DealingError,
+    DrawRefused,
     EntropyUnavailable,
     InvalidRequest,
     RequestConflict,
@@ -17,16 +19,19 @@ from dealing.errors import (
     TooManyShoes,
 )
 from dealing.seeds import DeterministicSeedSource, SeedSource, SystemSeedSource
-from dealing.shoe import Consumption, DealtCard, PeekedCard, Revelation, Shoe, ShoeState
+from dealing.shoe import Consumption, DealtCard, Draw, PeekedCard, Revelation, Shoe, ShoeState
 from dealing.shuffle import ALGORITHM, shoe_order
 
 __all__ = [
     "ALGORITHM",
+    "DRAW_ALGORITHM",
     "BookSettings",
     "Consumption",
     "DealingError",
     "DealtCard",
     "DeterministicSeedSource",
+    "Draw",
+    "DrawRefused",
     "EntropyUnavailable",
     "InvalidRequest",
     "PeekedCard",
@@ -42,5 +47,6 @@ __all__ = [
     "ShoeStillOpen",
     "SystemSeedSource",
     "TooManyShoes",
+    "draw_value",
     "shoe_order",
 ]

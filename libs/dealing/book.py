@@ -20,6 +20,7 @@ from dealing.quota import QuotaSettings, TokenBucket
 from dealing.seeds import SeedSource
 from dealing.shoe import (
     DealtCard,
+    Draw,
     PeekedCard,
     Revelation,
     Shoe,
@@ -180,6 +181,11 @@ class ShoeBook:
         with self._lock:
             now = self._clock()
             return self._find(shoe_id, now).peek(offset, now)
+
+    def draw(self, shoe_id: str, label: str, outcomes: int, request_id: str) -> Draw:
+        with self._lock:
+            now = self._clock()
+            return self._find(shoe_id, now).draw(label, outcomes, request_id, now)
 
     def close(self, shoe_id: str) -> Shoe:
         with self._lock:

@@ -85,3 +85,10 @@ class TooManyShoes(DealingError):
     ) -> None:
         super().__init__(message, reason, **metadata)
         self.retry_after_seconds = retry_after_seconds
+
+
+class DrawRefused(DealingError):
+    """A labelled draw the shoe cannot make: its label was drawn with other outcomes (one draw per label
+    and shoe, so the record an auditor checks is unambiguous), or the shoe's draws are used up."""
+
+    default_reason = "DRAW_LABEL_USED"

@@ -17,12 +17,21 @@ from dataclasses import dataclass
 
 from dealing.cards import CARD_TEXTS, DECK_SIZE, MAX_DECKS, MIN_DECKS
 from dealing.commitments import PositionSalts, card_commitments, seed_commitment
-from dealing.errors import InvalidRequest, RequestConflict, ShoeClosed, ShoeExhausted, ShoeStillOpen
+from dealing.draws import DRAW_ALGORITHM, draw_value, validate_draw
+from dealing.errors import (
+    DrawRefused,
+    InvalidRequest,
+    RequestConflict,
+    ShoeClosed,
+    ShoeExhausted,
+    ShoeStillOpen,
+)
 from dealing.shuffle import ALGORITHM, shoe_order
 
 MAX_CLIENT_SEED_BYTES = 256
 MAX_DECK_SET_CHARS = 64
 MAX_REQUEST_ID_CHARS = 128
+MAX_DRAWS = 16  # draw requests per shoe (a hand needs one or two): bounds what a shoe keeps for them
 _DECK_SET_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 
 
@@ -73,6 +82,16 @@ class PeekedCard:
 
 
 @dataclass(frozen=True)
+class Draw:
+    """A labelled draw (dealing.draws): `value` in [0, outcomes), a pure function of the shoe's seed."""
+
+    label: str
+    outcomes: int
+    value: int
+    algorithm: str = DRAW_ALGORITHM
+
+
+@dataclass(frozen=True)
 class Revelation:
     """What a verifier needs once the shoe is closed."""
 
@@ -84,6 +103,7 @@ class Revelation:
     commitment: str
     order: tuple[int, ...]
     consumed: tuple[Consumption, ...]  # one per position dealt or burned, position 0 first
+    draws: tuple[Draw, ...] = ()  # the labelled draws made from the shoe, in the order first made
 
     def __repr__(self) -> str:
         return f"Revelation(algorithm={self.algorithm!r}, decks={self.decks})"
@@ -156,6 +176,8 @@ class Shoe:
         # request id only (operation, count, first position) — a retry's answer is rebuilt from those.
         self._consumed = bytearray()
         self._replies: dict[str, tuple[str, int, int]] = {}
+        self._draws: dict[str, Draw] = {}  # by label, in the order first drawn
+        self._draw_requests = 0
         self.state = ShoeState.OPEN
         self.last_active = now
         self.ended_at: float | None = None
@@ -225,6 +247,28 @@ class Shoe:
         self.last_active = now
         return PeekedCard(position, self._order[position])
 
+    def draw(self, label: str, outcomes: int, request_id: str, now: float) -> Draw:
+        """The labelled draw `label` over `outcomes` (dealing.draws). One label is drawn once per shoe:
+        asking again with the same outcomes gives the same value; with other outcomes it is refused."""
+        validate_draw(label, outcomes)
+        operation = f"draw:{label}"
+        if self._replay(request_id, operation, outcomes) is None:
+            self._require_open()
+            known = self._draws.get(label)
+            if known is not None and known.outcomes != outcomes:
+                raise DrawRefused(
+                    "the label was already drawn from this shoe with other outcomes", label=label
+                )
+            if self._draw_requests >= MAX_DRAWS:
+                raise DrawRefused(f"a shoe makes at most {MAX_DRAWS} draws", "TOO_MANY_DRAWS")
+            if known is None:
+                value = draw_value(self._seed, self.client_seed, self.nonce, label, outcomes)
+                known = self._draws[label] = Draw(label, outcomes, value)
+            self._draw_requests += 1
+            self._replies[request_id] = (operation, outcomes, known.value)
+            self.last_active = now
+        return self._draws[label]
+
     def close(self, now: float) -> None:
         """End the shoe (idempotent): nothing more is dealt, and it can be revealed."""
         if self.state is ShoeState.OPEN:
@@ -253,6 +297,7 @@ class Shoe:
             commitment=self.commitment,
             order=tuple(self._order),
             consumed=tuple(_CONSUMPTIONS[code] for code in self._consumed),
+            draws=tuple(self._draws.values()),
         )
 
     def _replay(self, request_id: str, operation: str, count: int) -> int | None:

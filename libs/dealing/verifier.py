@@ -5,7 +5,8 @@ This file imports only the Python standard library: copy it anywhere and run
 where the JSON holds what the dealer's Reveal returned (snake_case or lowerCamelCase keys):
     {"algorithm": ..., "decks": 1, "server_seed": "<64 hex>", "client_seed": "...", "nonce": 0,
      "commitment": "<64 hex>", "dealt": [{"position": 0, "card": "As"}, ...],
-     "card_commitments": ["<64 hex>", ...]}          # card_commitments optional
+     "card_commitments": ["<64 hex>", ...],          # card_commitments optional
+     "draws": [{"label": "carrusel", "outcomes": 3, "value": 1}, ...]}   # draws optional
 or, for one card a player received with its salt (no seed needed):
     {"card_commitments": [...], "openings": [{"position": 3, "card": "Td", "salt": "<32 hex>"}]}
 It prints one line per problem and exits 0 when everything matches, 1 otherwise.
@@ -15,7 +16,10 @@ The specification (docs/fairness.md): block k of the stream is HMAC-SHA256(serve
 words >= 2**32 - 2**32 % b and returns w % b; Fisher–Yates from the last position down swaps position i
 with a draw below i + 1; the shoe starts as decks × (2c 2d 2h 2s 3c ... As). The commitment is
 SHA-256(server_seed); the salt of position p is HMAC-SHA256(server_seed, "salt:{p}")[:16], and the
-commitment of position p is SHA-256("card:{p}:{card}:{salt hex}").
+commitment of position p is SHA-256("card:{p}:{card}:{salt hex}"). A labelled draw
+(felt-hmac-sha256-draw-v1) under `label` over n outcomes reads the words of the blocks
+HMAC-SHA256(server_seed, "draw:{label}:{nonce}:{k}:{client_seed}") and takes the first word w below
+2**32 - 2**32 % n: the value is w % n (the Naiko Carrusel of a hand is the draw `carrusel` over 3).
 
 This is deliberately a second, plain implementation (not the dealer's optimised one), so that a
 mistake in either shows up as a disagreement in Felt's tests.
@@ -33,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 ALGORITHM = "felt-hmac-sha256-fisher-yates-v1"
+DRAW_ALGORITHM = "felt-hmac-sha256-draw-v1"
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"
 MAX_DECKS = 8
@@ -88,6 +93,22 @@ def shoe_order(server_seed: bytes, client_seed: str, nonce: int, decks: int) -> 
     return cards
 
 
+def draw_value(server_seed: bytes, client_seed: str, nonce: int, label: str, outcomes: int) -> int:
+    """The labelled draw of a revealed shoe: a value in [0, outcomes), by rejection sampling."""
+    if not 1 <= outcomes < 2**32 or not re.fullmatch(r"[a-z0-9][a-z0-9._-]{0,63}", label):
+        raise ValueError("a draw needs a label of a-z 0-9 . _ - and 1 to 2**32 - 1 outcomes")
+    limit = 2**32 - 2**32 % outcomes
+    counter = 0
+    while True:
+        message = f"draw:{label}:{nonce}:{counter}:{client_seed}".encode()
+        block = hmac.digest(server_seed, message, "sha256")
+        for i in range(0, 32, 4):
+            word = int.from_bytes(block[i : i + 4], "big")
+            if word < limit:
+                return word % outcomes
+        counter += 1
+
+
 def seed_commitment(server_seed: bytes) -> str:
     return hashlib.sha256(server_seed).hexdigest()
 
@@ -141,9 +162,11 @@ def verify_shoe(
     commitment: str,
     dealt: Iterable[tuple[int, str]] = (),
     card_commitments: Sequence[str] = (),
+    draws: Iterable[tuple[str, int, int]] = (),
 ) -> Verification:
     """Check a revealed shoe: the seed against its commitment, then every dealt card and per-card
-    commitment against the order recomputed from (server_seed, client_seed, nonce)."""
+    commitment against the order recomputed from (server_seed, client_seed, nonce), and every labelled
+    draw (label, outcomes, value) against its recomputed value."""
     result = Verification()
     problems = result.problems
     if algorithm != ALGORITHM:
@@ -183,6 +206,14 @@ def verify_shoe(
                 problems.append(
                     Problem("CARD_COMMITMENT_MISMATCH", f"position {position} does not match", position)
                 )
+    for label, outcomes, value in draws:
+        try:
+            expected_value = draw_value(server_seed, client_seed, nonce, label, outcomes)
+        except ValueError:
+            problems.append(Problem("DRAW_MALFORMED", f"cannot recompute the draw {label[:64]!r}"))
+            continue
+        if expected_value != value:
+            problems.append(Problem("DRAW_MISMATCH", f"the draw {label!r} is not the seed's"))
     return result
 
 
@@ -223,6 +254,7 @@ def _verify_document(document: dict[str, Any]) -> Verification:
         commitment=str(doc.get("commitment", "")),
         dealt=[(int(d.get("position", 0)), str(d["card"])) for d in doc.get("dealt", [])],
         card_commitments=commitments,
+        draws=[(str(d["label"]), int(d["outcomes"]), int(d.get("value", 0))) for d in doc.get("draws", [])],
     )
 
 
@@ -238,7 +270,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f" position {problem.position}" if problem.position >= 0 else ""
         print(f"FAIL {problem.reason}{where}: {problem.message}")
     if result.valid:
-        print(f"OK: commitment and {result.cards_checked} card(s) verified")
+        draws = len(document.get("draws", [])) if isinstance(document, dict) else 0
+        extra = f" and {draws} draw(s)" if draws else ""
+        print(f"OK: commitment and {result.cards_checked} card(s){extra} verified")
     return 0 if result.valid else 1
 
 

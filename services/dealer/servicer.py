@@ -3,7 +3,7 @@
 Who may call what (every call needs a valid token; the platform rejects calls without one):
 - CreateShoe, GetShoe, Verify: any caller; CreateShoe within the caller's quota (dealing/quota.py: shoes
   held, creation rate, and a share of the cap for the platform's services only).
-- Deal, Burn, CloseShoe: the shoe's creator, or an operator.
+- Deal, Burn, Draw, CloseShoe: the shoe's creator, or an operator.
 - Peek: a service or operator caller, and the shoe's creator or an operator (the Naiko peek power is
   run by the table service, which shows the card to one player only, NK-10.4).
 - Reveal (only once the shoe is closed or expired): the creator or an operator, or anyone when the
@@ -24,6 +24,7 @@ import grpc
 import prometheus_client
 from dealing import (
     Consumption,
+    Draw,
     EntropyUnavailable,
     Shoe,
     ShoeBook,
@@ -46,6 +47,9 @@ SHOES_CREATED = prometheus_client.Counter(
 CARDS_DEALT = prometheus_client.Counter("poker_dealer_cards_dealt_total", "Cards dealt from shoes.")
 CARDS_BURNED = prometheus_client.Counter("poker_dealer_cards_burned_total", "Cards burned from shoes.")
 PEEKS = prometheus_client.Counter("poker_dealer_peeks_total", "Cards shown by Peek without being dealt.")
+DRAWS = prometheus_client.Counter(
+    "poker_dealer_draws_total", "Labelled draws made from shoes (a Carrusel, a Spin multiplier)."
+)
 ENTROPY_FAILURES = prometheus_client.Counter(
     "poker_dealer_entropy_failures_total", "Shoes refused because the entropy source failed."
 )
@@ -77,7 +81,7 @@ for _state in ShoeState:
 for _reason in ("SHOE_QUOTA_EXCEEDED", "SHOE_RATE_LIMITED", "TOO_MANY_SHOES"):
     for _role in (Role.PLAYER, Role.SERVICE, Role.OPERATOR):
         SHOE_REFUSALS.labels(_reason, _role.value)
-_ROUTED = ("CreateShoe", "Deal", "Burn", "Peek", "CloseShoe", "Reveal", "GetShoe")
+_ROUTED = ("CreateShoe", "Deal", "Burn", "Peek", "Draw", "CloseShoe", "Reveal", "GetShoe")
 for _rpc in _ROUTED:
     FORWARDED.labels(_rpc)
 
@@ -142,6 +146,10 @@ def _public_view(shoe: Shoe, card_commitments: tuple[str, ...] | None = None) ->
         reveal_policy=pb.REVEAL_POLICY_PUBLIC if shoe.public_reveal else pb.REVEAL_POLICY_OWNER,
         card_commitments=shoe.card_commitments if card_commitments is None else card_commitments,
     )
+
+
+def _labelled(draw: Draw) -> pb.LabelledDraw:
+    return pb.LabelledDraw(label=draw.label, outcomes=draw.outcomes, value=draw.value)
 
 
 def _hex(value: str, field: str, size: int) -> bytes:
@@ -251,6 +259,16 @@ class DealerServicer(pb_grpc.DealerServiceServicer):
         return pb.PeekResponse(position=peeked.position, card=peeked.card)
 
     @_domain_errors
+    def Draw(self, request: pb.DrawRequest, context: grpc.ServicerContext) -> pb.DrawResponse:
+        target = self._shoe_owner(request.shoe_id)
+        if self._elsewhere(target, context):
+            return self._forward(target, "Draw", request, context, pb.DrawResponse)
+        _require_owner(self._book.get(request.shoe_id), "draw from it")
+        drawn = self._book.draw(request.shoe_id, request.label, request.outcomes, request.request_id)
+        DRAWS.inc()
+        return pb.DrawResponse(draw=_labelled(drawn), algorithm=drawn.algorithm)
+
+    @_domain_errors
     def CloseShoe(self, request: pb.CloseShoeRequest, context: grpc.ServicerContext) -> pb.CloseShoeResponse:
         target = self._shoe_owner(request.shoe_id)
         if self._elsewhere(target, context):
@@ -285,10 +303,11 @@ class DealerServicer(pb_grpc.DealerServiceServicer):
                 for p, use in enumerate(revelation.consumed)
             ],
             card_commitments=shoe.card_commitments,
+            draws=[_labelled(d) for d in revelation.draws],
         )
 
     def Verify(self, request: pb.VerifyRequest, context: grpc.ServicerContext) -> pb.VerifyResponse:
-        for name in ("dealt", "card_commitments", "openings"):
+        for name in ("dealt", "card_commitments", "openings", "draws"):
             if len(getattr(request, name)) > MAX_VERIFY_ENTRIES:
                 raise errors.invalid_argument(
                     name, "TOO_MANY_ENTRIES", f"at most {MAX_VERIFY_ENTRIES} {name}"
@@ -307,6 +326,7 @@ class DealerServicer(pb_grpc.DealerServiceServicer):
                 commitment=request.commitment,
                 dealt=[(d.position, d.card) for d in request.dealt],
                 card_commitments=list(request.card_commitments),
+                draws=[(d.label, d.outcomes, d.value) for d in request.draws],
             )
             if openings:
                 opened = verifier.verify_openings(list(request.card_commitments), openings)

@@ -1,4 +1,7 @@
-"""`felt simulate`: bot hands through the betting engine (no network), optionally written as PHH files."""
+"""`felt simulate`: bot hands through the betting engine (no network), optionally written as PHH files.
+
+`--game naiko` plays Naiko mode: No-Limit Hold'em with the bots' power policy (`pokerrules.bots.powers`)
+through `pokerrules.naiko`; each power appears in the PHH files as a comment."""
 
 from __future__ import annotations
 
@@ -7,13 +10,14 @@ import sys
 import time
 from pathlib import Path
 
+from pokerrules.bots.naiko_hands import play_naiko_hands
 from pokerrules.multiplayer.bots import preset_bot_action, random_legal_action
 from pokerrules.multiplayer.config import GameConfig
 from pokerrules.multiplayer.phh import HandRecord, to_phh
 from pokerrules.multiplayer.ranking import ranker_for
 from pokerrules.multiplayer.simulation import play_hands
 
-GAMES = {"nlhe": GameConfig.nlhe, "plo": GameConfig.plo}
+GAMES = {"nlhe": GameConfig.nlhe, "plo": GameConfig.plo, "naiko": GameConfig.nlhe}
 BOTS = {"preset": preset_bot_action, "random": random_legal_action}
 
 
@@ -49,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     showdowns = 0
     played = 0
-    for hand in play_hands(config, args.seats, args.hands, args.seed, rank, BOTS[args.bot]):
+    play = play_naiko_hands if args.game == "naiko" else play_hands
+    for hand in play(config, args.seats, args.hands, args.seed, rank, BOTS[args.bot]):
         played += 1
         showdowns += any(type(ev).__name__ == "CardsShown" for ev in hand.events)
         if args.phh_out is not None:

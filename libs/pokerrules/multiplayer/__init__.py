@@ -7,7 +7,16 @@ t = apply(t.state, legal.seat, Action.call())   # new state + events; IllegalAct
 
 from pokerrules.multiplayer.actions import Action, ActionKind, LegalActions
 from pokerrules.multiplayer.config import GameConfig, Limit, Variant
-from pokerrules.multiplayer.engine import Transition, apply, next_button, replay, start_hand, timeout_action
+from pokerrules.multiplayer.engine import (
+    Transition,
+    apply,
+    cap_raises_to_pot,
+    next_button,
+    replay,
+    start_hand,
+    swap_hole_card,
+    timeout_action,
+)
 from pokerrules.multiplayer.errors import IllegalAction
 from pokerrules.multiplayer.state import HandState, Ranker
 
@@ -23,8 +32,10 @@ __all__ = [
     "Transition",
     "Variant",
     "apply",
+    "cap_raises_to_pot",
     "next_button",
     "replay",
     "start_hand",
+    "swap_hole_card",
     "timeout_action",
 ]

@@ -3,6 +3,7 @@
 `apply` never mutates its input (copy-on-write: one shallow copy of a few small lists per command), so the
 table service can keep the confirmed state and swap in the new one only once the events are persisted.
 Hot loops that own their state (simulations, benchmarks) may call `HandState.act` directly instead.
+The Naiko powers' effects on a hand (`cap_raises_to_pot`, `swap_hole_card`) copy the same way.
 """
 
 from __future__ import annotations
@@ -34,6 +35,24 @@ def apply(state: HandState, seat: int, action: Action) -> Transition:
     """Apply one action to a copy of `state`; raises IllegalAction (and copies nothing) if refused."""
     new = state.copy()
     events = new.act(seat, action)
+    return Transition(new, events)
+
+
+def cap_raises_to_pot(state: HandState, seat: int) -> Transition:
+    """Jangkar Pendek's effect (NK-12.2) on a copy of `state`: the seat's bets and raises this round are
+    capped at the pot-size amount (NK-3.7), never below the legal minimum nor above its stack (NK-12.6);
+    the cap expires with the round (NK-12.7). No engine event: the powers module reports it."""
+    new = state.copy()
+    new.cap_raises_to_pot(seat)
+    return Transition(new, [])
+
+
+def swap_hole_card(state: HandState, seat: int, card: int) -> Transition:
+    """Tukar Lengan Baju's effect (NK-11.2) on a copy of `state`: `card` is discarded (dead, NK-1.2) and the
+    seat receives the card the next street would have started with (NK-10.5, NK-EX-15). The event
+    (`HoleCardSwapped`) is private to the seat. IllegalAction (and nothing copied) if refused."""
+    new = state.copy()
+    events = new.swap_hole_card(seat, card)
     return Transition(new, events)
 
 

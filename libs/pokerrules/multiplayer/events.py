@@ -8,8 +8,10 @@ No event names a burned or undealt card.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from pokerrules.cards import card_text
 from pokerrules.multiplayer.actions import ActionKind
 
 PREFLOP, FLOP, TURN, RIVER = 0, 1, 2, 3
@@ -20,6 +22,11 @@ STREET_NAMES = ("preflop", "flop", "turn", "river")
 class Event:
     @property
     def private_to(self) -> int | None:
+        return None
+
+    def phh_comment(self, player: Mapping[int, str], viewer: int | None) -> str | None:
+        """The event as a PHH comment for `viewer` (None: the full view), or None when it has none
+        there; `player` maps seats to PHH names (p1, p2, ...). The betting itself is PHH actions."""
         return None
 
 
@@ -113,6 +120,13 @@ class HoleCardSwapped(Event):
     @property
     def private_to(self) -> int | None:
         return self.seat
+
+    def phh_comment(self, player: Mapping[int, str], viewer: int | None) -> str | None:
+        if viewer is not None and viewer != self.seat:
+            return None
+        return (
+            f"{player[self.seat]} discards {card_text(self.discarded)}, receives {card_text(self.received)}"
+        )
 
 
 def visible_to(event: Event, viewer: int | None) -> bool:

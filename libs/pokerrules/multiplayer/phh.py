@@ -4,6 +4,11 @@ PHH names players p1..pN by position: p1 is the first seat left of the button, t
 (heads-up that makes p1 the big blind, as PokerKit expects). `seats` keeps the table's seat numbers.
 `viewer` selects the player's own view: opponents' hole cards are written `??` unless shown at showdown;
 `viewer=None` is the full (operator) view.
+
+Naiko mode: a hand whose hole card was swapped (Tukar Lengan Baju) is written with the cards it ended
+with, so PokerKit replays it to the same finishing stacks; every event with a `phh_comment` (each power,
+the Carrusel, the Destellos) becomes a `# ...` comment action, which PokerKit reads as a no-op. Comments
+follow the viewer's rights: the full view shows peeked and received cards, a player's view only their own.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from pokerrules.multiplayer.events import (
     HandEnded,
     HandStarted,
     HoleCardsDealt,
+    HoleCardSwapped,
     PlayerActed,
 )
 
@@ -46,6 +52,19 @@ def _toml_list(values: Iterable[object]) -> str:
     return "[" + ", ".join(_toml_str(v) if isinstance(v, str) else str(v) for v in values) + "]"
 
 
+def _cards_ended_with(events: Sequence[Event]) -> dict[int, tuple[int, ...]]:
+    """The hole cards at the end of the seats whose cards a swap (Tukar Lengan Baju) changed."""
+    dealt: dict[int, tuple[int, ...]] = {}
+    swapped: dict[int, tuple[int, ...]] = {}
+    for ev in events:
+        if isinstance(ev, HoleCardsDealt):
+            dealt[ev.seat] = ev.cards
+        elif isinstance(ev, HoleCardSwapped):
+            held = swapped.get(ev.seat, dealt[ev.seat])
+            swapped[ev.seat] = tuple(ev.received if c == ev.discarded else c for c in held)
+    return swapped
+
+
 def to_phh(record: HandRecord, viewer: int | None = None) -> str:
     events = record.events
     started = next(ev for ev in events if isinstance(ev, HandStarted))
@@ -62,10 +81,12 @@ def to_phh(record: HandRecord, viewer: int | None = None) -> str:
         blinds[0], blinds[1] = config.small_blind, config.big_blind
     actions: list[str] = []
     finishing: dict[int, int] = {}
+    ended_with = _cards_ended_with(events)
     for ev in events:
         if isinstance(ev, HoleCardsDealt):
             visible = viewer is None or viewer == ev.seat
-            cards = cards_text(ev.cards) if visible else "??" * len(ev.cards)
+            held = ended_with.get(ev.seat, ev.cards)
+            cards = cards_text(held) if visible else "??" * len(ev.cards)
             actions.append(f"d dh {player[ev.seat]} {cards}")
         elif isinstance(ev, PlayerActed):
             if ev.kind is ActionKind.FOLD:
@@ -80,6 +101,10 @@ def to_phh(record: HandRecord, viewer: int | None = None) -> str:
             actions.append(f"{player[ev.seat]} sm {cards_text(ev.cards)}")
         elif isinstance(ev, HandEnded):
             finishing = dict(ev.stacks)
+        else:
+            comment = ev.phh_comment(player, viewer)
+            if comment is not None:
+                actions.append("# " + " ".join(comment.split()))  # on one line
     names = record.players or {}
     lines = [
         f"variant = {_toml_str(_VARIANT.get((config.variant, config.limit), 'NT'))}",

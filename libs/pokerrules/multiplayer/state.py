@@ -368,7 +368,9 @@ class HandState:
         return events
 
     def cap_raises_to_pot(self, seat: int) -> None:
-        """Hook for Jangkar Pendek (NK-3.6, NK-12.2): cap this seat's raises at pot size this round.
+        """Hook for Jangkar Pendek (NK-3.6, NK-12.2), in place like `act`: cap this seat's every bet or
+        raise this round at the pot-size amount (NK-3.7; never below the legal minimum nor above the
+        stack, NK-12.6). `engine.cap_raises_to_pot` is the copy-on-write form callers that share states use.
 
         The power's own conditions (Carrusel, Destellos, response window) belong to the powers module;
         this only applies the effect, which expires at the next betting round (NK-12.7).
@@ -406,7 +408,8 @@ class HandState:
         return self.deck[self.deck_pos + 1]  # deck_pos is the burn card of the next street
 
     def swap_hole_card(self, seat: int, card: int) -> list[Event]:
-        """Tukar Lengan Baju hook (NK-11.2, NK-11.4): discard `card`, receive the next board card to come.
+        """Tukar Lengan Baju hook (NK-11.2, NK-11.4), in place like `act` (`engine.swap_hole_card` is the
+        copy-on-write form): discard `card`, receive the next board card to come.
 
         The received card is the one a peek would show (NK-10.5, NK-EX-15): the burn stays where it is and
         later community cards move up by one. The power's conditions (pre-flop, the player's turn, before
@@ -424,8 +427,10 @@ class HandState:
             raise IllegalAction(e.DECK_EXHAUSTED, "the deck has no card to spare for a swap")
         position = self.deck_pos + 1
         received = self.deck[position]
-        self.deck = (*self.deck[:position], *self.deck[position + 1 :])
-        self.holes[i] = tuple(received if c == card else c for c in hole)
+        deck = self.deck
+        self.deck = tuple(deck[:position]) + tuple(deck[position + 1 :])  # shared by copies: never mutated
+        k = hole.index(card)
+        self.holes[i] = (*hole[:k], received, *hole[k + 1 :])
         self.version += 1
         return [HoleCardSwapped(seat, card, received)]
 

@@ -63,6 +63,12 @@ class DealerClient:
         response: pb.PeekResponse = self._stub.Peek(pb.PeekRequest(shoe_id=shoe_id, offset=offset))
         return response
 
+    def draw(self, shoe_id: str, label: str, outcomes: int, request_id: str) -> pb.LabelledDraw:
+        """A labelled draw (the Naiko Carrusel: label "carrusel", 3 outcomes; docs/fairness.md §9)."""
+        request = pb.DrawRequest(shoe_id=shoe_id, label=label, outcomes=outcomes, request_id=request_id)
+        response: pb.DrawResponse = self._stub.Draw(request)
+        return response.draw
+
     def close(self, shoe_id: str, request_id: str) -> pb.Shoe:
         request = pb.CloseShoeRequest(shoe_id=shoe_id, request_id=request_id)
         response: pb.CloseShoeResponse = self._stub.CloseShoe(request)

@@ -144,7 +144,7 @@ def test_nk_ex_1_variant_short_stack_all_in_under_cap() -> None:
 def test_nk_3_6_pot_cap_hook_at_no_limit() -> None:
     """NK-3.6 / NK-12.2: the Jangkar Pendek hook caps a No-Limit player at the pot-size raise this round
     only (NK-12.7), without removing the legal minimum (NK-12.6)."""
-    from pokerrules.multiplayer import start_hand
+    from pokerrules.multiplayer import cap_raises_to_pot, start_hand
 
     t = start_hand(
         GameConfig.nlhe(5, 10), {1: 1000, 2: 1000, 3: 1000, 4: 1000}, 1, list(range(52)), lambda h, b: 0
@@ -155,7 +155,7 @@ def test_nk_3_6_pot_cap_hook_at_no_limit() -> None:
         s.act(seat, Action.call())
     s.act(2, Action.bet(40))
     assert s.legal_actions().max_to == 1000 - 25  # NK-EX-1 variant: No-Limit maximum is the stack
-    s.cap_raises_to_pot(3)
+    s = cap_raises_to_pot(s, 3).state
     assert s.legal_actions().max_to == 220
     assert refused(s, 3, Action.raise_to(221)) == "ABOVE_POT_LIMIT"
     for seat in (3, 4, 1):

@@ -1,38 +1,83 @@
 """Engine hooks the Naiko powers build on (NK sections 10-12): peek, swap, pot cap, first-action test.
 
-The powers' own rules (Carrusel, Destellos, slots, response window) are a separate module; these tests
-cover the deck and betting mechanics the engine provides for them.
+The powers' own rules (Carrusel, Destellos, slots, response window) are `pokerrules.naiko`; these tests
+cover the deck and betting mechanics the engine provides for them, through the copy-on-write functions
+(`engine.swap_hole_card`, `engine.cap_raises_to_pot`) that never change a state someone else holds.
 """
 
 from __future__ import annotations
 
 import pytest
 from pokerrules.cards import parse_cards
-from pokerrules.multiplayer import Action, GameConfig, IllegalAction, start_hand
+from pokerrules.multiplayer import (
+    Action,
+    GameConfig,
+    HandState,
+    IllegalAction,
+    apply,
+    cap_raises_to_pot,
+    start_hand,
+    swap_hole_card,
+)
 from pokerrules.multiplayer.decks import deck_dealing
 from pokerrules.multiplayer.events import HoleCardSwapped
 
 
-def three_handed(board: str = "QsKd7h2c5s"):  # type: ignore[no-untyped-def]
+def three_handed(board: str = "QsKd7h2c5s") -> HandState:
     holes = {1: parse_cards("7c2d"), 2: parse_cards("AhAd"), 3: parse_cards("KcKh")}
     deck = deck_dealing([1, 2, 3], 1, holes, parse_cards(board))
     return start_hand(GameConfig.nlhe(50, 100), {1: 1000, 2: 1000, 3: 1000}, 1, deck, lambda h, b: 0).state
+
+
+def snapshot(s: HandState) -> tuple[object, ...]:
+    return (
+        s.version,
+        tuple(s.deck),
+        s.deck_pos,
+        tuple(s.holes),
+        tuple(s.pot_capped),
+        tuple(s.stacks),
+        tuple(s.board),
+        s.actor,
+    )
+
+
+def play(s: HandState, *moves: tuple[int, Action]) -> HandState:
+    for seat, action in moves:
+        s = apply(s, seat, action).state
+    return s
 
 
 def test_nk_ex_14_swap_takes_next_card_and_kills_the_discard() -> None:
     """NK-EX-14 / NK-11.2: 7c 2d, swap the 2d: the player receives the next card; the 2d is dead."""
     s = three_handed()
     upcoming = s.next_board_card()
-    events = s.swap_hole_card(1, parse_cards("2d")[0])
-    assert events == [HoleCardSwapped(1, parse_cards("2d")[0], upcoming)]
-    assert events[0].private_to == 1
-    assert s.hole_cards(1) == (parse_cards("7c")[0], upcoming)
-    assert s.seat_to_act == 1  # NK-9.2: the power does not end the turn; a poker action must follow
-    s.act(1, Action.call())
-    for seat in (2, 3):
-        s.act(seat, Action.call() if seat == 2 else Action.check())
+    t = swap_hole_card(s, 1, parse_cards("2d")[0])
+    assert t.events == [HoleCardSwapped(1, parse_cards("2d")[0], upcoming)]
+    assert t.events[0].private_to == 1
+    assert t.state.hole_cards(1) == (parse_cards("7c")[0], upcoming)
+    assert t.state.seat_to_act == 1  # NK-9.2: the power does not end the turn; a poker action must follow
+    s = play(t.state, (1, Action.call()), (2, Action.call()), (3, Action.check()))
     dealt = set(s.board) | {c for seat in (1, 2, 3) for c in s.hole_cards(seat)}
     assert parse_cards("2d")[0] not in dealt  # NK-1.2: a discarded card is not dealt again
+
+
+def test_swap_copies_and_leaves_the_given_state_untouched() -> None:
+    """Copy-on-write: the state a table service holds is never changed by a swap."""
+    s = three_handed()
+    before = snapshot(s)
+    t = swap_hole_card(s, 1, parse_cards("2d")[0])
+    assert snapshot(s) == before and t.state is not s
+    assert t.state.version == s.version + 1
+
+
+def test_cap_copies_and_leaves_the_given_state_untouched() -> None:
+    s = three_handed()
+    before = snapshot(s)
+    capped = cap_raises_to_pot(s, 1)
+    assert snapshot(s) == before and capped.events == []
+    assert capped.state.pot_capped[0] and not s.pot_capped[0]
+    assert s.legal_actions().max_to == 1000 and capped.state.legal_actions().max_to == 350  # type: ignore[union-attr]
 
 
 def test_nk_ex_15_peek_then_swap_changes_the_first_flop_card() -> None:
@@ -41,23 +86,20 @@ def test_nk_ex_15_peek_then_swap_changes_the_first_flop_card() -> None:
     peeked = s.next_board_card()
     assert peeked == parse_cards("Qs")[0]
     assert s.next_board_card() == peeked  # NK-10.6: two peeks with no deck change see the same card
-    s.act(1, Action.call())
-    s.swap_hole_card(2, parse_cards("Ad")[0])
+    s = play(s, (1, Action.call()))
+    s = swap_hole_card(s, 2, parse_cards("Ad")[0]).state
     assert parse_cards("Qs")[0] in s.hole_cards(2)
-    s.act(2, Action.call())
-    s.act(3, Action.check())
+    s = play(s, (2, Action.call()), (3, Action.check()))
     assert s.board[0] != peeked and s.board[:2] == list(parse_cards("Kd7h"))
 
 
 def test_nk_10_2_peek_names_turn_on_flop_and_is_refused_on_river() -> None:
     """NK-10.2 / NK-10.3: on the flop the peek shows the turn card; there is no peek on the river."""
     s = three_handed("QsKd7h2c5s")
-    for seat, action in ((1, Action.call()), (2, Action.call()), (3, Action.check())):
-        s.act(seat, action)
+    s = play(s, (1, Action.call()), (2, Action.call()), (3, Action.check()))
     assert s.next_board_card() == parse_cards("2c")[0]
     for _ in range(2):
-        for seat in (2, 3, 1):
-            s.act(seat, Action.check())
+        s = play(s, *((seat, Action.check()) for seat in (2, 3, 1)))
     assert s.street == 3
     with pytest.raises(IllegalAction) as info:
         s.next_board_card()
@@ -68,16 +110,16 @@ def test_nk_11_3_blind_is_not_a_betting_action() -> None:
     """NK-11.3 / NK-EX-13: posting a blind does not count as the first betting action; calling does."""
     s = three_handed()
     assert not s.has_acted_this_round(2) and not s.has_acted_this_round(3)
-    s.act(1, Action.call())
+    s = play(s, (1, Action.call()))
     assert s.has_acted_this_round(1)
 
 
 def test_swap_refuses_a_card_the_player_does_not_hold() -> None:
     s = three_handed()
-    version = s.version
+    before = snapshot(s)
     with pytest.raises(IllegalAction) as info:
-        s.swap_hole_card(1, parse_cards("As")[0])
-    assert info.value.reason == "NOT_YOUR_CARD" and s.version == version
+        swap_hole_card(s, 1, parse_cards("As")[0])
+    assert info.value.reason == "NOT_YOUR_CARD" and snapshot(s) == before
 
 
 def test_swap_refused_when_the_deck_has_no_spare_card() -> None:
@@ -86,5 +128,14 @@ def test_swap_refused_when_the_deck_has_no_spare_card() -> None:
     deck = deck_dealing([1, 2], 1, holes, parse_cards("QsKd7h2c5s"))[:12]  # exactly 4 hole + 3 burns + 5
     s = start_hand(GameConfig.nlhe(50, 100), {1: 1000, 2: 1000}, 1, deck, lambda h, b: 0).state
     with pytest.raises(IllegalAction) as info:
-        s.swap_hole_card(1, parse_cards("2d")[0])
+        swap_hole_card(s, 1, parse_cards("2d")[0])
     assert info.value.reason == "DECK_EXHAUSTED" and s.hole_cards(1) == parse_cards("7c2d")
+
+
+def test_cap_refused_once_the_hand_is_over() -> None:
+    s = three_handed()
+    s = play(s, (1, Action.raise_to(300)), (2, Action.fold()), (3, Action.fold()))
+    assert s.finished
+    with pytest.raises(IllegalAction) as info:
+        cap_raises_to_pot(s, 1)
+    assert info.value.reason == "HAND_OVER"

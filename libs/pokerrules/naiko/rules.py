@@ -1,0 +1,454 @@
+"""Naiko mode as pure functions over immutable values: what the table core calls, and when.
+
+- `seated` / `unseated`: a player sits down (0 Destellos, NK-A2) or leaves (the balance stays behind).
+- `deal`: right after the engine's `start_hand`, with the hand's Carrusel (from the dealer's draw):
+  +1 Destello to every seat dealt in, never above 3 (NK-5.1).
+- `use_power`: a power command (NK-9 to NK-13); `respond_to_anchor`: the target's answer (shield or pass).
+- `act`: every betting action at a Naiko table (people's, bots', time-outs, leavers'): resolves the actor's
+  own open window as a pass and applies the action through `engine.apply` (a new round's counts start by
+  themselves: they are stored with their round).
+- `expire`: when time passes (`NaikoTable.next_deadline`): windows past their deadline apply the cap.
+- `void`: the hand is voided: every Destello spent in it comes back.
+- `refusal` / `usable_powers`: why a power cannot be used now (the same checks `use_power` makes).
+
+Nothing here mutates: each call returns an `Outcome` (new Naiko state, new hand, events). A refused call
+raises `PowerRefused` (or the engine's `IllegalAction`) and changes nothing, costs nothing (NK-5.10).
+Hand changes go through the engine's copy-on-write functions (`cap_raises_to_pot`, `swap_hole_card`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pokerrules.multiplayer.actions import Action, LegalActions
+from pokerrules.multiplayer.engine import apply, cap_raises_to_pot, swap_hole_card
+from pokerrules.multiplayer.events import PREFLOP, RIVER, Event
+from pokerrules.multiplayer.state import HandState
+from pokerrules.naiko import errors as e
+from pokerrules.naiko.errors import PowerRefused
+from pokerrules.naiko.events import (
+    ACTED,
+    CANNOT_SHIELD,
+    HAND_ENDED,
+    PASSED,
+    SHIELDED,
+    TIMED_OUT,
+    AnchorDeclared,
+    AnchorResolved,
+    BoardCardPeeked,
+    CarruselDrawn,
+    DestellosGranted,
+    DestellosReturned,
+    PowerUsed,
+)
+from pokerrules.naiko.powers import Carrusel, Power, carrusel_of
+from pokerrules.naiko.state import (
+    ACTIVATIONS_PER_ROUND,
+    MAX_DESTELLOS,
+    AnchorWindow,
+    NaikoHand,
+    NaikoTable,
+    Outcome,
+    turn_of,
+)
+
+_SHIELD = Power.PERISAI_SEGEL
+_ANCHOR = Power.JANGKAR_PENDEK
+_PEEK = Power.LIRIKAN_DIAM_DIAM
+_SWAP = Power.TUKAR_LENGAN_BAJU
+_NOBODY: frozenset[int] = frozenset()
+
+
+# ---------------------------------------------------------------------------------------------- seats
+
+
+def seated(naiko: NaikoTable, seat: int) -> NaikoTable:
+    """A player sits down at this table: 0 Destellos here, whatever they hold elsewhere (NK-5.3, NK-A2)."""
+    return naiko._replace(destellos={**naiko.destellos, seat: 0})
+
+
+def unseated(naiko: NaikoTable, seat: int) -> NaikoTable:
+    """A player leaves the table (after their last hand): their Destellos stay behind (NK-EX-8)."""
+    if seat not in naiko.destellos:
+        return naiko
+    return naiko._replace(destellos={s: n for s, n in naiko.destellos.items() if s != seat})
+
+
+# ----------------------------------------------------------------------------------------------- deal
+
+
+def deal(naiko: NaikoTable, hand: HandState, carrusel: Carrusel, draw: int | None = None) -> Outcome:
+    """The deal of a Naiko hand: the Carrusel (NK-5.4, drawn by the dealer: `draw` is its value) and +1
+    Destello to each seat dealt in, usable in this hand, never above 3 (NK-5.1; NK-A2: a grant at 3 is
+    lost)."""
+    carrusel = carrusel_of(carrusel)  # NK-5.12: only the three valid selections
+    balances = dict(naiko.destellos)
+    after = {}
+    granted = []
+    for seat in hand.seats:
+        balance = balances.get(seat, 0)
+        if balance < MAX_DESTELLOS:
+            balance += 1
+            granted.append(seat)
+        balances[seat] = after[seat] = balance
+    new_hand = NaikoHand(carrusel, after, frozenset(), hand.street)
+    events: list[Event] = [
+        CarruselDrawn(carrusel, draw),
+        DestellosGranted(tuple(after.items()), tuple(granted)),
+    ]
+    return Outcome(NaikoTable(naiko.settings, balances, new_hand), hand, events)
+
+
+# ------------------------------------------------------------------------------------------- refusals
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    reason: str
+    message: str
+
+    def error(self, **details: object) -> PowerRefused:
+        return PowerRefused(self.reason, self.message, **details)
+
+
+def refusal(
+    naiko: NaikoTable | None,
+    hand: HandState,
+    seat: int,
+    power: Power,
+    now: int,
+    target: int | None = None,
+    card: int | None = None,
+    *,
+    check_target: bool = True,
+) -> Refusal | None:
+    """Why `seat` may not use `power` now, or None when it may (NK-9.4 and sections 10-13, NK-A3).
+
+    The first failing condition wins, in this order: Naiko mode, hand, seat, Carrusel, once per hand,
+    Destellos, timing (turn or window, one power per turn, street, first action), the round's
+    activation limit, then the target or card. `check_target=False` skips the last step (for the
+    "usable now" query, which lists the valid targets instead)."""
+    if naiko is None:
+        return Refusal(e.NOT_NAIKO_MODE, "powers exist only at Naiko tables (NK-1.5)")
+    nh = naiko.hand
+    if nh is None or nh.finished or hand.finished:
+        return Refusal(e.HAND_OVER, "no hand is being played")  # (also right after a deal that ended it)
+    if seat not in hand.seats:
+        return Refusal(e.NOT_IN_HAND, "the seat is not in this hand")
+    if power not in nh.carrusel:
+        return Refusal(e.NOT_IN_CARRUSEL, "the power is not in this hand's Carrusel (NK-5.4)")
+    if (seat, power) in nh.used:
+        return Refusal(e.POWER_ALREADY_USED, "each power once per player per hand (NK-5.6)")
+    if naiko.destellos.get(seat, 0) < power.cost:
+        return Refusal(e.NOT_ENOUGH_DESTELLOS, f"{power.title} costs {power.cost} Destellos (NK-9.4)")
+    if power is _SHIELD:
+        window = nh.window_of(seat)
+        if window is None:
+            return Refusal(e.NO_ANCHOR_WINDOW, "no Jangkar Pendek aimed at you awaits an answer (NK-13.3)")
+        if now >= window.deadline:
+            return Refusal(e.ANCHOR_WINDOW_EXPIRED, "the response window has closed (NK-13.5)")
+    else:
+        if hand.seat_to_act != seat:
+            return Refusal(e.NOT_YOUR_TURN, "powers are used on your turn, before your action (NK-5.7)")
+        if nh.powered is not None and nh.powered == turn_of(hand, seat):
+            return Refusal(e.ONE_POWER_PER_TURN, "at most one power per turn (NK-5.7)")
+        if power is _PEEK and hand.street == RIVER:
+            return Refusal(e.WRONG_STREET, "Lirikan Diam-diam cannot be used on the river (NK-10.3)")
+        if power is _SWAP:
+            if hand.street != PREFLOP:
+                return Refusal(e.WRONG_STREET, "Tukar Lengan Baju is for the pre-flop round (NK-11.3)")
+            if hand.has_acted_this_round(seat):
+                return Refusal(e.ALREADY_ACTED, "Tukar Lengan Baju comes before your first betting action")
+        if nh.activations_in(hand.street) >= ACTIVATIONS_PER_ROUND:
+            return Refusal(e.ACTIVATION_LIMIT_REACHED, "3 normal activations per betting round (NK-5.8)")
+    if check_target:
+        return _target_refusal(nh, hand, seat, power, target, card)
+    return None
+
+
+def _target_refusal(
+    nh: NaikoHand, hand: HandState, seat: int, power: Power, target: int | None, card: int | None
+) -> Refusal | None:
+    if power is _ANCHOR:
+        if card is not None:
+            return Refusal(e.INVALID_CARD, "Jangkar Pendek takes no card")
+        return anchor_target_refusal(nh, hand, seat, target)
+    if target is not None:
+        return Refusal(e.INVALID_TARGET, f"{power.title} takes no target")
+    if power is _SWAP:
+        if card is None or card not in hand.hole_cards(seat):
+            return Refusal(e.INVALID_CARD, "choose one of your own hole cards to discard (NK-11.2)")
+    elif card is not None:
+        return Refusal(e.INVALID_CARD, f"{power.title} takes no card")
+    return None
+
+
+def anchor_target_refusal(nh: NaikoHand, hand: HandState, seat: int, target: int | None) -> Refusal | None:
+    """NK-12.3, NK-12.5: an opponent in the hand who can still act, has not acted this round, and has
+    not received a valid declaration this round."""
+    if target is None or target == seat or target not in hand.seats:
+        return Refusal(e.INVALID_TARGET, "choose an opponent in this hand")
+    j = hand.seats.index(target)
+    if hand.folded[j] or hand.stacks[j] == 0:
+        return Refusal(e.INVALID_TARGET, "the target cannot act any more (folded or all-in)")
+    if target in nh.anchored and nh.round == hand.street:
+        return Refusal(e.TARGET_ALREADY_ANCHORED, "one valid Jangkar Pendek per target per round (NK-12.5)")
+    if hand.acted_at[j] >= 0:  # has_acted_this_round(target), without looking the seat up again
+        return Refusal(e.TARGET_ALREADY_ACTED, "the target has already acted this round (NK-12.3)")
+    return None
+
+
+def anchor_targets(naiko: NaikoTable, hand: HandState, seat: int) -> tuple[int, ...]:
+    """The seats `seat` may aim a Jangkar Pendek at now (the target conditions only)."""
+    nh = naiko.hand
+    if nh is None:
+        return ()
+    return tuple(t for t in hand.seats if anchor_target_refusal(nh, hand, seat, t) is None)
+
+
+# -------------------------------------------------------------------------------------------- powers
+
+
+def use_power(
+    naiko: NaikoTable | None,
+    hand: HandState,
+    seat: int,
+    power: Power,
+    now: int,
+    target: int | None = None,
+    card: int | None = None,
+) -> Outcome:
+    """Use a power (NK-9.4, sections 10-13). Normal powers on your turn before your action, which is still
+    to come (NK-9.2); Perisai Segel in a window aimed at you (the same as `respond_to_anchor(shield=True)`).
+    Refused (PowerRefused / IllegalAction, nothing changed, nothing paid) when a condition fails."""
+    refused = refusal(naiko, hand, seat, power, now, target, card)
+    if refused is not None:
+        raise refused.error(seat=seat, power=power.value)
+    assert naiko is not None and naiko.hand is not None
+    if power is _SHIELD:
+        return _shield(naiko, hand, seat)
+    nh = naiko.hand
+    cost = power.cost
+    destellos = dict(naiko.destellos)
+    balance = destellos[seat] = destellos[seat] - cost
+    street = hand.street
+    same_round = nh.round == street
+    activations = (nh.activations if same_round else 0) + 1
+    used = nh.used | {(seat, power)}
+    events: list[Event] = [PowerUsed(seat, power, target, cost, balance, activations)]
+    anchored = nh.anchored if same_round else _NOBODY
+    windows = nh.windows
+    turn = turn_of(hand, seat)
+    peeks = nh.peeks
+    if power is _PEEK:
+        # NK-10.2, NK-A6: the card that, with the deck as it is now, starts the next street; not moved.
+        peeked = BoardCardPeeked(seat, hand.street + 1, hand.next_board_card())
+        events.append(peeked)
+        peeks = (*peeks, (seat, peeked.street, peeked.card))
+    elif power is _SWAP:
+        assert card is not None
+        swapped = swap_hole_card(hand, seat, card)  # NK-11.2: raises (nothing paid) if the deck has no spare
+        hand = swapped.state
+        events.extend(swapped.events)
+    else:
+        assert target is not None
+        anchored = anchored | {target}  # NK-12.5, NK-13.8: the quota is used, blocked or not
+        if _can_shield(nh, target, destellos):
+            deadline = now + naiko.settings.shield_window_ms
+            windows = (*windows, AnchorWindow(seat, target, deadline))
+            events.append(AnchorDeclared(seat, target, deadline))
+        else:
+            # NK-EX-12 variants: a target who cannot defend gets no window; the cap applies at once.
+            events.append(AnchorDeclared(seat, target, None))
+            hand = cap_raises_to_pot(hand, target).state
+            events.append(AnchorResolved(seat, target, CANNOT_SHIELD))
+    after = NaikoHand(nh.carrusel, nh.granted, used, street, activations, anchored, turn, windows, peeks)
+    return Outcome(NaikoTable(naiko.settings, destellos, after), hand, events)
+
+
+def _can_shield(nh: NaikoHand, target: int, destellos: dict[int, int]) -> bool:
+    return (
+        _SHIELD in nh.carrusel
+        and (target, _SHIELD) not in nh.used
+        and destellos.get(target, 0) >= _SHIELD.cost
+    )
+
+
+def _shield(naiko: NaikoTable, hand: HandState, seat: int) -> Outcome:
+    """NK-13.2, NK-13.7: the Jangkar aimed at `seat` is cancelled; both costs stay paid; no slot used."""
+    nh = naiko.hand
+    assert nh is not None
+    window = nh.window_of(seat)
+    assert window is not None
+    destellos = dict(naiko.destellos)
+    balance = destellos[seat] = destellos[seat] - _SHIELD.cost
+    events: list[Event] = [
+        PowerUsed(seat, _SHIELD, window.declarer, _SHIELD.cost, balance, nh.activations_in(hand.street)),
+        AnchorResolved(window.declarer, seat, SHIELDED),
+    ]
+    used = nh.used | {(seat, _SHIELD)}
+    windows = _without(nh.windows, window)
+    after = NaikoHand(
+        nh.carrusel, nh.granted, used, nh.round, nh.activations, nh.anchored, nh.powered, windows, nh.peeks
+    )
+    return Outcome(NaikoTable(naiko.settings, destellos, after), hand, events)
+
+
+def _without(windows: tuple[AnchorWindow, ...], window: AnchorWindow) -> tuple[AnchorWindow, ...]:
+    return () if len(windows) == 1 else tuple(w for w in windows if w is not window)
+
+
+def respond_to_anchor(
+    naiko: NaikoTable | None, hand: HandState, seat: int, shield: bool, now: int
+) -> Outcome:
+    """The target's answer in its response window (NK-13.3, off-turn too): shield (Perisai Segel, with its
+    conditions) or pass (NK-13.6: the cap applies, the target pays nothing)."""
+    if shield:
+        return use_power(naiko, hand, seat, _SHIELD, now)
+    if naiko is None:
+        raise PowerRefused(e.NOT_NAIKO_MODE, "powers exist only at Naiko tables (NK-1.5)")
+    nh = naiko.hand
+    window = nh.window_of(seat) if nh is not None and not nh.finished and not hand.finished else None
+    if nh is None or window is None:
+        raise PowerRefused(e.NO_ANCHOR_WINDOW, "no Jangkar Pendek aimed at you awaits an answer", seat=seat)
+    if now >= window.deadline:
+        raise PowerRefused(e.ANCHOR_WINDOW_EXPIRED, "the response window has closed (NK-13.5)", seat=seat)
+    return _apply_anchor(naiko, nh, hand, window, PASSED, [])
+
+
+def _apply_anchor(
+    naiko: NaikoTable, nh: NaikoHand, hand: HandState, window: AnchorWindow, outcome: str, events: list[Event]
+) -> Outcome:
+    hand = cap_raises_to_pot(hand, window.target).state
+    events.append(AnchorResolved(window.declarer, window.target, outcome))
+    windows = _without(nh.windows, window)
+    after = NaikoHand(
+        nh.carrusel, nh.granted, nh.used, nh.round, nh.activations, nh.anchored, nh.powered, windows, nh.peeks
+    )
+    return Outcome(NaikoTable(naiko.settings, naiko.destellos, after), hand, events)
+
+
+# ------------------------------------------------------------------------------------ betting and time
+
+
+def act(naiko: NaikoTable | None, hand: HandState, seat: int, action: Action, now: int) -> Outcome:
+    """A betting action at a Naiko table (every one: people's, bots', time-outs, leavers').
+
+    A target acting inside its own window has chosen not to shield: the cap applies first, and the action
+    is checked against it (a refused action changes nothing, the window included). The action ends the
+    turn (NK-5.7); a new betting round resets the activation count and the anchors (NK-5.8, NK-12.7)."""
+    nh = naiko.hand if naiko is not None else None
+    if nh is None or not nh.windows:  # the common case: nothing of Naiko's changes
+        moved = apply(hand, seat, action)
+        return Outcome(naiko, moved.state, moved.events)
+    assert naiko is not None
+    window = nh.window_of(seat)
+    if window is None:
+        moved = apply(hand, seat, action)
+        after, events = moved.state, moved.events
+        if not after.finished:
+            return Outcome(naiko, after, events)  # another seat's window stays as it is
+    else:
+        # The cap, then the action, on one fresh copy (copy-on-write: a refused action raises before
+        # anything is returned, and the state given is never touched).
+        after = hand.copy()
+        after.cap_raises_to_pot(seat)
+        acted = after.act(seat, action)
+        outcome = TIMED_OUT if now >= window.deadline else ACTED
+        events = [AnchorResolved(window.declarer, seat, outcome), *acted]
+        windows = _without(nh.windows, window)
+        nh = NaikoHand(
+            nh.carrusel,
+            nh.granted,
+            nh.used,
+            nh.round,
+            nh.activations,
+            nh.anchored,
+            nh.powered,
+            windows,
+            nh.peeks,
+        )
+    if after.finished and nh.windows:
+        # The hand ended inside windows (everyone else folded): nothing is left to cap. A window never
+        # outlives its betting round otherwise: the round cannot end before its target acts.
+        for open_window in nh.windows:
+            events.append(AnchorResolved(open_window.declarer, open_window.target, HAND_ENDED))
+        nh = nh._replace(windows=())
+    return Outcome(NaikoTable(naiko.settings, naiko.destellos, nh), after, events)
+
+
+def expire(naiko: NaikoTable | None, hand: HandState, now: int) -> Outcome:
+    """Time passes: every window whose deadline is at or before `now` applies its cap (NK-13.6)."""
+    nh = naiko.hand if naiko is not None else None
+    if naiko is None or nh is None or nh.finished or not nh.windows:
+        return Outcome(naiko, hand, [])
+    events: list[Event] = []
+    for window in nh.windows:
+        if window.deadline <= now:
+            outcome = _apply_anchor(naiko, nh, hand, window, TIMED_OUT, events)
+            assert outcome.naiko is not None and outcome.naiko.hand is not None
+            naiko, nh, hand = outcome.naiko, outcome.naiko.hand, outcome.hand
+    return Outcome(naiko, hand, events)
+
+
+def void(naiko: NaikoTable | None, hand: HandState) -> tuple[NaikoTable | None, list[Event]]:
+    """`hand` (still in progress) is voided, as the engine's `void` returns its chips: every Destello
+    spent in it comes back. The deal's grant stands (the player was dealt in); a seat that has left gets
+    nothing back. A hand that has ended is not voided: nothing changes."""
+    nh = naiko.hand if naiko is not None else None
+    if naiko is None or nh is None or nh.finished or hand.finished:
+        return naiko, []
+    balances = dict(naiko.destellos)
+    refunds = []
+    for seat, granted in nh.granted.items():
+        if seat in balances and balances[seat] < granted:
+            refunds.append((seat, granted - balances[seat]))
+            balances[seat] = granted
+    events: list[Event] = [
+        DestellosReturned(tuple(refunds), tuple((s, balances[s]) for s in nh.granted if s in balances))
+    ]
+    new_hand = nh._replace(windows=(), finished=True)
+    return naiko._replace(destellos=balances, hand=new_hand), events
+
+
+# -------------------------------------------------------------------------------------------- queries
+
+
+def legal_actions(naiko: NaikoTable | None, hand: HandState) -> LegalActions | None:
+    """The legal actions of the player to act as `act` will judge them: a target acting inside its own
+    window passes (the cap applies first), so its maximum is the pot-size amount already."""
+    nh = naiko.hand if naiko is not None else None
+    if nh is not None and nh.windows:
+        seat = hand.seat_to_act
+        if seat is not None and nh.window_of(seat) is not None:
+            return cap_raises_to_pot(hand, seat).state.legal_actions()
+    return hand.legal_actions()
+
+
+@dataclass(frozen=True, slots=True)
+class PowerOption:
+    """One power for one seat now: usable, or the reason it is not; Jangkar Pendek's valid targets."""
+
+    power: Power
+    cost: int
+    reason: str | None  # None when usable now
+    targets: tuple[int, ...] = ()
+
+    @property
+    def usable(self) -> bool:
+        return self.reason is None
+
+
+def usable_powers(naiko: NaikoTable | None, hand: HandState, seat: int, now: int) -> tuple[PowerOption, ...]:
+    """Every power for `seat` now, each usable or with the reason it is not (the checks of `use_power`)."""
+    options = []
+    for power in Power:
+        refused = refusal(naiko, hand, seat, power, now, check_target=False)
+        targets: tuple[int, ...] = ()
+        if refused is None and power is _ANCHOR:
+            assert naiko is not None
+            targets = anchor_targets(naiko, hand, seat)
+            if not targets:
+                refused = Refusal(e.INVALID_TARGET, "no opponent can be anchored now")
+        options.append(PowerOption(power, power.cost, refused.reason if refused else None, targets))
+    return tuple(options)
