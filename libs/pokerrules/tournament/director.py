@@ -110,6 +110,7 @@ class Entry:
 
     __slots__ = (
         "arriving_by_balance",
+        "big_blind_last",
         "id",
         "number",
         "out",
@@ -134,6 +135,7 @@ class Entry:
         self.shared = 1
         self.prize = 0
         self.arriving_by_balance = False
+        self.big_blind_last = False  # posted the big blind in their last hand
 
     def copy(self) -> Entry:
         other = Entry.__new__(Entry)
@@ -146,7 +148,17 @@ class Table:
     """The director's model of one tournament table: who sits where, who is on the way, the last hand's
     button and big blind (for fair seats), and whether a released hand is being played."""
 
-    __slots__ = ("arrivals", "id", "last_big_blind", "last_button", "number", "playing", "released", "seats")
+    __slots__ = (
+        "arrivals",
+        "fresh",
+        "id",
+        "last_big_blind",
+        "last_button",
+        "number",
+        "playing",
+        "released",
+        "seats",
+    )
 
     def __init__(self, table_id: str, number: int) -> None:
         self.id = table_id
@@ -154,11 +166,11 @@ class Table:
         self.seats: dict[int, str] = {}  # seat -> entry id
         self.arrivals: list[str] = []  # entries assigned here, seated once a fair seat is free between hands
         self.last_button: int | None = None
-        self.last_big_blind: int | None = (
-            None  # seat of the last hand's big blind while that player sits there
-        )
+        # The seat of the last hand's big blind while that player sits there:
+        self.last_big_blind: int | None = None
         self.released = 0  # hands released so far (the last one's number)
         self.playing = False
+        self.fresh: set[int] = set()  # seats taken since the last hand (not dealt here yet)
 
     @property
     def count(self) -> int:
@@ -174,6 +186,7 @@ class Table:
         other.last_big_blind = self.last_big_blind
         other.released = self.released
         other.playing = self.playing
+        other.fresh = set(self.fresh)
         return other
 
 
@@ -362,9 +375,11 @@ class Tournament:
         self.reported[table.id] = result.hand_number
         table.playing = False
         busts: list[Bust] = []
+        table.fresh.clear()
         for seat_result in result.seats:
             entry = self.entries[table.seats[seat_result.seat]]
             entry.stack = seat_result.finishing_stack
+            entry.big_blind_last = seat_result.seat == result.big_blind
             if entry.stack == 0:
                 busts.append(Bust(table.id, entry.id, seat_result.starting_stack))
         table.last_button = result.button
@@ -811,6 +826,8 @@ class Tournament:
     def _seat(self, entry: Entry, table: Table, seat: int) -> None:
         old = table.count
         table.seats[seat] = entry.id
+        if table.last_button is not None:
+            table.fresh.add(seat)
         entry.table = table.id
         entry.seat = seat
         entry.arriving_by_balance = False
@@ -821,6 +838,7 @@ class Tournament:
     def _vacate(self, table: Table, seat: int) -> None:
         old = table.count
         del table.seats[seat]
+        table.fresh.discard(seat)
         if table.last_big_blind == seat:
             table.last_big_blind = None  # that player can no longer post the big blind twice here
         self._counted(table, old)
@@ -831,15 +849,13 @@ class Tournament:
         self._counted(table, old)
 
     def _assign(self, entry: Entry, table: Table, by_balance: bool) -> None:
-        """The entry goes to `table`: seated at once if the table is between hands, else when it is."""
+        """The entry goes to `table`, and is seated there between its hands (`_after_change`)."""
         old = table.count
         table.arrivals.append(entry.id)
         entry.table = table.id
         entry.seat = None
         entry.arriving_by_balance = by_balance
         self._counted(table, old)
-        if not table.playing:
-            self._seat_arrivals(table)
 
     def _seat_arrivals(self, table: Table) -> None:
         """Seat the players on their way to this table (between its hands): a balancing move takes the
@@ -848,7 +864,9 @@ class Tournament:
         seats = self.spec.seats_per_table
         for entry_id in list(table.arrivals):
             entry = self.entries[entry_id]
-            fair = fair_open_seats(table.seats, seats, table.last_button, table.last_big_blind)
+            fair = fair_open_seats(
+                table.seats, seats, table.last_button, table.last_big_blind, table.fresh, entry.big_blind_last
+            )
             if not fair:
                 if len(table.seats) >= 2:
                     return  # the button moves on with the next hand; a fair seat opens then
@@ -865,7 +883,7 @@ class Tournament:
     def _table_for_newcomer(self) -> Table:
         """Late registration and re-entry: the table with the fewest players (not one about to be broken),
         or a new table when every table is full."""
-        table = self._smallest_table(self._doomed())
+        table = self._smallest_table(self.doomed_tables())
         return table if table is not None else self._open_table()
 
     def _mark_waiting(self, table: Table) -> None:
@@ -874,27 +892,28 @@ class Tournament:
     # ------------------------------------------------------------------ after every change
 
     def _after_change(self) -> None:
-        """Seat arrivals, break and balance tables between hands, hand-for-hand, then release the tables
-        that may deal."""
+        """Break and balance the tables between hands, then seat the players on their way (after every
+        player leaving a table has left it, so nobody is seated into a big blind that then moves), then
+        hand-for-hand, then release the tables that may deal."""
         if self.phase is not Phase.RUNNING:
             return
+        self._break_tables()
+        if self.spec.format is Format.SCHEDULED and len(self.tables) > 1:
+            doomed = self.doomed_tables()
+            for table_id in sorted(self.waiting, key=lambda t: -self.tables[t].count):
+                if table_id in self.tables and table_id not in doomed:
+                    self._balance_from(self.tables[table_id], doomed)
         for table_id in list(self.waiting):
             table = self.tables.get(table_id)
             if table is not None and table.arrivals:
                 self._seat_arrivals(table)
-        self._break_tables()
-        if self.spec.format is Format.SCHEDULED and len(self.tables) > 1:
-            doomed = self._doomed()
-            for table_id in sorted(self.waiting, key=lambda t: -self.tables[t].count):
-                if table_id in self.tables and table_id not in doomed:
-                    self._balance_from(self.tables[table_id], doomed)
         self._check_finished()
         if self.phase is not Phase.RUNNING:
             return
         self._update_hand_for_hand()
         self._release()
 
-    def _doomed(self) -> set[str]:
+    def doomed_tables(self) -> set[str]:
         """The tables to break: the field fits `needed` tables, so the others go, in a fixed order (TDA),
         the highest numbers first (tables are kept in the order they opened)."""
         needed = max(1, -(-self.alive // self.spec.seats_per_table))
@@ -903,7 +922,7 @@ class Tournament:
 
     def _break_tables(self) -> None:
         """Break every doomed table that is between hands; the others are broken when their hand ends."""
-        doomed = self._doomed()
+        doomed = self.doomed_tables()
         for table_id in sorted(doomed, key=lambda t: -self.tables[t].number):
             table = self.tables[table_id]
             if not table.playing:

@@ -9,8 +9,10 @@ blind, NK-2.2). There is no dead button, so "where a newcomer sits" decides the 
   the small blind of the next hand (and make the last hand's big blind post it again): TDA "never dealt in
   between the small blind and the button". So a seat is **fair** for a newcomer when, with the newcomer
   there, the last hand's big blind does not post the big blind again and (three or more players) the
-  newcomer is neither the button (a free orbit) nor the small blind (a skipped big blind) of the next hand.
-  Heads-up the newcomer posts a blind either way; only the first condition applies;
+  newcomer is neither the button (a free orbit) nor the small blind (a skipped big blind) of the next hand,
+  nor pushes there another player seated since the last hand (going from heads-up to three players moves
+  the blinds). Heads-up the newcomer posts a blind either way; only the first condition applies. A player
+  who has just posted the big blind at a broken table is not seated into the next big blind either;
 - balancing (TDA): the player due the big blind next moves to the **worst position** at the new table, the
   fair seat whose big blind comes soonest: the big blind of the next hand when that seat is free.
 
@@ -51,11 +53,19 @@ def coming_roles(seats: Collection[int], last_button: int | None) -> Roles:
 
 
 def is_fair_seat(
-    occupied: Collection[int], seat: int, last_button: int | None, last_big_blind: int | None
+    occupied: Collection[int],
+    seat: int,
+    last_button: int | None,
+    last_big_blind: int | None,
+    fresh: Collection[int] = (),
+    posted_big_blind: bool = False,
 ) -> bool:
     """Whether a newcomer may be dealt in at `seat` from the next hand (module docstring).
 
-    `last_big_blind` is the seat of the last hand's big blind if that player still sits there, else None.
+    `last_big_blind` is the seat of the last hand's big blind if that player still sits there, else None;
+    `fresh` are the seats of players seated since the last hand (not dealt here yet): like the newcomer
+    they must not end up on the button or in the small blind. A newcomer who `posted_big_blind` in their
+    last hand (at another table) must not post it again in the next.
     """
     if last_button is None or not occupied:
         return True  # a table that has not dealt yet: every seat is fair
@@ -63,8 +73,17 @@ def is_fair_seat(
     roles = coming_roles(with_newcomer, last_button)
     if last_big_blind is not None and roles.big_blind == last_big_blind:
         return False
-    # Three or more players: not the button (a free orbit) nor the small blind (a skipped big blind).
-    return not (len(with_newcomer) >= 3 and seat in (roles.button, roles.small_blind))
+    if posted_big_blind and roles.big_blind == seat:
+        return False
+    if len(with_newcomer) < 3:
+        return True  # heads-up the newcomer posts a blind either way
+    # Not the button (a free orbit) nor the small blind (a skipped big blind), for the newcomer or for a
+    # player seated since the last hand, whose place the newcomer would shift.
+    return (
+        roles.button != seat
+        and roles.small_blind != seat
+        and not {roles.button, roles.small_blind} & set(fresh)
+    )
 
 
 def hands_until_big_blind(occupied: Collection[int], seat: int, last_button: int | None) -> int:
@@ -78,13 +97,18 @@ def hands_until_big_blind(occupied: Collection[int], seat: int, last_button: int
 
 
 def fair_open_seats(
-    occupied: Collection[int], seats_per_table: int, last_button: int | None, last_big_blind: int | None
+    occupied: Collection[int],
+    seats_per_table: int,
+    last_button: int | None,
+    last_big_blind: int | None,
+    fresh: Collection[int] = (),
+    posted_big_blind: bool = False,
 ) -> list[int]:
     taken = set(occupied)
     return [
         s
         for s in range(1, seats_per_table + 1)
-        if s not in taken and is_fair_seat(taken, s, last_button, last_big_blind)
+        if s not in taken and is_fair_seat(taken, s, last_button, last_big_blind, fresh, posted_big_blind)
     ]
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import heapq
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pokerrules.multiplayer.actions import Action, LegalActions
@@ -109,6 +109,7 @@ def simulate_tournament(
     bot: Bot = preset_bot_action,
     timing: Timing | None = None,
     away_share: float = 0.05,
+    away_windows: Mapping[str, tuple[int, int]] | None = None,
     late_share: float = 0.0,
     re_entry_share: float = 0.5,
     check_every_hand: bool = True,
@@ -121,7 +122,8 @@ def simulate_tournament(
     Scheduled tournaments: the players register between the opening and the start, except the last
     `late_share` of them who register during the first level (late registration); a busted player
     re-enters with probability `re_entry_share` while registration is open and re-entries remain.
-    `away_share` of the players are away once, 2 to 20 minutes, at a random time in the first two hours.
+    `away_share` of the players are away once, 2 to 20 minutes, at a random time in the first two hours;
+    `away_windows` sets chosen players' [from, to) away times instead.
     """
     from pokerrules.multiplayer.ranking import ranker_for
 
@@ -140,6 +142,7 @@ def simulate_tournament(
         if rng.random() < away_share:
             start = rng.randrange(0, 2 * 3_600_000)
             away[name] = (start, start + rng.randrange(120_000, 1_200_000))
+    away.update(away_windows or {})
     total_chips = 0
     deck = list(range(52))
 
