@@ -528,13 +528,9 @@ class Tournament:
         if spec.registration_closes_at is not None and now >= spec.registration_closes_at:
             closed = True
         if self.phase is Phase.RUNNING and not closed:
-            # Late registration runs to the end of level `late_registration_levels`; checked here too, as
-            # the level may have ended before the next TimePassed arrives.
-            number = self._play_level_number()
-            level_over = self.level_ends_at is not None and now >= self.level_ends_at
-            closed = self._late_registration_over(self.level) or (
-                number == spec.late_registration_levels and level_over
-            )
+            # Late registration runs to the end of level `late_registration_levels`; checked at `now`, as
+            # levels may have ended before the next TimePassed arrives.
+            closed = self._late_registration_over(self._level_at(now))
         if self.phase is Phase.REGISTERING and spec.format is Format.SCHEDULED and now >= spec.starts_at:
             closed = closed or spec.late_registration_levels == 0
         if closed:
@@ -582,11 +578,14 @@ class Tournament:
         if self.phase is Phase.ANNOUNCED and now >= spec.registration_opens_at:
             self.phase = Phase.REGISTERING
             self._emit(RegistrationOpened())
+        closing = spec.registration_closes_at
+        if self.phase is Phase.REGISTERING and closing is not None and now >= closing:
+            self._close_registration()  # before the start: the field is known, the prizes with it
         if self.phase is Phase.REGISTERING and spec.format is Format.SCHEDULED and now >= spec.starts_at:
             self._start_or_cancel()
         if self.phase is not Phase.RUNNING:
             return
-        if spec.registration_closes_at is not None and now >= spec.registration_closes_at:
+        if closing is not None and now >= closing:
             self._close_registration()
         if self.paused_at is not None:
             return
@@ -597,6 +596,17 @@ class Tournament:
         """The 1-based number of the play level at `index` (a break counts the levels before it)."""
         index = self.level if index is None else index
         return sum(1 for x in self.spec.levels[: index + 1] if isinstance(x, Level))
+
+    def _level_at(self, now: int) -> int:
+        """The structure entry in play at `now` by the clock alone (no change): levels by time that have
+        ended since the last TimePassed are counted; a paused clock stands still."""
+        index, ends = self.level, self.level_ends_at
+        levels = self.spec.levels
+        while self.paused_at is None and ends is not None and now >= ends and index + 1 < len(levels):
+            index += 1
+            duration = levels[index].duration_ms
+            ends = ends + duration if duration and index + 1 < len(levels) else None
+        return index
 
     def _late_registration_over(self, index: int) -> bool:
         """Whether structure entry `index` comes after level `late_registration_levels`."""

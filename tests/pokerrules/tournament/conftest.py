@@ -10,7 +10,7 @@ director against an independent account of who sits where and who posted which b
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import pytest
@@ -159,17 +159,6 @@ class Driver:
         """Play the released hand of `table_id` with random busts and report it."""
         table = self.tables[table_id]
         seats = sorted(table.seats)
-        roles = coming_roles(seats, table.last_button)
-        bust_before = self.bust_at.get(table_id, False)
-        for seat in seats:
-            player = str(table.seats[seat][0])
-            role = "BB" if seat == roles.big_blind else "SB" if seat == roles.small_blind else ""
-            if not role and seat == roles.button:
-                role = "BTN"
-            self.history.setdefault(player, []).append(
-                Dealt(table_id, table.playing, role, len(seats), bust_before, player in self.moved)
-            )
-            self.moved.discard(player)
         start = {s: int(table.seats[s][1]) for s in seats}  # type: ignore[call-overload]
         end = dict(start)
         busted = [s for s in seats if busts and self.rng.random() < self.bust_chance]
@@ -184,6 +173,30 @@ class Driver:
             amount = self.rng.randint(0, end[a] - 1) if end[a] > 1 else 0
             end[a] -= amount
             end[b] += amount
+        return self._report(table_id, end)
+
+    def report(self, table_id: str, finishing: Mapping[str, int]) -> Outcome:
+        """Report the released hand of `table_id` with chosen finishing stacks (others keep theirs)."""
+        table = self.tables[table_id]
+        end = {s: int(finishing.get(str(p), st)) for s, (p, st) in table.seats.items()}  # type: ignore[call-overload]
+        return self._report(table_id, end)
+
+    def _report(self, table_id: str, end: dict[int, int]) -> Outcome:
+        table = self.tables[table_id]
+        assert table.playing, f"{table_id} has no hand released"
+        seats = sorted(table.seats)
+        start = {s: int(table.seats[s][1]) for s in seats}  # type: ignore[call-overload]
+        roles = coming_roles(seats, table.last_button)
+        bust_before = self.bust_at.get(table_id, False)
+        for seat in seats:
+            player = str(table.seats[seat][0])
+            role = "BB" if seat == roles.big_blind else "SB" if seat == roles.small_blind else ""
+            if not role and seat == roles.button:
+                role = "BTN"
+            self.history.setdefault(player, []).append(
+                Dealt(table_id, table.playing, role, len(seats), bust_before, player in self.moved)
+            )
+            self.moved.discard(player)
         result = HandResult(
             table_id,
             table.playing,
@@ -201,9 +214,13 @@ class Driver:
                 del table.seats[s]
             else:
                 table.seats[s][1] = end[s]
-        self.bust_at[table_id] = bool(busted)
+        self.bust_at[table_id] = any(end[s] == 0 for s in seats)
         self.now += self.rng.randint(1, 5)
         return self.run(HandFinished(self.now, result))
+
+    def seated(self, table_id: str) -> dict[str, int]:
+        """player -> stack at a table, as the tables hold them."""
+        return {str(p): int(st) for p, st in self.tables[table_id].seats.values()}  # type: ignore[call-overload]
 
     def tick(self, ms: int) -> Outcome:
         self.now += ms
@@ -230,3 +247,57 @@ class Driver:
 @pytest.fixture
 def driver() -> type[Driver]:
     return Driver
+
+
+def state_of(t: Tournament) -> tuple[object, ...]:
+    """Everything a command may change, as plain data: two equal snapshots mean nothing changed."""
+    entries = tuple(
+        (x.id, x.player, x.number, x.stack, x.table, x.seat, x.out, x.place, x.shared, x.prize)
+        for x in t.entries.values()
+    )
+    tables = tuple(
+        (
+            x.id,
+            tuple(sorted(x.seats.items())),
+            tuple(x.arrivals),
+            x.last_button,
+            x.last_big_blind,
+            x.released,
+            x.playing,
+        )
+        for x in t.tables.values()
+    )
+    plain = tuple(
+        getattr(t, name)
+        for name in (
+            "now",
+            "phase",
+            "paused_at",
+            "next_entry",
+            "next_table",
+            "level",
+            "level_ends_at",
+            "level_hands_left",
+            "registration_closed",
+            "prize_pool",
+            "prizes",
+            "alive",
+            "unplaced",
+            "hand_for_hand",
+        )
+    )
+    return (
+        plain,
+        entries,
+        tables,
+        tuple(t.live.items()),
+        tuple(t.waiting),
+        tuple(t.reported.items()),
+        tuple(t.round_tables),
+        tuple(t.count_hist),
+    )
+
+
+@pytest.fixture
+def snapshot() -> Callable[[Tournament], tuple[object, ...]]:
+    return state_of

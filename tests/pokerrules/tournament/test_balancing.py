@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pokerrules.tournament import Phase, TournamentSpec
 from pokerrules.tournament.events import FinalTable, PlayerMoved, TableBroken
@@ -92,6 +92,9 @@ def check_blinds(d) -> None:  # type: ignore[no-untyped-def]
 
 @settings(max_examples=18, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(players=st.integers(2, 1_000), seats=st.integers(3, 10), seed=st.integers(0, 2**32))
+@example(players=2, seats=3, seed=0)
+@example(players=1_000, seats=9, seed=1)
+@example(players=1_000, seats=3, seed=2)
 def test_nk_6_5_balancing_and_breaking_on_fields_of_2_to_1000(
     driver, players: int, seats: int, seed: int
 ) -> None:  # type: ignore[no-untyped-def]
