@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import heapq
 import random
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -83,6 +84,7 @@ class SimulationResult:
     timeouts: int = 0
     virtual_ms: int = 0
     roles: list[HandRoles] = field(default_factory=list)
+    director_s: float = 0.0  # time spent in the director (`Tournament.apply`), for the benchmark
 
     @property
     def places(self) -> dict[str, int]:
@@ -157,7 +159,9 @@ def simulate_tournament(
     wakeups: set[int] = set()
 
     def run(command: object) -> None:
+        started = time.perf_counter()
         out: Outcome = t.apply(command, draw)  # type: ignore[arg-type]
+        result.director_s += time.perf_counter() - started
         result.events.extend(out.events)
         for ins in out.instructions:
             perform(ins, command.now)  # type: ignore[attr-defined]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pokerrules.tournament import Phase, TournamentSpec
@@ -90,6 +91,7 @@ def check_blinds(d) -> None:  # type: ignore[no-untyped-def]
                 assert now.bust_before and not now.moved_in, f"{player} skipped the big blind: {before} {now}"
 
 
+@pytest.mark.slow
 @settings(max_examples=18, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(players=st.integers(2, 1_000), seats=st.integers(3, 10), seed=st.integers(0, 2**32))
 @example(players=2, seats=3, seed=0)
