@@ -145,3 +145,22 @@ def test_after_the_end_late_reports_and_cancels_are_harmless(driver) -> None:  #
     with pytest.raises(TournamentError) as refusal:
         d.t.apply(Cancel(d.now + 2), d.draw)
     assert refusal.value.reason == "TOURNAMENT_OVER"
+
+
+def test_a_copy_is_the_same_tournament(driver, snapshot) -> None:  # type: ignore[no-untyped-def]
+    """`copy()` (behind `step`) carries everything: the copy and the original answer the same command with
+    the same draws identically."""
+    import random
+
+    d = driver(TournamentSpec.scheduled(starts_at=1_000, seats_per_table=6), seed=12, bust_chance=0.2)
+    d.register(f"p{k}" for k in range(40))
+    d.tick(1_000)
+    for _ in range(30):
+        d.finish(d.playing()[0])
+    twin = d.t.copy()
+    assert snapshot(twin) == snapshot(d.t)
+    result = pending_result(d, d.playing()[0])
+    a, b = random.Random(1), random.Random(1)
+    out_a = d.t.apply(HandFinished(d.now + 1, result), a.randrange)
+    out_b = twin.apply(HandFinished(d.now + 1, result), b.randrange)
+    assert out_a == out_b and snapshot(twin) == snapshot(d.t)
