@@ -471,7 +471,10 @@ class Tournament:
         return None if entry.table is None else (entry.table, entry.seat)
 
     def chips_in_play(self) -> int:
-        return sum(x.stack for x in self.entries.values() if not x.out and self.phase is Phase.RUNNING)
+        """Tournament chips of the entries still in (at tables or on the way), as of the last results."""
+        if self.phase is not Phase.RUNNING:
+            return 0
+        return sum(x.stack for x in self.entries.values() if not x.out)
 
     def standings(self, now: int | None = None) -> Standings:
         now = self.now if now is None else now
