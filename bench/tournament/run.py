@@ -40,7 +40,9 @@ def main(argv: list[str] | None = None) -> int:
     spec = TournamentSpec.scheduled(starts_at=60_000, max_entries=100_000)
     names = [f"bot{k}" for k in range(args.players)]
     print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, load average {os.getloadavg()[0]:.2f} at the start")
-    print("| run | seed | wall s | CPU s | table-hands | hands/s (wall) | director s | virtual time | time-outs |")
+    print(
+        "| run | seed | wall s | CPU s | table-hands | hands/s (wall) | director s | virtual time | time-outs |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     walls = []
     for run in range(args.runs):

@@ -49,8 +49,10 @@ def check_structure(levels: Structure, field: str = "levels") -> None:
             if entry.duration_ms <= 0:
                 raise e.TournamentError(e.INVALID_SPEC, "a break needs a positive duration", field=where)
             continue
-        if not 0 < entry.small_blind <= entry.big_blind:
-            raise e.TournamentError(e.INVALID_SPEC, "blinds must satisfy 0 < small <= big", field=where)
+        if not (entry.small_blind > 0 and entry.big_blind == 2 * entry.small_blind):
+            raise e.TournamentError(
+                e.INVALID_SPEC, "the big blind is twice the small blind (MP-2.3)", field=where
+            )
         if entry.ante < 0:
             raise e.TournamentError(e.INVALID_SPEC, "the ante must not be negative", field=where)
         if entry.big_blind < previous:
@@ -64,9 +66,10 @@ def check_structure(levels: Structure, field: str = "levels") -> None:
         previous = entry.big_blind
 
 
-def nice_big_blinds(first: int, count: int) -> list[int]:
-    """Big blinds on the usual ladder of round numbers (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8 × 10^k), from `first`
-    up, about +25 % a level: the steps every cardroom structure uses."""
+def nice_small_blinds(first: int, count: int) -> list[int]:
+    """Small blinds on the usual ladder of round numbers (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8 × 10^k), from
+    `first` up, about +25 % a level: the steps every cardroom structure uses (the big blind is twice the
+    small blind, MP-2.3)."""
     steps = (10, 15, 20, 25, 30, 40, 50, 60, 80)
     out: list[int] = []
     scale = 1
@@ -89,12 +92,14 @@ def ladder(
     break_every: int = 0,
     break_ms: int = 0,
 ) -> Structure:
-    """`count` levels on the round-number ladder, small blind half the big blind, a big blind ante equal to
-    the big blind from level `ante_from` (1-based; 0 = never), a break after every `break_every` levels."""
+    """`count` levels on the round-number ladder of small blinds, the big blind twice the small (MP-2.3), a
+    big blind ante equal to the big blind from level `ante_from` (1-based; 0 = never), a break after every
+    `break_every` levels."""
     entries: list[Level | Break] = []
-    for k, big in enumerate(nice_big_blinds(first_big_blind, count), start=1):
+    for k, small in enumerate(nice_small_blinds(max(1, first_big_blind // 2), count), start=1):
+        big = 2 * small
         ante = big if ante_from and k >= ante_from else 0
-        entries.append(Level(max(1, big // 2), big, ante, duration_ms, hands))
+        entries.append(Level(small, big, ante, duration_ms, hands))
         if break_every and k % break_every == 0 and k < count:
             entries.append(Break(break_ms))
     return tuple(entries)

@@ -22,7 +22,7 @@ from pokerrules.tournament.events import (
     TournamentResumed,
 )
 from pokerrules.tournament.instructions import CreateTable, ReleaseHand, SetLevel
-from pokerrules.tournament.levels import check_structure, nice_big_blinds, scheduled, turbo_sit_and_go
+from pokerrules.tournament.levels import check_structure, nice_small_blinds, scheduled, turbo_sit_and_go
 
 MINUTE = 60_000
 
@@ -34,6 +34,7 @@ MINUTE = 60_000
         ((Break(1),), "levels[0]"),
         ((Level(10, 20, duration_ms=1), Break(1)), "levels[-1]"),
         ((Level(20, 10, duration_ms=1),), "levels[0]"),
+        ((Level(10, 25, duration_ms=1),), "levels[0]"),  # MP-2.3: the big blind is twice the small
         ((Level(10, 20, -1, duration_ms=1),), "levels[0]"),
         ((Level(10, 20, duration_ms=1), Level(5, 10, duration_ms=1)), "levels[1]"),
         ((Level(10, 20),), "levels[0]"),
@@ -48,10 +49,11 @@ def test_a_structure_that_cannot_be_played_is_refused_naming_the_entry(levels: t
 
 
 def test_published_structures() -> None:
-    assert nice_big_blinds(20, 8) == [20, 25, 30, 40, 50, 60, 80, 100]
+    assert nice_small_blinds(10, 8) == [10, 15, 20, 25, 30, 40, 50, 60]
     sng = turbo_sit_and_go()
     assert all(isinstance(x, Level) and x.hands == 10 for x in sng)
-    assert [x.ante for x in sng[:5]] == [0, 0, 0, 40, 50]  # big blind antes from level 4
+    assert [x.ante for x in sng[:5]] == [0, 0, 0, 50, 60]  # big blind antes from level 4
+    assert all(isinstance(x, Break) or x.big_blind == 2 * x.small_blind for x in (*sng, *scheduled()))
     mtt = scheduled(minutes_per_level=20, break_every=6, break_minutes=5)
     assert isinstance(mtt[6], Break) and mtt[6].duration_ms == 5 * MINUTE
     check_structure(sng)
@@ -95,8 +97,8 @@ def test_nk_6_3_turbo_levels_by_hands(driver) -> None:  # type: ignore[no-untype
     for _ in range(25):
         out = d.finish(d.playing()[0])
         levels += [ev.big_blind for ev in out.events if isinstance(ev, LevelStarted)]
-    assert levels == [25, 30]
-    assert d.tables["t1"].blinds == (15, 30, 0)
+    assert levels == [30, 40]
+    assert d.tables["t1"].blinds == (20, 40, 0)
     assert d.t.standings().next_level_in_hands == 5
 
 
