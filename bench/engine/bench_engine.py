@@ -43,6 +43,7 @@ SB, BB, PLAYERS = 50, 100, 6
 SEATS = tuple(range(1, PLAYERS + 1))
 BUTTON = PLAYERS  # PokerKit's positions: p1 = seat left of the button ... button last
 SHORT_STACKS = False  # --short-stacks: stacks of 1-120 or 1-3000 chips (short blinds, many all-ins)
+ANTE = 0  # --ante: a big blind ante (posted by the big blind after its blind, dead money)
 
 
 @dataclass(slots=True)
@@ -243,8 +244,12 @@ def pokerkit_replay(config: GameConfig, scripts: list[Script]) -> tuple[float, i
     mismatches = explained = 0
     started = time.process_time()
     for s, holes, burns, boards, moves in prepared:
+        # The big blind (seat 2 = p2) posts the ante after its blind (TDA); PokerKit posts antes first, so
+        # it is given the ante actually posted. Dead antes: ante trimming off.
+        bb_stack = s.stacks[2]
+        antes = [0, min(ANTE, bb_stack - min(BB, bb_stack))] + [0] * (PLAYERS - 2)
         state = game.create_state(
-            automations, True, 0, (SB, BB), BB, [s.stacks[seat] for seat in SEATS], PLAYERS
+            automations, False, antes, (SB, BB), BB, [s.stacks[seat] for seat in SEATS], PLAYERS
         )
         for p in range(PLAYERS):
             state.deal_hole(holes[p], p)
@@ -280,11 +285,14 @@ def main() -> int:
     parser.add_argument("--game", choices=sorted(GAMES), default="nlhe")
     parser.add_argument("--no-pokerkit", action="store_true")
     parser.add_argument("--short-stacks", action="store_true", help="stacks of 1-120 or 1-3000 chips")
+    parser.add_argument("--ante", type=int, default=0, help="big blind ante")
     parser.add_argument("--markdown", action="store_true", help="also print a markdown table")
     args = parser.parse_args()
-    config = GAMES[args.game]
-    global SHORT_STACKS
+    base = GAMES[args.game]
+    config = GameConfig(base.variant, base.limit, base.small_blind, base.big_blind, args.ante)
+    global SHORT_STACKS, ANTE
     SHORT_STACKS = args.short_stacks
+    ANTE = args.ante
     rank = ranker_for(config.variant)
     random_rates, replay_rates, inplace_rates, simulate_rates, pk_rates = [], [], [], [], []
     apply_rates, naiko_rates, idle_rates = [], [], []
@@ -314,7 +322,7 @@ def main() -> int:
             explained += ok
     actions = sum(len(s.actions) for s in scripts) / len(scripts)
     print(
-        f"six-handed {args.game.upper()}, blinds {SB}/{BB}, stacks {'1-120 or 1-3000 chips' if SHORT_STACKS else '20-200 BB'}, {args.hands} hands x {args.runs} runs, "
+        f"six-handed {args.game.upper()}, blinds {SB}/{BB}{f' ante {ANTE}' if ANTE else ''}, stacks {'1-120 or 1-3000 chips' if SHORT_STACKS else '20-200 BB'}, {args.hands} hands x {args.runs} runs, "
         f"{actions:.1f} player actions per hand"
     )
     med_random = statistics.median(random_rates)

@@ -37,12 +37,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--phh-out", type=Path, default=None, help="write each hand as DIR/hand-NNNNNN.phh")
     parser.add_argument("--small-blind", type=int, default=50)
     parser.add_argument("--big-blind", type=int, default=100)
+    parser.add_argument("--ante", type=int, default=0, help="big blind ante (posted by the big blind)")
     parser.add_argument("--bot", choices=sorted(BOTS), default="preset")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    config = GAMES[args.game](args.small_blind, args.big_blind)
+    config = GAMES[args.game](args.small_blind, args.big_blind, args.ante)
     try:
         rank = ranker_for(config.variant)
     except (ImportError, AttributeError) as exc:

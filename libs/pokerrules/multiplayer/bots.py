@@ -34,9 +34,10 @@ def random_legal_action(legal: LegalActions, rng: random.Random) -> Action:
 def preset_bot_action(legal: LegalActions, rng: random.Random) -> Action:
     """A loose-passive bot with some aggression, sized by the MP presets (MP-4.12, MP-4.13)."""
     roll = rng.random()
-    sizes = sizing(legal)
-    if sizes is not None and roll < 0.18:
-        return Action(legal.bet_kind, rng.choice(sizes.presets).amount)
+    if roll < 0.18:  # sizing only when it is used: the same choices, less work on the simulations' hot path
+        sizes = sizing(legal)
+        if sizes is not None:
+            return Action(legal.bet_kind, rng.choice(sizes.presets).amount)
     if legal.can_check:
         return _CHECK
     # Fold more often the larger the call is relative to the pot.

@@ -47,6 +47,15 @@ class BlindPosted(Event):
 
 
 @dataclass(slots=True)
+class AntePosted(Event):
+    """The big blind ante (see `GameConfig`): posted by the big blind after its blind, dead money."""
+
+    seat: int
+    amount: int
+    all_in: bool
+
+
+@dataclass(slots=True)
 class HoleCardsDealt(Event):
     seat: int
     cards: tuple[int, ...]

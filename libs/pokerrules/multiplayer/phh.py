@@ -20,6 +20,7 @@ from pokerrules.cards import cards_text
 from pokerrules.multiplayer.actions import ActionKind
 from pokerrules.multiplayer.config import GameConfig, Limit, Variant
 from pokerrules.multiplayer.events import (
+    AntePosted,
     BoardDealt,
     CardsShown,
     Event,
@@ -79,11 +80,17 @@ def to_phh(record: HandRecord, viewer: int | None = None) -> str:
         blinds = [config.small_blind, config.big_blind]  # PHH heads-up: the button (p2) posts the first
     else:
         blinds[0], blinds[1] = config.small_blind, config.big_blind
+    antes = [0] * len(order)
     actions: list[str] = []
     finishing: dict[int, int] = {}
     ended_with = _cards_ended_with(events)
     for ev in events:
-        if isinstance(ev, HoleCardsDealt):
+        if isinstance(ev, AntePosted):
+            # PokerKit reads the big blind's ante at index 1 both ring and heads-up (where it swaps the first
+            # two entries, as for the blinds). The amount actually posted is written, so PokerKit (which takes
+            # the ante before the blind) reaches the same stacks as the TDA's blind-first order.
+            antes[1] = ev.amount
+        elif isinstance(ev, HoleCardsDealt):
             visible = viewer is None or viewer == ev.seat
             held = ended_with.get(ev.seat, ev.cards)
             cards = cards_text(held) if visible else "??" * len(ev.cards)
@@ -108,7 +115,7 @@ def to_phh(record: HandRecord, viewer: int | None = None) -> str:
     names = record.players or {}
     lines = [
         f"variant = {_toml_str(_VARIANT.get((config.variant, config.limit), 'NT'))}",
-        f"antes = {_toml_list([0] * len(order))}",
+        f"antes = {_toml_list(antes)}",
         f"blinds_or_straddles = {_toml_list(blinds)}",
         f"min_bet = {config.big_blind}",
         f"starting_stacks = {_toml_list(starting[s] for s in order)}",

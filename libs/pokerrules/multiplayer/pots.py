@@ -12,13 +12,25 @@ class Pot:
     eligible: tuple[int, ...]  # player indices still in the hand who contributed at least this level
 
 
-def build_pots(contributions: Sequence[int], live: Sequence[bool]) -> list[Pot]:
+def build_pots(
+    contributions: Sequence[int], live: Sequence[bool], dead: int = 0, dead_from: int = -1
+) -> list[Pot]:
     """MP-6.4: each pot takes, from every player who reached a level, the difference to the level below.
 
     Levels are the distinct contributions of players still in the hand; folded players' chips fill the
     levels they reached and then stay in the pot (MP-4.3). Chips above the highest live level (possible
     only before uncalled bets are returned) go to the last pot.
+
+    `dead` chips of player `dead_from`'s contribution (the big blind ante) are dead money: they make no
+    level of their own and go to the main pot, which every player still in may win (as PokerKit's dead
+    antes). So a big blind all-in on the ante can win the whole ante back, and nobody else's side pot.
     """
+    if dead:
+        contributions = list(contributions)
+        contributions[dead_from] -= dead
+        with_dead = build_pots(contributions, live)
+        with_dead[0] = Pot(with_dead[0].amount + dead, with_dead[0].eligible)
+        return with_dead
     levels = sorted({c for c, alive in zip(contributions, live, strict=True) if alive and c > 0})
     if len(levels) == 1 and max(contributions) <= levels[0]:
         # The common case, nobody all-in for less: one pot that every player still in may win.

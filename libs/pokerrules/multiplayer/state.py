@@ -18,6 +18,7 @@ from pokerrules.multiplayer.errors import IllegalAction
 from pokerrules.multiplayer.events import (
     PREFLOP,
     RIVER,
+    AntePosted,
     BettingRoundEnded,
     BlindPosted,
     BoardDealt,
@@ -173,9 +174,24 @@ class HandState:
             self.bets[index] = posted
             self.contrib[index] = posted
             events.append(BlindPosted(seats[index], blind, posted, self.stacks[index] == 0))
+        ante = self._posted_ante()
+        if ante:
+            # Big blind ante (GameConfig): blind first, then the ante from what is left; the ante is in the
+            # pot (contrib) but not in the live bet (bets), so it neither raises the bet nor counts as a call.
+            bb = self.bb_index
+            self.stacks[bb] -= ante
+            self.contrib[bb] += ante
+            events.append(AntePosted(seats[bb], ante, self.stacks[bb] == 0))
         # NK-EX-4: against a short big blind the bet to call is what was actually posted.
         self.current_bet = max(self.bets)
         self.last_full_raise = config.big_blind
+        # A blind that already covers every opponent's whole stack (bet and chips behind) leaves nothing to
+        # decide: no turn, as in PokerKit (an effective stack of 0). E.g. heads-up, a big blind facing a
+        # button with at most the big blind in all: the button's call ends the round.
+        totals = [b + s for b, s in zip(self.bets, self.stacks, strict=True)]
+        for i in (self.sb_index, self.bb_index):
+            if self.stacks[i] and max(totals[:i] + totals[i + 1 :]) <= self.bets[i]:
+                self.acted_at[i] = self.current_bet
         # Hole cards one at a time, starting left of the button (MP-1.2).
         dealt = n * per_player
         holes: list[tuple[int, ...]] = [()] * n
@@ -510,6 +526,12 @@ class HandState:
                         return j
         return -1
 
+    def _posted_ante(self) -> int:
+        """The big blind ante actually posted: what the big blind's stack held after its blind."""
+        bb = self.bb_index
+        left = self.starting_stacks[bb] - min(self.config.big_blind, self.starting_stacks[bb])
+        return min(self.config.ante, left)
+
     def _return_uncalled(self, events: list[Event]) -> None:
         """NK-4.2: chips above the second-highest bet of the round go back to their owner."""
         bets = self.bets
@@ -571,7 +593,7 @@ class HandState:
                 if not folded[j]:
                     strength = strengths[j] = rank(holes[j], board)
                     events.append(CardsShown(seats[j], holes[j], strength))
-            pots = build_pots(contrib, [not f for f in folded])
+            pots = build_pots(contrib, [not f for f in folded], self._posted_ante(), self.bb_index)
         else:
             # MP-3.6: with one player left (uncalled chips already back) a single pot holds everything.
             pots = [Pot(sum(contrib), (folded.index(False),))]

@@ -41,3 +41,12 @@ def test_simulate_rejects_bad_seat_count(capsys: pytest.CaptureFixture[str]) -> 
     with pytest.raises(SystemExit):
         main(["simulate", "--seats", "11"])
     assert "seats must be between 2 and 10" in capsys.readouterr().err
+
+
+def test_simulate_with_a_big_blind_ante(tmp_path: Path) -> None:
+    """`--ante`: the big blind's ante is in every history (at PokerKit's index 1), chips still conserved."""
+    docs = run(tmp_path, "--seats", "6", "--hands", "30", "--seed", "5", "--ante", "100", "--bot", "random")
+    assert any(doc["antes"][1] == 100 for doc in docs)
+    for doc in docs:
+        assert doc["antes"][0] == 0 and sum(doc["antes"]) == doc["antes"][1] <= 100
+        assert sum(doc["finishing_stacks"]) == sum(doc["starting_stacks"])

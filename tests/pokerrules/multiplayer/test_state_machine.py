@@ -57,13 +57,16 @@ class EngineMachine(RuleBasedStateMachine):
         n=st.integers(2, 10),
         omaha=st.booleans(),
         big_blind=st.sampled_from([2, 10, 100]),
+        ante_share=st.sampled_from([0, 0, 1, 2]),  # big blind ante: none, half or the whole big blind
     )
-    def new_hand(self, data: st.DataObject, n: int, omaha: bool, big_blind: int) -> None:
+    def new_hand(self, data: st.DataObject, n: int, omaha: bool, big_blind: int, ante_share: int) -> None:
         seats = data.draw(st.lists(st.integers(1, 10), min_size=n, max_size=n, unique=True), label="seats")
         stacks = {s: data.draw(st.integers(1, 60 * big_blind), label=f"stack{s}") for s in seats}
         button = data.draw(st.sampled_from(sorted(seats)), label="button")
         deck = data.draw(st.permutations(range(52)), label="deck")
-        config = (GameConfig.plo if omaha else GameConfig.nlhe)(big_blind // 2, big_blind)
+        config = (GameConfig.plo if omaha else GameConfig.nlhe)(
+            big_blind // 2, big_blind, big_blind * ante_share // 2
+        )
         t = start_hand(config, stacks, button, deck, coarse_rank)
         self.state = t.state
         self.total = sum(stacks.values())
