@@ -103,5 +103,5 @@ class TableConfig:
     def game_at(self, blinds: Blinds) -> GameConfig:
         """The betting engine's parameters for one hand (Omaha is Pot-Limit, the others No-Limit)."""
         if self.mode is Mode.OMAHA:
-            return GameConfig.plo(blinds.small_blind, blinds.big_blind)
-        return GameConfig.nlhe(blinds.small_blind, blinds.big_blind)
+            return GameConfig.plo(blinds.small_blind, blinds.big_blind, blinds.ante)
+        return GameConfig.nlhe(blinds.small_blind, blinds.big_blind, blinds.ante)

@@ -68,9 +68,6 @@ def remove_player(state: TableState, player: str) -> Transition:
 def set_level(state: TableState, blinds: Blinds) -> Transition:
     """The blinds and ante of the hands from the next one on (a hand in play keeps its own)."""
     _tournament_only(state)
-    if blinds.ante:
-        # The betting engine posts no antes yet; refusing beats a level silently played without them.
-        raise e.TableError(e.INVALID_CONFIG, "antes are not played at this table yet", ante=blinds.ante)
     if blinds == state.blinds:
         return Transition(state, [])
     event = LevelSet(blinds.small_blind, blinds.big_blind, blinds.ante)

@@ -139,6 +139,8 @@ def event_protos(
             e.blind_posted.CopyFrom(
                 pb.BlindPosted(seat=ev.seat, blind=ev.blind, amount=ev.amount, all_in=ev.all_in)
             )
+        elif isinstance(ev, me.AntePosted):
+            e.ante_posted.CopyFrom(pb.AntePosted(seat=ev.seat, amount=ev.amount, all_in=ev.all_in))
         elif isinstance(ev, me.HoleCardsDealt):
             e.hole_cards_dealt.CopyFrom(pb.HoleCardsDealt(seat=ev.seat, cards=cards(ev.cards)))
         elif isinstance(ev, me.PlayerActed):

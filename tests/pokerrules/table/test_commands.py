@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 from pokerrules.multiplayer import Action, ActionKind, IllegalAction
-from pokerrules.multiplayer.events import HandStarted, PlayerActed
+from pokerrules.multiplayer.events import AntePosted, HandStarted, PlayerActed
 from pokerrules.table import (
     CASH,
     TOURNAMENT,
@@ -218,6 +218,21 @@ def test_a_level_applies_from_the_next_hand() -> None:
     t = start(play_out(mid).state)
     assert t.state.hand is not None and t.state.hand.config.big_blind == 200
     assert handle(t.state, c.SetLevel(100, 200), 0).events == []
+
+
+def test_a_level_with_an_ante_posts_it_from_the_next_hand() -> None:
+    """NK-6.5: blind levels with antes; the big blind posts the table's ante (a big blind ante)."""
+    state = handle(seated({1: 5_000, 2: 5_000, 3: 5_000}), c.ReleaseHands(1), 0).state
+    state = handle(state, c.SetLevel(100, 200, 200), 0).state
+    t = start(state)
+    antes = [e for e in t.events if isinstance(e, AntePosted)]
+    assert t.state.hand is not None and t.state.hand.config.ante == 200
+    assert (
+        len(antes) == 1
+        and antes[0].seat == t.state.hand.seats[t.state.hand.bb_index]
+        and antes[0].amount == 200
+    )
+    assert t.state.chips_on_table() == 15_000  # dead money is still on the table
 
 
 def test_nk_6_3_busting_eliminates_and_frees_the_seat() -> None:
