@@ -36,7 +36,7 @@ RATE_LIMITS = (
     RateLimit("create_shoe", ("CreateShoe",), player=Rate(2, 20), platform=Rate(5_000, 10_000)),
     RateLimit(
         "dealing",
-        ("Deal", "Burn", "Peek", "CloseShoe"),
+        ("Deal", "Burn", "Peek", "Draw", "CloseShoe"),
         player=Rate(20, 100),
         platform=Rate(50_000, 100_000),
     ),

@@ -47,6 +47,7 @@ def test_no_file_means_unknown(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # minutes of exact enumeration: far more on a machine busy with other work
 def test_the_committed_file_is_what_the_enumeration_computes_today() -> None:
     """Recomputes both main games by the complete enumeration (minutes): a stale known_rtp.json fails."""
     from pokerrules.casino.gamemath.holdem_main import holdem_main
