@@ -98,5 +98,6 @@ def close_table(state: TableState) -> Transition:
         else:
             events.append(PlayerRemoved(number, seat.player, seat.stack))
     events.append(TableClosed())
-    new = replace(state, seats={}, closed=True, chips_returned=state.chips_returned + returned)
+    emptied = state.without_seats(list(state.seats))
+    new = replace(emptied, closed=True, chips_returned=state.chips_returned + returned)
     return Transition(new, events)

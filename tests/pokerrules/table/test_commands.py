@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 from pokerrules.multiplayer import Action, ActionKind, IllegalAction
 from pokerrules.multiplayer.events import AntePosted, HandStarted, PlayerActed
+from pokerrules.naiko import Power
 from pokerrules.table import (
     CASH,
     TOURNAMENT,
@@ -77,9 +78,17 @@ commands = st.one_of(
     st.builds(c.Leave, names, names),
     st.builds(c.Invite, names, st.lists(names, max_size=4).map(tuple)),
     st.builds(c.Act, names, actions),
+    st.builds(
+        c.UsePower,
+        names,
+        st.sampled_from(list(Power)),
+        st.none() | st.integers(1, 10),
+        st.none() | st.integers(0, 51),
+    ),
+    st.builds(c.RespondToAnchor, names, st.booleans()),
     st.builds(c.Disconnect, names),
     st.builds(c.Reconnect, names),
-    st.builds(c.StartHand, names, st.integers(0, 60)),
+    st.builds(c.StartHand, names, st.integers(0, 60), st.none() | st.integers(0, 2)),
     st.just(c.ApplyDue()),
     st.just(c.VoidHand()),
     st.builds(c.SeatPlayer, names, st.integers(1, 10), st.integers(0, 10**9), st.booleans()),
