@@ -50,7 +50,13 @@ def seat_player(
         raise e.TableError(e.ALREADY_SEATED, "the player already has a seat here", player=player)
     if stack <= 0:
         raise e.TableError(e.INVALID_AMOUNT, "a tournament player sits with chips", amount=stack)
-    seat = Seat(player=player, stack=stack, is_bot=is_bot, time_bank_ms=state.config.timers.time_bank_ms)
+    seat = Seat(
+        player=player,
+        stack=stack,
+        is_bot=is_bot,
+        time_bank_ms=state.config.timers.time_bank_ms,
+        seated_after=state.hand_number,
+    )
     new = replace(state.with_seat(number, seat), chips_bought_in=state.chips_bought_in + stack)
     return Transition(new, [PlayerSeated(number, player, is_bot)])
 

@@ -37,6 +37,7 @@ class Seat:
     time_bank_ms: int = 0
     timeouts_in_row: int = 0
     disconnected_at: int | None = None  # virtual-clock time of the disconnect; None when connected
+    seated_after: int = 0  # the table's hand number when the player sat: hands up to it were not theirs
 
     @property
     def connected(self) -> bool:
@@ -83,6 +84,15 @@ class TableState:
             if seat.player == player:
                 return number
         return None
+
+    def shown_hand_seat(self, player: str | None) -> int | None:
+        """The player's seat as far as the hand a view shows (the one in progress, else the last one)
+        is concerned: None for an observer, and for a player who sat down after the last hand, so a
+        seat's new occupant never sees the cards its previous occupant held or peeked (MP-1.2)."""
+        number = self.find_seat(player) if player is not None else None
+        if number is None or self.hand is not None:
+            return number
+        return number if self.seats[number].seated_after < self.hand_number else None
 
     def in_hand(self, number: int) -> bool:
         """Whether the seat was dealt into the hand in progress (its chips are in play)."""
