@@ -6,6 +6,7 @@ and the hand histories. Rules NK-5, NK-9 to NK-14."""
 
 from __future__ import annotations
 
+import hashlib
 import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from dealing.verifier import draw_value
 from poker.dealer.v1 import dealer_service_pb2 as dpb
 from poker.dealer.v1 import dealer_service_pb2_grpc as dpb_grpc
 from poker.table.v1 import table_service_pb2 as pb
@@ -341,24 +343,31 @@ def test_the_view_shows_the_carrusel_destellos_and_the_callers_powers(stack: Sta
     assert all(not o.usable for p, o in theirs.items() if p != SHIELD)
     observer = stack.view("rail-vw", table_id).naiko
     assert not observer.options and not observer.peeks and list(observer.destellos) == list(naiko.destellos)
-    # The dealer's draw is the shoe's `carrusel` draw: recomputed after the hand from the revealed seed.
     fold_out(stack, table_id, players)
-    shoe_id = first_shoe(stack, table_id)
-    dealer = dpb_grpc.DealerServiceStub(stack.dealer.channel("ops", Role.OPERATOR))
-    wait_until(
-        lambda: dealer.GetShoe(dpb.GetShoeRequest(shoe_id=shoe_id)).shoe.state == dpb.SHOE_STATE_CLOSED
-    )
-    revealed = dealer.Reveal(dpb.RevealRequest(shoe_id=shoe_id))
-    assert [(d.label, d.outcomes) for d in revealed.draws] == [("carrusel", 3)]
+    check_the_carrusel_from_the_revealed_shoe(stack, table_id, view.hand_number)
 
 
-def first_shoe(stack: Stack, table_id: str) -> str:
-    watch = Watcher(stack.tables("ops", Role.OPERATOR), table_id, from_seq=1)
+def check_the_carrusel_from_the_revealed_shoe(stack: Stack, table_id: str, hand: int) -> None:
+    """docs/fairness.md section 9: from the hand's published events (the shoe and its commitment at
+    HandStarted, the draw at CarruselDrawn) and the dealer's reveal after the hand, anyone recomputes
+    the Carrusel (NK-5.4)."""
+    watch = Watcher(stack.tables("rail-check"), table_id, from_seq=1)
     try:
-        wait_until(lambda: "hand_started" in watch.kinds())
-        return next(e.hand_started.shoe_id for e in watch.events if e.HasField("hand_started"))
+        wait_until(lambda: any(e.hand_number == hand and e.HasField("carrusel_drawn") for e in watch.events))
+        events = [e for e in watch.events if e.hand_number == hand]
     finally:
         watch.close()
+    started = next(e.hand_started for e in events if e.HasField("hand_started"))
+    drawn = next(e.carrusel_drawn for e in events if e.HasField("carrusel_drawn"))
+    dealer = dpb_grpc.DealerServiceStub(stack.dealer.channel("auditor", Role.OPERATOR))
+    shoe = dpb.GetShoeRequest(shoe_id=started.shoe_id)
+    wait_until(lambda: dealer.GetShoe(shoe).shoe.state == dpb.SHOE_STATE_CLOSED)
+    revealed = dealer.Reveal(dpb.RevealRequest(shoe_id=started.shoe_id))
+    seed = bytes.fromhex(revealed.server_seed)
+    assert hashlib.sha256(seed).hexdigest() == started.commitment == revealed.commitment
+    value = draw_value(seed, revealed.client_seed, revealed.nonce, "carrusel", 3)
+    assert value == drawn.draw and [POWER_PB[p] for p in CARRUSELS[value]] == list(drawn.powers)
+    assert [(d.label, d.outcomes, d.value) for d in revealed.draws] == [("carrusel", 3, value)]
 
 
 def test_nk_10_4_the_peeker_alone_learns_the_peeked_card(stack: Stack) -> None:
