@@ -377,6 +377,9 @@ def test_the_log_and_the_metrics_carry_no_card(run: Run) -> None:
         text = reply.read().decode()
     assert 'grpc_method="UsePower"' in text and 'grpc_method="RespondToAnchor"' in text
     assert not scan_metrics(text)
+    used = [ln for ln in text.splitlines() if ln.startswith("poker_table_powers_total{")]
+    assert len(used) == 4 and all(float(ln.split()[-1]) > 0 for ln in used), used
+    assert any(ln.startswith('poker_table_anchors_total{outcome="SHIELDED"}') for ln in text.splitlines())
 
 
 @pytest.mark.slow

@@ -23,6 +23,8 @@ from pokerrules.cards import ordered_deck
 from pokerrules.multiplayer import Action, IllegalAction
 from pokerrules.multiplayer import events as me
 from pokerrules.multiplayer.ranking import ranker_for
+from pokerrules.naiko import Power
+from pokerrules.naiko import events as ne
 from pokerrules.table import (
     TableError,
     TableState,
@@ -56,6 +58,18 @@ for _end in ("played", "voided"):
 TIMEOUTS = prometheus_client.Counter(
     "poker_table_timeouts_total", "Poker decisions taken by the server when their time ran out (NK-7.2)."
 )
+POWERS = prometheus_client.Counter(
+    "poker_table_powers_total", "Naiko powers used at the tables, by power (NK-9.1).", ["power"]
+)
+for _power in Power:
+    POWERS.labels(_power.value)
+ANCHORS = prometheus_client.Counter(
+    "poker_table_anchors_total",
+    "Jangkar Pendek declarations at the tables, by how their window ended (NK-13).",
+    ["outcome"],
+)
+for _outcome in (ne.SHIELDED, ne.PASSED, ne.TIMED_OUT, ne.ACTED, ne.CANNOT_SHIELD, ne.HAND_ENDED):
+    ANCHORS.labels(_outcome)
 
 ClockMs = Callable[[], int]
 RECENT_EVENTS = 512
@@ -278,6 +292,11 @@ class PokerTable:
         if self.last_payouts:
             self._payouts_next_ms = 0  # paid at once, before the command answers
         TIMEOUTS.inc(sum(isinstance(ev, te.TimedOut) for ev in t.events))
+        for ev in t.events:
+            if isinstance(ev, ne.PowerUsed):
+                POWERS.labels(ev.power.value).inc()
+            elif isinstance(ev, ne.AnchorResolved):
+                ANCHORS.labels(ev.outcome).inc()
         try:  # committed: what follows may fail without undoing the command (the clock retries payouts)
             if finished:
                 self._close_shoe(old.hand_number)
