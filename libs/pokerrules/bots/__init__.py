@@ -6,7 +6,17 @@ power = bot_power_move(table_state, now)          # Naiko tables: a shield answe
 """
 
 from pokerrules.bots.equity import estimate_equity
-from pokerrules.bots.seats import BotMove, bot_move, bot_power_move
+from pokerrules.bots.seats import BotMove, bot_answer, bot_move, bot_power, bot_power_move
 from pokerrules.bots.strategy import BotProfile, Decision, decide
 
-__all__ = ["BotMove", "BotProfile", "Decision", "bot_move", "bot_power_move", "decide", "estimate_equity"]
+__all__ = [
+    "BotMove",
+    "BotProfile",
+    "Decision",
+    "bot_answer",
+    "bot_move",
+    "bot_power",
+    "bot_power_move",
+    "decide",
+    "estimate_equity",
+]

@@ -42,18 +42,32 @@ def bot_move(state: TableState, seed: int, profile: BotProfile | None = None) ->
 
 
 def bot_power_move(state: TableState, now: int) -> UsePower | RespondToAnchor | None:
-    """At a Naiko table, before any bot bets: a bot's answer to an open window aimed at it (it shields
-    whenever it can, else passes), else the power of the bot whose turn it is (its first decision of the
-    round only), else None. Decided on the bot's own views (`view_for`, `naiko_view_for`): its cards and
-    what is public, never another player's cards (NK-7.6)."""
+    """At a Naiko table, before any bot bets: a bot's answer to an open window aimed at it
+    (`bot_answer`), else the power of the bot whose turn it is (`bot_power`), else None."""
+    return bot_answer(state, now) or bot_power(state, now)
+
+
+def bot_answer(state: TableState, now: int) -> RespondToAnchor | None:
+    """A bot's answer to an open Jangkar Pendek window aimed at it: it shields whenever it can, else
+    passes (on its own Naiko view: its Destellos and the Carrusel, both public)."""
     naiko, hand = state.naiko, state.hand
-    if naiko is None or naiko.hand is None or hand is None or hand.finished:
+    if naiko is None or naiko.hand is None or not naiko.hand.windows or hand is None or hand.finished:
         return None
     for window in naiko.hand.windows:
         target = state.seats.get(window.target)
         if target is not None and target.is_bot and now < window.deadline:
             own = nk.naiko_view_for(naiko, hand, window.target, now)
             return RespondToAnchor(target.player, answer_anchor(own))
+    return None
+
+
+def bot_power(state: TableState, now: int) -> UsePower | None:
+    """The power the bot whose turn it is uses before its action (its first decision of the round only,
+    `pokerrules.bots.powers`), or None. Decided on the bot's own views (`view_for`, `naiko_view_for`): its
+    cards and what is public, never another player's cards (NK-7.6)."""
+    naiko, hand = state.naiko, state.hand
+    if naiko is None or naiko.hand is None or hand is None or hand.finished:
+        return None
     seat = hand.seat_to_act
     if seat is None or not state.seats[seat].is_bot:
         return None

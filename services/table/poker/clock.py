@@ -13,8 +13,8 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass
 
-from pokerrules.bots import BotProfile, bot_move, bot_power_move
-from pokerrules.table.commands import Act, Leave, RespondToAnchor, Sit, UsePower
+from pokerrules.bots import BotProfile, bot_answer, bot_move, bot_power
+from pokerrules.table.commands import Act, Leave, Sit, UsePower
 from servicekit import errors
 
 from services.table.poker.bots import bot_change
@@ -77,9 +77,9 @@ class TableClock:
         for _ in range(MAX_BOT_MOVES_PER_TICK):
             if not table.state.hand_in_progress:
                 return
-            power = bot_power_move(table.state, now)
-            if isinstance(power, RespondToAnchor):  # a window aimed at a bot: answered at once
-                table.run(power, now)
+            answer = bot_answer(table.state, now)
+            if answer is not None:  # a window aimed at a bot: answered at once
+                table.run(answer, now)
                 continue
             version = hand_version(table.state)
             plan = self._bot_plan
@@ -89,6 +89,7 @@ class TableClock:
                     self._bot_plan = None
                     return
                 wait = move.decision.think_ms if self._options.bot_pacing else 0
+                power = bot_power(table.state, now)  # Naiko: the power it uses first, if any
                 command: Act | UsePower = power or Act(move.player, move.decision.action)
                 plan = self._bot_plan = BotPlan(version, now + wait, command)
             if now < plan.at_ms:
