@@ -257,7 +257,8 @@ def test_a_session_at_a_naiko_table_uses_powers_and_answers_windows(
     assert re.search(r"Bot \d \[bot\] uses ", out), out[-3000:]  # the bots use theirs (NK-7.6)
     assert "You peek: " in out or "You discard " in out or "uses Jangkar Pendek" in out
     assert "Refused" not in out, out[-3000:]
-    assert session.returned > 0
+    # Calling everything, it may run out of chips first (then felt play leaves by itself).
+    assert session.returned > 0 or "You are out of chips; leaving the table" in out
 
 
 def test_felt_play_create_naiko_hosts_a_private_naiko_table_with_bots(
