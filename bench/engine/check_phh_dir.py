@@ -3,8 +3,8 @@ loads and replays to its `finishing_stacks`. Runs in the benchmark venv (PokerKi
 dependency). The Naiko integration test fills such a directory with the operator's full histories and
 the players' own ones (swapped hands, every power a comment):
 
-    FELT_TEST_PHH_DIR=/tmp/naiko-phh .venv/bin/python -m pytest -q tests/integration/test_naiko_play.py
-    bench/.venv-engine/bin/python bench/engine/check_phh_dir.py /tmp/naiko-phh
+    FELT_TEST_PHH_DIR=histories .venv/bin/python -m pytest -q tests/integration/test_naiko_play.py
+    bench/.venv-engine/bin/python bench/engine/check_phh_dir.py histories
 """
 
 from __future__ import annotations
