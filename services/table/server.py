@@ -52,13 +52,15 @@ HEALTH_TIMEOUT_SECONDS = 0.5
 # a thread each in this sync server. 1,000 covers 100 full ten-seat tables; FELT_TABLE_MAX_STREAMS sets it.
 MAX_STREAMS = 1_000
 # Invited players are player ids (the defaults cap every other string and list: servicekit.caps).
-FIELD_CAPS = {"CreateTableRequest.invited": Cap(length=128)}
+FIELD_CAPS = {"CreateTableRequest.invited": Cap(length=128), "UsePowerRequest.hole_card": Cap(length=2)}
 # Per caller and group of RPCs (README "Limits per caller"): what a person at a few tables needs with
 # room, far below what one flood would take from the others; the platform (the tournament service,
 # operators) gets budgets of its own. FELT_TABLE_RATE_<GROUP>=<per second>:<burst> sets them.
 _PLATFORM = Rate(1_000, 5_000)
 RATE_LIMITS = (
     RateLimit("act", ("Act",), player=Rate(10, 30), platform=_PLATFORM),
+    # Naiko powers and shield answers: at most one power and one answer go with an action (NK-5.7).
+    RateLimit("powers", ("UsePower", "RespondToAnchor"), player=Rate(10, 30), platform=_PLATFORM),
     RateLimit("seating", ("JoinTable", "LeaveTable"), player=Rate(1, 10), platform=_PLATFORM),
     RateLimit("seat_state", ("TopUp", "SitOut", "SitIn"), player=Rate(2, 10), platform=_PLATFORM),
     RateLimit("create_table", ("CreateTable",), player=Rate(0.2, 5), platform=_PLATFORM),

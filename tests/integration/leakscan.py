@@ -6,6 +6,11 @@ histories (the operator's PHH view): a viewer may know its own hole cards from t
 the board cards dealt so far, and the cards shown at showdown. Anything else that looks like a card is a
 leak: another seat's hole cards (before or without a showdown), burn cards, undealt cards. Observers
 receive no hole cards at all (showdown cards are shown to the whole table, observers included).
+
+Naiko powers (NK-10.4, NK-11.4): a peeker alone may know the card it peeked, from the peek on; a swapper
+alone the card it discarded and the one it received (its view shows the cards it holds: first those
+dealt, then those it ended with). The full history's comments (`# p1 peeks Qs ...`, `# p1 discards 2d,
+receives Ad`) are the truth; nobody else may ever see either card, in any message or history.
 """
 
 from __future__ import annotations
@@ -33,16 +38,35 @@ def split_cards(text: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Hand:
-    """One finished hand from the operator's full PHH view, by table seat number."""
+    """One finished hand from the operator's full PHH view, by table seat number. `hole` holds the cards
+    each seat ended with (a swapped seat's differ from those dealt, `dealt_hole`)."""
 
     hole: dict[int, tuple[str, ...]]
     board: tuple[str, ...]
     shown: dict[int, tuple[str, ...]]
     players: dict[int, str]
+    peeked: dict[int, set[str]] = field(default_factory=dict)  # Lirikan Diam-diam: seat -> cards seen
+    swapped: dict[int, tuple[str, str]] = field(default_factory=dict)  # Tukar Lengan Baju: (out, in)
 
     @property
     def dealt(self) -> set[str]:
         return {c for cards in self.hole.values() for c in cards} | set(self.board)
+
+    def dealt_hole(self, seat: int) -> tuple[str, ...] | None:
+        """The seat's hole cards as dealt, before a swap."""
+        held = self.hole.get(seat)
+        if held is None or seat not in self.swapped:
+            return held
+        out, received = self.swapped[seat]
+        return tuple(out if c == received else c for c in held)
+
+    def holdings(self, seat: int) -> set[tuple[str, ...]]:
+        """The hole cards the seat may be shown holding: as dealt, and after its swap."""
+        return {h for h in (self.hole.get(seat), self.dealt_hole(seat)) if h is not None}
+
+    def powers_of(self, seat: int) -> set[str]:
+        """The cards the seat's own powers showed it: its peeks, its swap's discard and its new card."""
+        return set(self.peeked.get(seat, ())) | set(self.swapped.get(seat, ()))
 
 
 def parse_full_phh(text: str) -> Hand:
@@ -52,6 +76,8 @@ def parse_full_phh(text: str) -> Hand:
     hole: dict[int, tuple[str, ...]] = {}
     shown: dict[int, tuple[str, ...]] = {}
     board: list[str] = []
+    peeked: dict[int, set[str]] = {}
+    swapped: dict[int, tuple[str, str]] = {}
     for action in doc["actions"]:
         parts = action.split()
         if parts[:2] == ["d", "dh"]:
@@ -61,7 +87,11 @@ def parse_full_phh(text: str) -> Hand:
             board.extend(split_cards(parts[2]))
         elif len(parts) == 3 and parts[1] == "sm":
             shown[seat_of[parts[0]]] = split_cards(parts[2])
-    return Hand(hole, tuple(board), shown, players)
+        elif parts[:1] == ["#"] and len(parts) > 3 and parts[2] == "peeks":
+            peeked.setdefault(seat_of[parts[1]], set()).add(parts[3])
+        elif parts[:1] == ["#"] and len(parts) > 5 and parts[2] == "discards" and parts[4] == "receives":
+            swapped[seat_of[parts[1]]] = (parts[3].rstrip(","), parts[5])
+    return Hand(hole, tuple(board), shown, players, peeked, swapped)
 
 
 @dataclass
@@ -70,7 +100,7 @@ class Received:
     error (its status message and ErrorInfo metadata as text), or a PHH document (GetHandHistory)."""
 
     table_id: str
-    kind: str  # "event", "view", "error" or "phh" (the player's own hand history)
+    kind: str  # "event", "view", "power" (a UsePowerResponse), "error" or "phh" (its own hand history)
     message: Message | str
 
 
@@ -135,6 +165,9 @@ class Scan:
             if item.kind == "view":
                 assert isinstance(item.message, pb.TableView)
                 self._view(viewer.name, item.table_id, item.message, own_cards)
+            elif item.kind == "power":
+                assert isinstance(item.message, pb.UsePowerResponse)
+                self._power(viewer.name, item.table_id, item.message, own_cards)
             elif item.kind == "error":
                 self._error(viewer.name, item.table_id, str(item.message), own_cards)
             elif item.kind == "phh":
@@ -174,11 +207,29 @@ class Scan:
             got = tuple(dealt.cards)
             if dealt.seat != seat or seat == 0:
                 self._leak(name, table, number, f"hole cards of seat {dealt.seat} ({seat=}): {got}")
-            elif hand.hole.get(seat) != got:
+            elif hand.dealt_hole(seat) != got:
                 self._leak(name, table, number, f"hole cards {got} differ from the history's")
             else:
                 allowed.update(got)
                 own_cards[(table, number)] = (seat, got)
+        elif which == "board_card_peeked":
+            peek = event.board_card_peeked
+            if peek.seat != seat or seat == 0:
+                self._leak(name, table, number, f"seat {peek.seat}'s peek ({seat=}): {peek.card}")
+            elif peek.card not in hand.peeked.get(seat, set()):
+                self._leak(name, table, number, f"peek of {peek.card}: not the card the history says")
+            else:
+                allowed.add(peek.card)
+        elif which == "hole_card_swapped":
+            swap = event.hole_card_swapped
+            if swap.seat != seat or seat == 0:
+                self._leak(name, table, number, f"seat {swap.seat}'s swap ({seat=}): {swap.received}")
+            elif hand.swapped.get(seat) != (swap.discarded, swap.received):
+                self._leak(
+                    name, table, number, f"swap {swap.discarded}->{swap.received} is not the history's"
+                )
+            else:
+                allowed.update((swap.discarded, swap.received))
         elif which == "board_dealt":
             got = tuple(event.board_dealt.cards)
             if hand.board[BOARD_SLICES.get(event.board_dealt.street, slice(0))] != got:
@@ -215,15 +266,19 @@ class Scan:
         if board != hand.board[: len(board)] or len(board) not in (0, 3, 4, 5):
             self._leak(name, table, view.hand_number, f"view board {board} vs the hand's {hand.board}")
         allowed = set(board)
+        mine = own_cards.get((table, view.hand_number))
+        if mine is not None and mine[0] == view.your_seat:  # its own powers' cards, in that hand only
+            allowed.update(hand.powers_of(view.your_seat))
         for player in view.players:
             got = tuple(player.hole_cards)
             if not got:
                 continue
             seat = player.seat.seat
             if seat == view.your_seat and seat != 0:
-                # Its own cards: those the stream dealt it in that hand (a view must not show a seat's
-                # previous occupant's cards to the new one).
-                if hand.hole.get(seat) != got or own_cards.get((table, view.hand_number)) != (seat, got):
+                # Its own cards: those the stream dealt it in that hand, or after its own swap (a view
+                # must not show a seat's previous occupant's cards to the new one).
+                dealt = hand.dealt_hole(seat)
+                if got not in hand.holdings(seat) or mine != (seat, dealt):
                     self._leak(
                         name, table, view.hand_number, f"own cards {got} at seat {seat} are not its own"
                     )
@@ -237,6 +292,28 @@ class Scan:
             self.checked["cards"] += 1
             if card not in allowed:
                 self._leak(name, table, view.hand_number, f"view.{field_name} carries {card}")
+
+    def _power(
+        self,
+        name: str,
+        table: str,
+        reply: pb.UsePowerResponse,
+        own_cards: dict[tuple[str, int], tuple[int, tuple[str, ...]]],
+    ) -> None:
+        """A power's answer: the card peeked or received is the caller's own power's, then its view."""
+        view = reply.view
+        hand = self._hand(table, view.hand_number)
+        mine = own_cards.get((table, view.hand_number))
+        seat = mine[0] if mine is not None and mine[0] == view.your_seat else 0  # its seat, by its stream
+        if hand is not None:
+            if reply.peeked_card and reply.peeked_card not in hand.peeked.get(seat, set()):
+                self._leak(name, table, view.hand_number, f"answer: peeked {reply.peeked_card}, not its peek")
+            swap = hand.swapped.get(seat)
+            if reply.received_card and (swap is None or swap[1] != reply.received_card):
+                self._leak(
+                    name, table, view.hand_number, f"answer: received {reply.received_card}, not its swap"
+                )
+        self._view(name, table, view, own_cards)
 
     def _phh(self, name: str, table: str, text: str) -> None:
         """A player's own history: their hole cards, the others' as `??` unless shown (`sm`), the board."""
@@ -253,9 +330,16 @@ class Scan:
         board = [c for a in doc["actions"] if a.startswith("d db ") for c in split_cards(a.split()[2])]
         if tuple(board) != hand.board:
             self._leak(name, table, number, f"history board {board} vs the hand's {hand.board}")
+        own_powers = {c for seat in mine for c in hand.powers_of(seat)}
         for action in doc["actions"]:
             parts = action.split()
             self.checked["cards"] += sum(len(p) // 2 for p in parts if CARD_RUN.fullmatch(p))
+            if parts[:1] == ["#"]:  # a power's comment: only the viewer's own, about its own seat
+                named = {p.rstrip(",") for p in parts[1:] if CARD_RUN.fullmatch(p.rstrip(","))}
+                own = len(parts) > 1 and parts[1] in seat_of and seat_of[parts[1]] in mine
+                if named and (not own or not named <= own_powers):
+                    self._leak(name, table, number, f"history: cards in {action!r}")
+                continue
             if parts[:2] == ["d", "dh"]:
                 seat, cards = seat_of[parts[2]], parts[3]
                 if seat in mine and split_cards(cards) != hand.hole.get(seat):

@@ -143,3 +143,106 @@ def test_cards_in_a_metric_label_are_caught() -> None:
         'poker_hole{card="Qh"} 1.0\n'
     )
     assert len(scan_metrics(text)) == 2
+
+
+# -- Naiko powers: a peek and a swap (NK-10.4, NK-11.4) -------------------------------------------------------------
+
+# Bob (seat 5, p2) swaps Qd for 4h pre-flop; ana (seat 2, p1) peeks the first flop card, 7h.
+NAIKO_PHH = """
+variant = "NT"
+antes = [0, 0]
+blinds_or_straddles = [5, 10]
+min_bet = 10
+starting_stacks = [1000, 1000]
+actions = ["d dh p1 AsKs", "d dh p2 Qh4h", "# Carrusel: Lirikan Diam-diam, Tukar Lengan Baju, Jangkar Pendek", "# p2 uses Tukar Lengan Baju (2 Destellos, 0 left)", "# p2 discards Qd, receives 4h", "p2 cc", "# p1 uses Lirikan Diam-diam (1 Destellos, 0 left)", "# p1 peeks 7h (the first flop card as the deck stands)", "p1 cc", "d db 7h8h9h", "p1 cc", "p2 cc", "d db Td", "p1 cc", "p2 cc", "d db 3c", "p1 cc", "p2 cc", "p1 sm AsKs", "p2 sm Qh4h"]
+seats = [2, 5]
+players = ["ana", "bob"]
+finishing_stacks = [1010, 990]
+"""
+NAIKO_HANDS = {("t1", 1): parse_full_phh(NAIKO_PHH)}
+
+
+def naiko_leaks(received: list[Received], name: str) -> list[str]:
+    return [str(leak) for leak in Scan(NAIKO_HANDS).run([Viewer(name, received)])]
+
+
+def peeked(seq: int, seat: int, card: str) -> Received:
+    return event(seq, board_card_peeked=pb.BoardCardPeeked(seat=seat, street=pb.STREET_FLOP, card=card))
+
+
+def swapped(seq: int, seat: int, out: str, received: str) -> Received:
+    return event(seq, hole_card_swapped=pb.HoleCardSwapped(seat=seat, discarded=out, received=received))
+
+
+def peek_view(your_seat: int, cards: dict[int, list[str]], peeks: list[str]) -> Received:
+    shown = view(your_seat, [], cards)
+    assert isinstance(shown.message, pb.TableView)
+    shown.message.naiko.peeks.extend(pb.PeekedCard(street=pb.STREET_FLOP, card=c) for c in peeks)
+    return shown
+
+
+ANA_PEEKS = [
+    seated(1, 2, "ana"),
+    seated(2, 5, "bob"),
+    event(3, hole_cards_dealt=pb.HoleCardsDealt(seat=2, cards=["As", "Ks"])),
+    peeked(9, 2, "7h"),
+    peek_view(2, {2: ["As", "Ks"]}, ["7h"]),
+]
+BOB_SWAPS = [
+    seated(1, 2, "ana"),
+    seated(2, 5, "bob"),
+    event(4, hole_cards_dealt=pb.HoleCardsDealt(seat=5, cards=["Qh", "Qd"])),
+    view(5, [], {5: ["Qh", "Qd"]}),  # before the swap
+    swapped(7, 5, "Qd", "4h"),
+    view(5, [], {5: ["Qh", "4h"]}),  # after it
+]
+
+
+def test_a_players_own_peek_and_swap_pass() -> None:
+    assert parse_full_phh(NAIKO_PHH).dealt_hole(5) == ("Qh", "Qd")
+    assert naiko_leaks(ANA_PEEKS, "ana") == []
+    assert naiko_leaks(BOB_SWAPS, "bob") == []
+
+
+def test_another_seats_peek_is_caught() -> None:
+    assert naiko_leaks([*BOB_SWAPS[:3], peeked(9, 2, "7h")], "bob")  # ana's peek in bob's stream
+    assert naiko_leaks([*ANA_PEEKS[:2], peeked(9, 2, "7h")], "rail")  # to an observer
+    assert naiko_leaks([*ANA_PEEKS[:3], peeked(9, 2, "8h")], "ana")  # not the card she peeked
+    assert naiko_leaks([*BOB_SWAPS[:3], peek_view(5, {5: ["Qh", "Qd"]}, ["7h"])], "bob")  # in a view
+
+
+def test_another_seats_swap_is_caught() -> None:
+    found = naiko_leaks([*ANA_PEEKS[:3], swapped(7, 5, "Qd", "4h")], "ana")
+    assert found and "swap" in found[0]
+    assert naiko_leaks([*ANA_PEEKS[:2], swapped(7, 5, "Qd", "4h")], "rail")
+    # Bob's new card in ana's view before the showdown.
+    assert naiko_leaks([*ANA_PEEKS[:3], view(2, [], {2: ["As", "Ks"], 5: ["Qh", "4h"]})], "ana")
+
+
+def naiko_history(lines_removed: tuple[str, ...] = (), masked: tuple[str, ...] = ()) -> Received:
+    text = NAIKO_PHH
+    for line in lines_removed:
+        text = text.replace(f'"{line}", ', "")
+    for seat_cards in masked:
+        text = text.replace(f'"d dh {seat_cards}"', f'"d dh {seat_cards.split()[0]} ????"')
+    return Received("t1", "phh", text + "hand = 1\n")
+
+
+def test_a_players_history_shows_only_their_own_powers_cards() -> None:
+    ana_own = naiko_history(("# p2 discards Qd, receives 4h",), ("p2 Qh4h",))
+    bob_own = naiko_history(("# p1 peeks 7h (the first flop card as the deck stands)",), ("p1 AsKs",))
+    assert naiko_leaks([ana_own], "ana") == []
+    assert naiko_leaks([bob_own], "bob") == []
+    # Bob's swap in ana's history, ana's peek in bob's: caught.
+    assert naiko_leaks([naiko_history(masked=("p2 Qh4h",))], "ana")
+    assert naiko_leaks([naiko_history(masked=("p1 AsKs",))], "bob")
+
+
+def test_a_powers_answer_carries_only_the_callers_own_card() -> None:
+    own = pb.UsePowerResponse(view=pb.TableView(your_seat=2, hand_number=1), peeked_card="7h")
+    assert naiko_leaks([*ANA_PEEKS[:3], Received("t1", "power", own)], "ana") == []
+    wrong = pb.UsePowerResponse(view=pb.TableView(your_seat=2, hand_number=1), peeked_card="9h")
+    assert naiko_leaks([*ANA_PEEKS[:3], Received("t1", "power", wrong)], "ana")
+    swap = pb.UsePowerResponse(view=pb.TableView(your_seat=5, hand_number=1), received_card="4h")
+    assert naiko_leaks([*BOB_SWAPS[:3], Received("t1", "power", swap)], "bob") == []
+    assert naiko_leaks([*ANA_PEEKS[:3], Received("t1", "power", swap)], "ana")  # not ana's swap

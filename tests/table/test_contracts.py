@@ -13,6 +13,7 @@ import pytest
 from poker.table.v1 import casino_service_pb2 as pb
 from pokerrules.casino import errors as casino_errors
 from pokerrules.multiplayer import errors as betting_errors
+from pokerrules.naiko import errors as naiko_errors
 from pokerrules.table import errors as table_errors
 
 from services.table.casino.convert import EVENTS
@@ -132,6 +133,7 @@ TABLE_REASONS = (
             "NOT_TOURNAMENT_TABLE",  # the director's commands
         },
     )
+    | reasons_of(naiko_errors, set())  # UsePower, RespondToAnchor (Naiko mode)
     | reasons_of(
         betting_errors,
         # The dealing and setup commands are the table's, and it acts for the seat it found.

@@ -30,6 +30,9 @@ back to your wallet (at the end of the hand you are in, folding or checking for 
 At your turn:  f fold · x check · c call (checks when nothing is to call) · b 300 bet to 300
                r 600 raise to 600 · a all-in · p 2x / p 3x / p 4x / p 33% / p 50% / p 75% / p pot presets
                Enter redraws the table · ? help · q leave
+Naiko tables:  before your action: peek (Lirikan Diam-diam) · swap 2d (Tukar Lengan Baju, discards 2d)
+               · anchor 4 (Jangkar Pendek on seat 4); a Jangkar Pendek on you asks at once, with its
+               countdown: s shield (Perisai Segel) · n pass (silence lets the window run out)
 """
 
 

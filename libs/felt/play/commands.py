@@ -3,6 +3,11 @@
 `parse(line, legal)` returns what to do: an `Act` (the ActRequest's kind, amount and preset), `Leave`,
 `Help`, `Show` (draw the table again), or `Invalid` with a message saying what would be legal. Nothing here
 talks to the server; the server still decides (an amount it refuses comes back with its reason).
+
+At a Naiko table (`naiko`, the view's NaikoView, and `hand`, the caller's own cards) the powers are
+commands too: `peek`, `swap <card>`, `anchor <seat>` (a `UsePower`), and in a Jangkar Pendek's window
+aimed at the player `s` / `shield` or `n` / `pass` (an `Answer`), checked against the usable powers the
+server listed, with its reason when one is not usable now.
 """
 
 from __future__ import annotations
@@ -44,6 +49,45 @@ WORDS = {
     "?": "help",
     "h": "help",
     "help": "help",
+    # Naiko powers (NK-9.1) and the answer to a Jangkar Pendek (NK-13)
+    "peek": "peek",
+    "lirikan": "peek",
+    "swap": "swap",
+    "tukar": "swap",
+    "anchor": "anchor",
+    "jangkar": "anchor",
+    "s": "shield",
+    "shield": "shield",
+    "perisai": "shield",
+    "n": "pass",
+    "pass": "pass",
+}
+POWER_WORDS = {
+    "peek": pb.POWER_LIRIKAN_DIAM_DIAM,
+    "swap": pb.POWER_TUKAR_LENGAN_BAJU,
+    "anchor": pb.POWER_JANGKAR_PENDEK,
+}
+POWER_TITLES = {
+    pb.POWER_LIRIKAN_DIAM_DIAM: "Lirikan Diam-diam",
+    pb.POWER_TUKAR_LENGAN_BAJU: "Tukar Lengan Baju",
+    pb.POWER_JANGKAR_PENDEK: "Jangkar Pendek",
+    pb.POWER_PERISAI_SEGEL: "Perisai Segel",
+}
+# Why a power is not usable now, as the player reads it (the server's reasons, UsePower's proto comment).
+REASONS = {
+    "NOT_IN_CARRUSEL": "it is not in this hand's Carrusel",
+    "POWER_ALREADY_USED": "you used it this hand already",
+    "NOT_ENOUGH_DESTELLOS": "not enough Destellos",
+    "NOT_YOUR_TURN": "it is not your turn",
+    "ONE_POWER_PER_TURN": "one power per turn",
+    "WRONG_STREET": "not on this street",
+    "ALREADY_ACTED": "only before your first action of the hand",
+    "ACTIVATION_LIMIT_REACHED": "the table used its 3 activations this round",
+    "INVALID_TARGET": "no opponent can be anchored now",
+    "NO_ANCHOR_WINDOW": "no Jangkar Pendek on you awaits an answer",
+    "ANCHOR_WINDOW_EXPIRED": "the window has closed",
+    "HAND_OVER": "no hand is being played",
+    "NOT_IN_HAND": "you are not in this hand",
 }
 
 
@@ -74,11 +118,34 @@ class Invalid:
     message: str
 
 
-Command = Act | Leave | Help | Show | Invalid
+@dataclass(frozen=True)
+class Power:
+    """A Naiko power: UsePower's power, target seat (Jangkar Pendek) and hole card (Tukar Lengan Baju)."""
+
+    power: pb.Power
+    target_seat: int = 0
+    hole_card: str = ""
 
 
-def parse(line: str, legal: pb.LegalActions | None) -> Command:
-    """The command in `line`; `legal` is None when it is not the player's turn (only q, ?, Enter work)."""
+@dataclass(frozen=True)
+class Answer:
+    """The answer to a Jangkar Pendek aimed at the player: shield (Perisai Segel) or pass."""
+
+    shield: bool
+
+
+Command = Act | Leave | Help | Show | Invalid | Power | Answer
+
+
+def parse(
+    line: str,
+    legal: pb.LegalActions | None,
+    naiko: pb.NaikoView | None = None,
+    hand: tuple[str, ...] = (),
+    your_seat: int = 0,
+) -> Command:
+    """The command in `line`; `legal` is None when it is not the player's turn (only q, ?, Enter work,
+    and at a Naiko table the answer to a window aimed at the player)."""
     words = line.strip().lower().split()
     if not words:
         return Show()
@@ -89,6 +156,12 @@ def parse(line: str, legal: pb.LegalActions | None) -> Command:
         return Leave()
     if verb == "help":
         return Help()
+    if verb in ("shield", "pass", *POWER_WORDS):
+        if naiko is None:
+            return Invalid("powers are played at Naiko tables only")
+        if verb in POWER_WORDS:
+            return _power(verb, words[1:], naiko, hand)
+        return _answer(verb == "shield", naiko, your_seat)
     if legal is None:
         return Invalid("it is not your turn")
     if verb == "fold":
@@ -151,6 +224,46 @@ def _preset(rest: list[str], legal: pb.LegalActions) -> Command:
         return Invalid("presets now: " + ", ".join(f"p {n}" for n in names))
     # The server resolves the preset itself; the amount is what it showed, for the echo.
     return Act(legal.bet_kind, offered[choice], choice)
+
+
+def _option(naiko: pb.NaikoView, power: pb.Power) -> pb.PowerOption | None:
+    return next((o for o in naiko.options if o.power == power), None)
+
+
+def why_not(option: pb.PowerOption | None) -> str:
+    if option is None:
+        return "you are not in this hand"
+    return REASONS.get(option.reason, option.reason.lower().replace("_", " "))
+
+
+def _power(verb: str, rest: list[str], naiko: pb.NaikoView, hand: tuple[str, ...]) -> Command:
+    power = POWER_WORDS[verb]
+    option = _option(naiko, power)
+    title = POWER_TITLES[power]
+    if option is None or not option.usable:
+        return Invalid(f"{title} is not usable now: {why_not(option)}")
+    if power == pb.POWER_LIRIKAN_DIAM_DIAM:
+        return Power(power) if not rest else Invalid("peek takes nothing more")
+    if power == pb.POWER_TUKAR_LENGAN_BAJU:
+        cards = {c.lower(): c for c in hand}
+        if len(rest) != 1 or rest[0] not in cards:
+            return Invalid(f"say which card to discard: swap {' or swap '.join(hand) or '<card>'}")
+        return Power(power, hole_card=cards[rest[0]])
+    targets = list(option.targets)
+    listed = ", ".join(str(t) for t in targets)
+    if len(rest) != 1 or not rest[0].isdigit() or int(rest[0]) not in targets:
+        return Invalid(f"say whom to anchor: anchor <seat>, one of seats {listed}")
+    return Power(power, target_seat=int(rest[0]))
+
+
+def _answer(shield: bool, naiko: pb.NaikoView, your_seat: int) -> Command:
+    if not any(w.target_seat == your_seat for w in naiko.windows):
+        return Invalid("no Jangkar Pendek on you awaits an answer")
+    if shield:
+        option = _option(naiko, pb.POWER_PERISAI_SEGEL)
+        if option is None or not option.usable:
+            return Invalid(f"Perisai Segel is not usable now: {why_not(option)}; n passes")
+    return Answer(shield)
 
 
 def parse_amount(text: str) -> int | None:

@@ -15,7 +15,7 @@ from poker.table.v1 import table_service_pb2_grpc as pb_grpc
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
 
-GAMES = {"nlhe": pb.GAME_NO_LIMIT_HOLDEM, "plo": pb.GAME_POT_LIMIT_OMAHA}
+GAMES = {"nlhe": pb.GAME_NO_LIMIT_HOLDEM, "plo": pb.GAME_POT_LIMIT_OMAHA, "naiko": pb.GAME_NAIKO}
 DEFAULT_SEATS = 6
 # Buy-in range of the tables `felt play --create` makes, in big blinds (NK-6 leaves it to the table).
 MIN_BUY_IN_BB, MAX_BUY_IN_BB, DEFAULT_BUY_IN_BB = 40, 200, 100

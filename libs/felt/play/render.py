@@ -1,7 +1,9 @@
 """Text for the terminal: the table as the player may see it, the events of the hand, the legal actions.
 
 Pure functions from protos to lines. They show only what the server sent: an opponent's cards are "??"
-until the server shows them at showdown (it never sends them before).
+until the server shows them at showdown (it never sends them before). At a Naiko table: the Carrusel,
+every player's Destellos, the powers usable now with the command for each, and a Jangkar Pendek's
+window aimed at the player with its countdown.
 """
 
 from __future__ import annotations
@@ -36,6 +38,25 @@ PRESET_LABELS = {
     pb.PRESET_POT_100: "pot",
 }
 SAT_OUT_REASONS = {"BUSTED": "out of chips", "TIMEOUTS": "timed out too often", "REQUESTED": "by request"}
+POWER_NAMES = {
+    pb.POWER_LIRIKAN_DIAM_DIAM: "Lirikan Diam-diam",
+    pb.POWER_TUKAR_LENGAN_BAJU: "Tukar Lengan Baju",
+    pb.POWER_JANGKAR_PENDEK: "Jangkar Pendek",
+    pb.POWER_PERISAI_SEGEL: "Perisai Segel",
+}
+# The command that uses each power, as the player types it (felt.play.commands).
+POWER_COMMANDS = {
+    pb.POWER_LIRIKAN_DIAM_DIAM: "peek",
+    pb.POWER_TUKAR_LENGAN_BAJU: "swap <card>",
+    pb.POWER_JANGKAR_PENDEK: "anchor <seat>",
+    pb.POWER_PERISAI_SEGEL: "s",
+}
+ANCHOR_OUTCOMES = {
+    "PASSED": "passed",
+    "TIMED_OUT": "no answer in time",
+    "ACTED": "acted",
+    "CANNOT_SHIELD": "cannot shield",
+}
 
 
 def cards(shown: list[str] | tuple[str, ...], count: int) -> str:
@@ -88,8 +109,11 @@ def table_lines(view: pb.TableView) -> list[str]:
     if view.hand_in_play or view.board:
         board = " ".join(view.board) if view.board else "-"
         lines.append(f"Board: {board}    Pot: {view.pot}")
+    if view.HasField("naiko"):
+        lines.extend(naiko_header(view.naiko))
     players = {p.seat.seat: p for p in view.players}
     seats = {s.seat: s for s in view.table.seats}
+    destellos = {d.seat: d.destellos for d in view.naiko.destellos}
     for number in range(1, view.table.settings.seats + 1):
         info = seats.get(number)
         player = players.get(number)
@@ -98,8 +122,47 @@ def table_lines(view: pb.TableView) -> list[str]:
             lines.append(f" {button} {number:>2}  (empty)")
             continue
         text = f" {button} {number:>2}  {seat_label(info, view.your_seat):<28} stack {info.stack:>7}"
+        if view.HasField("naiko"):
+            text += f"  Destellos {destellos.get(number, 0)}"
         text += _seat_state(view, info, player, count)
         lines.append(text)
+    return lines
+
+
+def naiko_header(naiko: pb.NaikoView) -> list[str]:
+    """The hand's Carrusel (NK-5.4) and the round's activations left (NK-5.8)."""
+    if not naiko.carrusel:
+        return ["Carrusel: drawn at the next deal"]
+    powers = " · ".join(POWER_NAMES[p] for p in naiko.carrusel)
+    return [f"Carrusel: {powers}    activations left this round: {naiko.activations_left}"]
+
+
+def power_lines(naiko: pb.NaikoView, your_seat: int) -> list[str]:
+    """The caller's powers now (each usable one with its command and cost; the others with why not), its
+    peeks this hand, and a window aimed at it with the seconds left to answer."""
+    lines = []
+    for window in naiko.windows:
+        if window.target_seat == your_seat:
+            lines.append(
+                f"Jangkar Pendek on you (from seat {window.declarer_seat}): s shield with Perisai Segel "
+                f"(1 Destello) · n pass ({_seconds(window.ms_left)} left)"
+            )
+    usable = []
+    for option in naiko.options:
+        if option.power == pb.POWER_PERISAI_SEGEL or not option.usable:
+            continue
+        text = f"{POWER_COMMANDS[option.power]} {POWER_NAMES[option.power]} ({option.cost})"
+        if option.targets:
+            text += " seats " + ", ".join(str(t) for t in option.targets)
+        usable.append(text)
+    if usable:
+        lines.append("Powers (before you act): " + " · ".join(usable))
+    elif naiko.options:
+        lines.append("No power usable now")
+    for peek in naiko.peeks:
+        lines.append(
+            f"You peeked: {peek.card} (the {STREET_NAMES.get(peek.street, '')} card as the deck stood)"
+        )
     return lines
 
 
@@ -155,6 +218,8 @@ def legal_lines(legal: pb.LegalActions, decision_ms_left: int = 0, time_bank_ms_
 HELP = [
     "f fold · x check · c call (or check) · b 300 bet to 300 · r 600 raise to 600 · a all-in",
     "p 2x / p 3x / p 4x raise to that multiple of the bet · p 33% / p 50% / p 75% / p pot bet that share",
+    "Naiko, before your action: peek · swap <card> (e.g. swap 2d) · anchor <seat>; "
+    "aimed at by a Jangkar Pendek: s shield · n pass",
     "q leave the table (your stack goes back to your wallet) · Enter shows the table · ? this help",
 ]
 
@@ -277,6 +342,63 @@ def _timed_out(e: pb.TimedOut, _hand: int, s: Seen) -> str:
     return f"{s.name(e.seat)} ran out of time ({e.in_a_row} in a row)"
 
 
+def _power_names(powers: Any) -> str:
+    return ", ".join(POWER_NAMES.get(p, "?") for p in powers)
+
+
+def _carrusel(e: pb.CarruselDrawn, _hand: int, _s: Seen) -> str:
+    return f"Carrusel this hand: {_power_names(e.powers)}"
+
+
+def _granted(e: pb.DestellosGranted, _hand: int, s: Seen) -> str:
+    mine = [b.destellos for b in e.balances if b.seat == s.your_seat]
+    if mine:
+        return f"Destellos: you have {mine[0]}" + ("" if s.your_seat in e.granted else " (at most 3)")
+    return "Destellos granted"
+
+
+def _power_used(e: pb.PowerUsed, _hand: int, s: Seen) -> str:
+    on = ""
+    if e.power == pb.POWER_JANGKAR_PENDEK:
+        on = f" on {s.name(e.target_seat)}"
+    cost = f"{e.cost} Destello{'' if e.cost == 1 else 's'}"
+    return f"{s.name(e.seat)} uses {POWER_NAMES.get(e.power, '?')}{on} ({cost}, {e.balance} left)"
+
+
+def _street_card(street: pb.Street) -> str:
+    return "first flop card" if street == pb.STREET_FLOP else f"{STREET_NAMES.get(street, '')} card"
+
+
+def _peeked(e: pb.BoardCardPeeked, _hand: int, s: Seen) -> str:
+    return f"You peek: the {_street_card(e.street)} would be {e.card} (as the deck stands)"
+
+
+def _swapped(e: pb.HoleCardSwapped, _hand: int, s: Seen) -> str:
+    return f"You discard {e.discarded} and receive {e.received}"
+
+
+def _anchor_declared(e: pb.AnchorDeclared, _hand: int, s: Seen) -> str:
+    if e.target_seat == s.your_seat and e.deadline_ms:
+        return f"Jangkar Pendek on you: s shield · n pass, within {_seconds(e.window_ms)}"
+    if e.deadline_ms:
+        return f"{s.name(e.target_seat)} may answer with Perisai Segel ({_seconds(e.window_ms)})"
+    return f"{s.name(e.target_seat)} cannot shield"
+
+
+def _anchor_resolved(e: pb.AnchorResolved, _hand: int, s: Seen) -> str:
+    if e.outcome == "SHIELDED":
+        return f"{s.name(e.target_seat)} blocks the Jangkar Pendek with Perisai Segel"
+    if e.outcome == "HAND_ENDED":
+        return "The Jangkar Pendek ends with the hand"
+    why = ANCHOR_OUTCOMES.get(e.outcome, e.outcome.lower())
+    return f"{s.name(e.target_seat)}'s raises are capped at pot size this round ({why})"
+
+
+def _returned(e: pb.DestellosReturned, _hand: int, s: Seen) -> str:
+    back = ", ".join(f"{s.name(r.seat)} {r.destellos}" for r in e.refunds) or "none"
+    return f"Destellos spent in the voided hand come back: {back}"
+
+
 # One line per event kind; TurnToAct has none (the table and the prompt show whose turn it is).
 _LINES: dict[str, Callable[[Any, int, Seen], str]] = {
     "player_seated": _seated,
@@ -298,6 +420,14 @@ _LINES: dict[str, Callable[[Any, int, Seen], str]] = {
     "hand_ended": _hand_ended,
     "hand_voided": _voided,
     "timed_out": _timed_out,
+    "carrusel_drawn": _carrusel,
+    "destellos_granted": _granted,
+    "power_used": _power_used,
+    "board_card_peeked": _peeked,
+    "hole_card_swapped": _swapped,
+    "anchor_declared": _anchor_declared,
+    "anchor_resolved": _anchor_resolved,
+    "destellos_returned": _returned,
 }
 
 

@@ -4,6 +4,11 @@ WatchTable runs in a thread and feeds a queue; the main thread prints each event
 it is the player's turn, fetches the view (legal actions, version, time left), prompts, and sends Act with
 that version. Input and output are callables, so tests drive a whole session without a terminal.
 Only the main thread reads and writes; Ctrl-C (KeyboardInterrupt) or `q` leaves the table.
+
+At a Naiko table the turn's prompt also takes the powers (`peek`, `swap <card>`, `anchor <seat>`, sent
+with UsePower before the action; the turn goes on after one), and a Jangkar Pendek aimed at the player
+prompts at once, even off-turn, for `s` (Perisai Segel) or `n` (pass), with the window's countdown (Enter
+shows it again); silence lets the window run out.
 """
 
 from __future__ import annotations
@@ -214,6 +219,13 @@ class Session:
                 self._check_or_fold()
             else:
                 self._take_turn()
+        elif (
+            kind == "anchor_declared"
+            and event.anchor_declared.target_seat == self._seat
+            and event.anchor_declared.deadline_ms
+            and not self._leaving
+        ):
+            self._answer_window()
 
     def _view(self) -> pb.TableView | None:
         try:
@@ -232,19 +244,95 @@ class Session:
             and view.version != self._prompted_version
         )
 
+    def _parse(self, line: str, view: pb.TableView, legal: pb.LegalActions | None) -> commands.Command:
+        naiko = view.naiko if view.HasField("naiko") else None
+        mine = next((p for p in view.players if p.seat.seat == self._seat), None)
+        hand = tuple(mine.hole_cards) if mine is not None else ()
+        return commands.parse(line, legal, naiko, hand, self._seat)
+
+    def _window_open(self, view: pb.TableView | None) -> bool:
+        return view is not None and any(w.target_seat == self._seat for w in view.naiko.windows)
+
+    def _answer_window(self) -> None:
+        """A Jangkar Pendek aimed at the player: shield, pass, or let it run out (its countdown shown)."""
+        view = self._view()
+        draw = True
+        while view is not None and self._window_open(view) and not self._done:
+            if draw:
+                self._write(*render.power_lines(view.naiko, self._seat)[:1])
+            draw = False
+            try:
+                line = self._console.read("s/n> ")
+            except EOFError:
+                line = "n"
+            command = self._parse(line, view, None)
+            if isinstance(command, commands.Answer):
+                self._respond(command)
+                return
+            if isinstance(command, commands.Leave):
+                self._leave()
+                return
+            if isinstance(command, commands.Help):
+                self._write(*render.HELP)
+            elif isinstance(command, commands.Invalid):
+                self._write(command.message)
+            else:  # Enter (or anything else): the window again, with the time left now
+                view, draw = self._view(), True
+        if view is not None and not self._done:
+            self._write("The Jangkar Pendek window has closed.")
+
+    def _respond(self, answer: commands.Answer) -> None:
+        request = pb.RespondToAnchorRequest(
+            request_id=_request_id(), table_id=self._table_id, shield=answer.shield
+        )
+        try:
+            self._stub.RespondToAnchor(request)
+        except grpc.RpcError as error:
+            self._write(f"Refused: {describe_error(error)}")
+
+    def _use_power(self, view: pb.TableView, power: commands.Power) -> pb.TableView | None:
+        """The power for the version the player saw; the table after it, or None when refused."""
+        request = pb.UsePowerRequest(
+            request_id=_request_id(),
+            table_id=self._table_id,
+            expected_version=view.version,
+            power=power.power,
+            target_seat=power.target_seat,
+            hole_card=power.hole_card,
+        )
+        try:
+            answer: pb.UsePowerResponse = self._stub.UsePower(request)
+        except grpc.RpcError as error:
+            self._write(f"Refused: {describe_error(error)}")
+            return None
+        if answer.peeked_card:
+            self._write(f"You peeked {answer.peeked_card}. Now your action.")
+        elif answer.received_card:
+            self._write(f"You received {answer.received_card}. Now your action.")
+        return answer.view
+
     def _take_turn(self) -> None:
         view = self._view()
         draw = True
         while view is not None and self._my_turn(view) and not self._done:
             if draw:
                 self._write(*render.table_lines(view))
+                if view.HasField("naiko"):
+                    self._write(*render.power_lines(view.naiko, self._seat))
                 self._write(*render.legal_lines(view.legal, view.decision_ms_left, view.time_bank_ms_left))
             draw = False
             try:
                 line = self._console.read("> ")
             except EOFError:
                 line = "q"
-            command = commands.parse(line, view.legal)
+            command = self._parse(line, view, view.legal)
+            if isinstance(command, commands.Power):
+                view, draw = self._use_power(view, command) or self._view(), True
+                continue
+            if isinstance(command, commands.Answer):
+                self._respond(command)
+                view, draw = self._view(), True
+                continue
             if isinstance(command, commands.Show):
                 view, draw = self._view(), True
             elif isinstance(command, commands.Help):

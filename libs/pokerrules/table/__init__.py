@@ -6,7 +6,7 @@ command (`commands`) through `handle`, which the service logs as it is (`codec`)
     t = handle(TableState.create(config), Sit("ana", 1, 10_000), now)  # BuyInRequested: money moves
     t = handle(t.state, StartHand(shoe_id, len(deck)), now, deck=deck)  # the engine's events
     t = handle(t.state, Act("ana", Action.call()), now)  # IllegalAction / TableError if refused
-    t = handle(t.state, ApplyDue(), now)  # time-outs, reconnection windows
+    t = handle(t.state, ApplyDue(), now)  # time-outs, reconnection windows, Naiko shield windows
 
 A table's `TablePolicy` (cash or tournament) decides where chips come from, what busting means, how an
 absent player is treated and who releases the next hand.
@@ -17,8 +17,9 @@ from pokerrules.table.commands import Command
 from pokerrules.table.config import Blinds, Mode, PrivateAccess, TableConfig, TimerConfig
 from pokerrules.table.errors import TableError
 from pokerrules.table.handle import handle
-from pokerrules.table.play import act, decision_deadline, start_next_hand, void_hand
+from pokerrules.table.play import act, decision_deadline, legal_actions, start_next_hand, void_hand
 from pokerrules.table.policy import CASH, TOURNAMENT, TablePolicy
+from pokerrules.table.powers import respond_to_anchor, use_power
 from pokerrules.table.seating import invite, leave, sit, sit_in, sit_out, top_up
 from pokerrules.table.state import Seat, TableState, Transition
 from pokerrules.table.timers import apply_due, disconnect, next_wakeup, reconnect
@@ -48,13 +49,16 @@ __all__ = [
     "handle",
     "invite",
     "leave",
+    "legal_actions",
     "next_wakeup",
     "reconnect",
+    "respond_to_anchor",
     "sit",
     "sit_in",
     "sit_out",
     "start_next_hand",
     "table_view",
     "top_up",
+    "use_power",
     "void_hand",
 ]

@@ -12,6 +12,7 @@ import dataclasses
 from typing import Any
 
 from pokerrules.multiplayer.actions import Action, ActionKind
+from pokerrules.naiko import Power
 from pokerrules.table import commands as c
 
 _BY_NAME: dict[str, type[c.Command]] = {cls.__name__: cls for cls in c.COMMANDS}
@@ -23,6 +24,8 @@ def encode(command: c.Command) -> tuple[str, dict[str, Any]]:
         value = getattr(command, f.name)
         if isinstance(value, Action):
             value = {"kind": value.kind.value, "amount": value.amount}
+        elif isinstance(value, Power):
+            value = value.value
         elif isinstance(value, tuple):
             value = list(value)
         body[f.name] = value
@@ -41,6 +44,8 @@ def decode(op: str, body: dict[str, Any]) -> c.Command:
         value = body[f.name]
         if f.name == "action":
             value = Action(ActionKind(value["kind"]), int(value["amount"]))
+        elif f.name == "power":
+            value = Power(value)
         elif isinstance(value, list):
             value = tuple(value)
         values[f.name] = value

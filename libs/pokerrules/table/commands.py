@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TypeAlias
 
 from pokerrules.multiplayer.actions import Action
+from pokerrules.naiko import Power
 
 # -- players ---------------------------------------------------------------------------------------------
 
@@ -63,6 +64,26 @@ class Act:
 
 
 @dataclass(frozen=True, slots=True)
+class UsePower:
+    """A Naiko power (NK-9 to NK-13): `target_seat` for Jangkar Pendek, `hole_card` (the card code) for
+    Tukar Lengan Baju; Perisai Segel is `RespondToAnchor(shield=True)` or this, in the player's window."""
+
+    player: str
+    power: Power
+    target_seat: int | None = None
+    hole_card: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RespondToAnchor:
+    """The target's answer in a Jangkar Pendek's response window (NK-13.3, off-turn too): shield with
+    Perisai Segel, or pass (the cap applies at once, NK-13.6)."""
+
+    player: str
+    shield: bool
+
+
+@dataclass(frozen=True, slots=True)
 class Disconnect:
     player: str
 
@@ -78,10 +99,13 @@ class Reconnect:
 @dataclass(frozen=True, slots=True)
 class StartHand:
     """Deal the next hand from the dealer's shoe `shoe_id` (its first `cards` cards are the deck, given to
-    `handle` beside the command: cards are never logged)."""
+    `handle` beside the command: cards are never logged). At a Naiko table `carrusel` is the shoe's
+    labelled draw `carrusel` over 3 outcomes (docs/fairness.md section 9): public once the hand starts,
+    so it is logged with the command."""
 
     shoe_id: str
     cards: int
+    carrusel: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +166,8 @@ Command: TypeAlias = (
     | Leave
     | Invite
     | Act
+    | UsePower
+    | RespondToAnchor
     | Disconnect
     | Reconnect
     | StartHand
@@ -161,6 +187,8 @@ COMMANDS: tuple[type[Command], ...] = (
     Leave,
     Invite,
     Act,
+    UsePower,
+    RespondToAnchor,
     Disconnect,
     Reconnect,
     StartHand,

@@ -6,6 +6,7 @@ import enum
 from dataclasses import dataclass, field
 
 from pokerrules.multiplayer.config import GameConfig
+from pokerrules.naiko import NaikoSettings
 from pokerrules.table import errors as e
 from pokerrules.table.policy import CASH, TablePolicy
 
@@ -82,10 +83,13 @@ class TableConfig:
     private: PrivateAccess | None = None
     timers: TimerConfig = field(default_factory=TimerConfig)
     policy: TablePolicy = CASH
+    shield_window_ms: int = 8_000  # NK-13.5: Naiko mode's Perisai Segel response window ("currently 8 s")
 
     def __post_init__(self) -> None:
         if not 2 <= self.seats <= 10:
             raise e.TableError(e.INVALID_CONFIG, "a table has 2 to 10 seats", seats=self.seats)
+        if type(self.shield_window_ms) is not int or not 0 < self.shield_window_ms <= 600_000:
+            raise e.TableError(e.INVALID_CONFIG, "the shield window is 1 ms to 10 minutes")
         Blinds(self.small_blind, self.big_blind)  # validates them
         if self.policy.is_cash and not self.big_blind <= self.min_buy_in <= self.max_buy_in:
             raise e.TableError(e.INVALID_CONFIG, "buy-in range must satisfy big blind <= min <= max")
@@ -94,6 +98,11 @@ class TableConfig:
     def blinds(self) -> Blinds:
         """The level the table starts at."""
         return Blinds(self.small_blind, self.big_blind)
+
+    @property
+    def naiko(self) -> NaikoSettings | None:
+        """Naiko mode's settings; None at tables of the other modes (no powers, NK-1.5)."""
+        return NaikoSettings(self.shield_window_ms) if self.mode is Mode.NAIKO else None
 
     @property
     def game(self) -> GameConfig:

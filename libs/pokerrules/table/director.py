@@ -50,7 +50,13 @@ def seat_player(
         raise e.TableError(e.ALREADY_SEATED, "the player already has a seat here", player=player)
     if stack <= 0:
         raise e.TableError(e.INVALID_AMOUNT, "a tournament player sits with chips", amount=stack)
-    seat = Seat(player=player, stack=stack, is_bot=is_bot, time_bank_ms=state.config.timers.time_bank_ms)
+    seat = Seat(
+        player=player,
+        stack=stack,
+        is_bot=is_bot,
+        time_bank_ms=state.config.timers.time_bank_ms,
+        seated_after=state.hand_number,
+    )
     new = replace(state.with_seat(number, seat), chips_bought_in=state.chips_bought_in + stack)
     return Transition(new, [PlayerSeated(number, player, is_bot)])
 
@@ -98,5 +104,6 @@ def close_table(state: TableState) -> Transition:
         else:
             events.append(PlayerRemoved(number, seat.player, seat.stack))
     events.append(TableClosed())
-    new = replace(state, seats={}, closed=True, chips_returned=state.chips_returned + returned)
+    emptied = state.without_seats(list(state.seats))
+    new = replace(emptied, closed=True, chips_returned=state.chips_returned + returned)
     return Transition(new, events)

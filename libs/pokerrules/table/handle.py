@@ -14,6 +14,7 @@ from pokerrules.table import errors as e
 from pokerrules.table.config import Blinds
 from pokerrules.table.director import close_table, release_hands, remove_player, seat_player, set_level
 from pokerrules.table.play import act, start_next_hand, void_hand
+from pokerrules.table.powers import respond_to_anchor, use_power
 from pokerrules.table.seating import invite, leave, sit, sit_in, sit_out, top_up
 from pokerrules.table.state import TableState, Transition
 from pokerrules.table.timers import apply_due, disconnect, reconnect
@@ -28,6 +29,8 @@ _HANDLERS: dict[type, Handler] = {
     c.Leave: lambda s, m, now: leave(s, m.player, now, m.reason),
     c.Invite: lambda s, m, now: invite(s, m.by, m.players),
     c.Act: lambda s, m, now: act(s, m.player, m.action, now),
+    c.UsePower: lambda s, m, now: use_power(s, m.player, m.power, m.target_seat, m.hole_card, now),
+    c.RespondToAnchor: lambda s, m, now: respond_to_anchor(s, m.player, m.shield, now),
     c.Disconnect: lambda s, m, now: disconnect(s, m.player, now),
     c.Reconnect: lambda s, m, now: reconnect(s, m.player, now),
     c.ApplyDue: lambda s, m, now: apply_due(s, now),
@@ -58,7 +61,7 @@ def handle(
         if deck is None or len(deck) != command.cards:
             raise e.TableError(e.INVALID_CONFIG, "a hand is dealt from the shoe's cards", cards=command.cards)
         ranker = rank if rank is not None else ranker_for(state.config.game.variant)
-        return start_next_hand(state, deck, ranker, now)
+        return start_next_hand(state, deck, ranker, now, command.carrusel)
     handler = _HANDLERS.get(type(command))
     if handler is None:
         raise TypeError(f"not a table command: {command!r}")

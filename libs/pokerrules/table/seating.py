@@ -63,7 +63,13 @@ def sit(
     elif not state.may_sit(player, code):
         raise e.TableError(e.NOT_INVITED, "this private table admits invited players only", player=player)
     _check_buy_in(state, buy_in)
-    seat = Seat(player=player, stack=buy_in, is_bot=is_bot, time_bank_ms=config.timers.time_bank_ms)
+    seat = Seat(
+        player=player,
+        stack=buy_in,
+        is_bot=is_bot,
+        time_bank_ms=config.timers.time_bank_ms,
+        seated_after=state.hand_number,
+    )
     new = replace(state.with_seat(number, seat), chips_bought_in=state.chips_bought_in + buy_in)
     return Transition(
         new, [PlayerSeated(number, player, is_bot), BuyInRequested(number, player, buy_in, "buy_in")]

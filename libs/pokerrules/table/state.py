@@ -7,15 +7,21 @@ effect fails it simply keeps the old state.
 Chips: a seat dealt into the hand in progress has its chips inside `hand` (the betting engine's state);
 `Seat.stack` holds its stack as the hand started and is refreshed when the hand ends. The invariant is
 `chips_bought_in == chips_on_table() + chips_returned` at every moment.
+
+At a Naiko table `naiko` holds the powers' state (`pokerrules.naiko.NaikoTable`): every seated player's
+Destellos at this table and the power state of the hand in progress (or of the last one). A seat taken
+starts at 0 Destellos and a seat emptied drops its balance (NK-5.3, NK-A2, NK-EX-8): `with_seat` and
+`without_seats` keep the two in step.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from pokerrules.multiplayer.events import Event
 from pokerrules.multiplayer.state import HandState
+from pokerrules.naiko import NaikoTable, seated, unseated
 from pokerrules.table import errors as e
 from pokerrules.table.config import Blinds, TableConfig
 from pokerrules.table.policy import Absence, Pace
@@ -31,6 +37,7 @@ class Seat:
     time_bank_ms: int = 0
     timeouts_in_row: int = 0
     disconnected_at: int | None = None  # virtual-clock time of the disconnect; None when connected
+    seated_after: int = 0  # the table's hand number when the player sat: hands up to it were not theirs
 
     @property
     def connected(self) -> bool:
@@ -52,10 +59,13 @@ class TableState:
     level: Blinds | None = None  # the blinds of the next hand; None: the config's (a cash table's)
     released_through: int = 0  # Pace.DIRECTOR: the last hand number the director let the table deal
     closed: bool = False
+    naiko: NaikoTable | None = None  # Naiko mode only: Destellos by seat, the hand's powers
 
     @classmethod
     def create(cls, config: TableConfig) -> TableState:
-        return cls(config=config, seats={})
+        settings = config.naiko
+        naiko = NaikoTable(settings) if settings is not None else None
+        return cls(config=config, seats={}, naiko=naiko)
 
     # ------------------------------------------------------------------ queries
 
@@ -74,6 +84,15 @@ class TableState:
             if seat.player == player:
                 return number
         return None
+
+    def shown_hand_seat(self, player: str | None) -> int | None:
+        """The player's seat as far as the hand a view shows (the one in progress, else the last one)
+        is concerned: None for an observer, and for a player who sat down after the last hand, so a
+        seat's new occupant never sees the cards its previous occupant held or peeked (MP-1.2)."""
+        number = self.find_seat(player) if player is not None else None
+        if number is None or self.hand is not None:
+            return number
+        return number if self.seats[number].seated_after < self.hand_number else None
 
     def in_hand(self, number: int) -> bool:
         """Whether the seat was dealt into the hand in progress (its chips are in play)."""
@@ -130,12 +149,26 @@ class TableState:
     # ------------------------------------------------------------------ building new states
 
     def with_seat(self, number: int, seat: Seat | None) -> TableState:
-        seats = dict(self.seats)
+        """The seat taken, changed or (None) emptied; at a Naiko table a new occupant starts at 0
+        Destellos and an emptied seat's balance stays behind (NK-A2, NK-EX-8)."""
         if seat is None:
+            return self.without_seats([number])
+        seats = dict(self.seats)
+        naiko = self.naiko
+        if naiko is not None and number not in seats:
+            naiko = seated(naiko, number)
+        seats[number] = seat
+        return replace(self, seats=seats, naiko=naiko)
+
+    def without_seats(self, numbers: Iterable[int]) -> TableState:
+        """These seats emptied (their occupants left, were eliminated or removed)."""
+        seats = dict(self.seats)
+        naiko = self.naiko
+        for number in numbers:
             del seats[number]
-        else:
-            seats[number] = seat
-        return replace(self, seats=seats)
+            if naiko is not None:
+                naiko = unseated(naiko, number)
+        return replace(self, seats=seats, naiko=naiko)
 
 
 @dataclass(frozen=True, slots=True)

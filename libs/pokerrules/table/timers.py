@@ -11,17 +11,21 @@ milliseconds from any epoch the caller chooses (an injectable clock).
 - A disconnect does not stop the clock (NK-7.3); the seat is kept for `reconnect_window_ms` (NK-7.4) and a
   player back in time continues from the confirmed state (NK-7.5). After the window the player leaves: at
   once between hands, or checking/folding to the hand's end and then paid out.
+- Naiko mode: a Jangkar Pendek's response window ends at its absolute deadline (NK-13.5); then the cap
+  applies (`pokerrules.naiko.expire`, NK-13.6). Deadlines are table-clock times in the state, so a table
+  rebuilt from its log after a restart resumes a window where it was.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from pokerrules.multiplayer import apply, timeout_action
+from pokerrules import naiko as nk
+from pokerrules.multiplayer import timeout_action
 from pokerrules.multiplayer.events import Event
 from pokerrules.table import errors as e
 from pokerrules.table.events import PlayerDisconnected, PlayerReconnected, PlayerSatOut, TimedOut
-from pokerrules.table.play import advance, decision_deadline
+from pokerrules.table.play import advance, bet, decision_deadline
 from pokerrules.table.policy import Absence
 from pokerrules.table.seating import leave
 from pokerrules.table.state import TableState, Transition
@@ -63,30 +67,50 @@ def _reconnect_expiries(state: TableState) -> list[tuple[int, int]]:
     )
 
 
+def shield_deadline(state: TableState) -> int | None:
+    """The earliest open Jangkar Pendek response window's deadline (Naiko mode), if any."""
+    if state.naiko is None or not state.hand_in_progress:
+        return None
+    return state.naiko.next_deadline()
+
+
 def next_wakeup(state: TableState) -> int | None:
-    """The earliest time something falls due (a decision time-out or a reconnection window's end)."""
+    """The earliest time something falls due (a decision time-out, a reconnection window's end or a
+    shield window's end)."""
     times = [t for t, _ in _reconnect_expiries(state)]
-    deadline = decision_deadline(state)
-    if deadline is not None:
-        times.append(deadline)
+    for deadline in (decision_deadline(state), shield_deadline(state)):
+        if deadline is not None:
+            times.append(deadline)
     return min(times) if times else None
 
 
 def apply_due(state: TableState, now: int) -> Transition:
-    """Everything due at or before `now`, in time order: window expiries and decision time-outs."""
+    """Everything due at or before `now`, in time order: reconnection windows, shield windows (the cap
+    applies) and decision time-outs."""
     events: list[Event] = []
     while True:
         deadline = decision_deadline(state)
+        shield = shield_deadline(state)
         expiries = [(t, n) for t, n in _reconnect_expiries(state) if t <= now]
-        if expiries and (deadline is None or expiries[0][0] <= deadline):
+        due = [t for t in (deadline, shield) if t is not None]
+        if expiries and (not due or expiries[0][0] <= min(due)):
             at, number = expiries[0]
             moved = _window_expired(state, number, at)
+        elif shield is not None and shield <= now and (deadline is None or shield <= deadline):
+            moved = _shield_window_over(state, shield)
         elif deadline is not None and deadline <= now:
             moved = _time_out(state, deadline)
         else:
             return Transition(state, events)
         state = moved.state
         events.extend(moved.events)
+
+
+def _shield_window_over(state: TableState, at: int) -> Transition:
+    """NK-13.6: no answer in time: the Jangkar Pendek's cap applies; the target pays nothing."""
+    assert state.naiko is not None and state.hand is not None
+    out = nk.expire(state.naiko, state.hand, at)
+    return Transition(replace(state, naiko=out.naiko, hand=out.hand), list(out.events))
 
 
 def _window_expired(state: TableState, number: int, at: int) -> Transition:
@@ -112,6 +136,6 @@ def _time_out(state: TableState, at: int) -> Transition:
     if in_a_row >= state.config.timers.max_timeouts_in_row and not seat.sitting_out:
         seat = replace(seat, sitting_out=True)
         events.append(PlayerSatOut(number, "TIMEOUTS"))
-    moved = apply(hand, number, timeout_action(legal))  # NK-7.2 / NK-A4: check if legal, else fold
-    events.extend(moved.events)
-    return advance(replace(state.with_seat(number, seat), hand=moved.state), events, at)
+    # NK-7.2 / NK-A4: check if legal, else fold
+    moved, acted = bet(state.with_seat(number, seat), number, timeout_action(legal), at)
+    return advance(moved, [*events, *acted], at)

@@ -33,7 +33,7 @@ class TableView:
 
 def table_view(state: TableState, viewer: str | None) -> TableView:
     """`viewer` is a player id (seated or watching) or None for an observer."""
-    seat = state.find_seat(viewer) if viewer is not None else None
+    seat = state.shown_hand_seat(viewer)
     hand = state.hand if state.hand is not None else state.last_hand
     seats = tuple(
         SeatInfo(

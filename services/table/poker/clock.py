@@ -3,7 +3,9 @@ and reconnection windows applied (`apply_due`), bots' moves after their think ti
 standing up between hands, and the next hand once at least two can play.
 
 Bots play through the same commands as people and decide on their own view only (`bot_move`, NK-7.6); with
-pacing on they wait their think time first (`BotProfile`).
+pacing on they wait their think time first (`BotProfile`). At a Naiko table a bot answers a Jangkar
+Pendek's window aimed at it at once (it shields whenever it can), and the bot to act may use a power
+before its action (`bot_power_move`, the policy of `pokerrules.bots.powers`), each after its think time.
 """
 
 from __future__ import annotations
@@ -11,9 +13,9 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass
 
-from pokerrules.bots import BotProfile, bot_move
-from pokerrules.multiplayer import Action
-from pokerrules.table.commands import Act, Leave, Sit
+from pokerrules.bots import BotProfile, bot_answer, bot_move, bot_power
+from pokerrules.table.commands import Act, Leave, Sit, UsePower
+from servicekit import errors
 
 from services.table.poker.bots import bot_change
 from services.table.poker.cards import Dealer
@@ -27,8 +29,7 @@ MAX_BOT_MOVES_PER_TICK = 10
 class BotPlan:
     version: int  # the hand version it was decided on
     at_ms: int  # when it is played (after the think time)
-    player: str
-    action: Action
+    command: Act | UsePower  # its betting action, or (Naiko) the power it uses first
 
 
 class TableClock:
@@ -63,7 +64,7 @@ class TableClock:
                 return
             hand, count = table.state.hand_number + 1, table.cards_for_next_hand()
         # The dealer is called without the table's lock, so players' commands and views never wait for it.
-        shoe = self._dealer.shoe_for(table.table_id, hand, count)
+        shoe = self._dealer.shoe_for(table.table_id, hand, count, naiko=table.config.naiko is not None)
         with table.lock:
             fresh = table.state.can_start_hand() and table.state.hand_number + 1 == hand
             if fresh and table.cards_for_next_hand() == count:  # else players came or went: next tick
@@ -76,6 +77,10 @@ class TableClock:
         for _ in range(MAX_BOT_MOVES_PER_TICK):
             if not table.state.hand_in_progress:
                 return
+            answer = bot_answer(table.state, now)
+            if answer is not None:  # a window aimed at a bot: answered at once
+                table.run(answer, now)
+                continue
             version = hand_version(table.state)
             plan = self._bot_plan
             if plan is None or plan.version != version:
@@ -84,11 +89,19 @@ class TableClock:
                     self._bot_plan = None
                     return
                 wait = move.decision.think_ms if self._options.bot_pacing else 0
-                plan = self._bot_plan = BotPlan(version, now + wait, move.player, move.decision.action)
+                power = bot_power(table.state, now)  # Naiko: the power it uses first, if any
+                command: Act | UsePower = power or Act(move.player, move.decision.action)
+                plan = self._bot_plan = BotPlan(version, now + wait, command)
             if now < plan.at_ms:
                 return
             self._bot_plan = None
-            table.run(Act(plan.player, plan.action), now)
+            if isinstance(plan.command, UsePower):
+                try:
+                    table.run(plan.command, now)
+                except errors.DomainError:  # the moment passed (its time ran out): the clock decides
+                    return
+                continue
+            table.run(plan.command, now)
 
     def _bots_between_hands(self) -> bool:
         """Make the next bot seat change, if any; True when one was made."""

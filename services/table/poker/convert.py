@@ -9,11 +9,13 @@ from collections.abc import Sequence
 from handeval import Rule, category_of
 from handeval.cards import card_text
 from poker.table.v1 import table_service_pb2 as pb
+from pokerrules import naiko as nk
 from pokerrules.multiplayer import events as me
 from pokerrules.multiplayer.actions import ActionKind, LegalActions
 from pokerrules.multiplayer.presets import sizing
 from pokerrules.multiplayer.views import view_for
-from pokerrules.table import TableState, decision_deadline
+from pokerrules.naiko import events as ne
+from pokerrules.table import TableState, decision_deadline, legal_actions
 from pokerrules.table import events as te
 from pokerrules.table.config import Mode
 
@@ -36,6 +38,13 @@ PRESET_PB = {
     "100%": pb.PRESET_POT_100,
 }
 VERSION_BITS = 16
+POWER_PB = {
+    nk.Power.LIRIKAN_DIAM_DIAM: pb.POWER_LIRIKAN_DIAM_DIAM,
+    nk.Power.TUKAR_LENGAN_BAJU: pb.POWER_TUKAR_LENGAN_BAJU,
+    nk.Power.JANGKAR_PENDEK: pb.POWER_JANGKAR_PENDEK,
+    nk.Power.PERISAI_SEGEL: pb.POWER_PERISAI_SEGEL,
+}
+PB_POWER = {v: k for k, v in POWER_PB.items()}
 
 
 def cards(codes: Sequence[int]) -> list[str]:
@@ -57,6 +66,66 @@ def hand_version(state: TableState) -> int:
 
 def _entries(pairs: Sequence[tuple[int, int]]) -> list[pb.StackEntry]:
     return [pb.StackEntry(seat=s, chips=c) for s, c in pairs]
+
+
+def _destellos(pairs: Sequence[tuple[int, int]]) -> list[pb.SeatDestellos]:
+    return [pb.SeatDestellos(seat=s, destellos=n) for s, n in pairs]
+
+
+def _naiko_event(ev: me.Event, e: pb.TableEvent, now: int) -> bool:
+    """A Naiko event (the powers' core's, or the engine's swap) into `e`; False for any other event."""
+    if isinstance(ev, ne.CarruselDrawn):
+        e.carrusel_drawn.CopyFrom(
+            pb.CarruselDrawn(powers=[POWER_PB[p] for p in ev.powers], draw=ev.draw or 0)
+        )
+    elif isinstance(ev, ne.DestellosGranted):
+        e.destellos_granted.CopyFrom(
+            pb.DestellosGranted(balances=_destellos(ev.balances), granted=list(ev.granted))
+        )
+    elif isinstance(ev, ne.PowerUsed):
+        e.power_used.CopyFrom(
+            pb.PowerUsed(
+                seat=ev.seat,
+                power=POWER_PB[ev.power],
+                target_seat=ev.target or 0,
+                cost=ev.cost,
+                balance=ev.balance,
+                activations=ev.activations,
+            )
+        )
+    elif isinstance(ev, ne.BoardCardPeeked):  # private to the peeker (its own `private_to`)
+        e.board_card_peeked.CopyFrom(
+            pb.BoardCardPeeked(seat=ev.seat, street=street_pb(ev.street), card=card_text(ev.card))
+        )
+    elif isinstance(ev, me.HoleCardSwapped):  # private to the swapper
+        e.hole_card_swapped.CopyFrom(
+            pb.HoleCardSwapped(
+                seat=ev.seat, discarded=card_text(ev.discarded), received=card_text(ev.received)
+            )
+        )
+    elif isinstance(ev, ne.AnchorDeclared):
+        deadline = ev.deadline or 0
+        e.anchor_declared.CopyFrom(
+            pb.AnchorDeclared(
+                declarer_seat=ev.declarer,
+                target_seat=ev.target,
+                deadline_ms=deadline,
+                window_ms=max(0, deadline - now) if deadline else 0,
+            )
+        )
+    elif isinstance(ev, ne.AnchorResolved):
+        e.anchor_resolved.CopyFrom(
+            pb.AnchorResolved(
+                declarer_seat=ev.declarer, target_seat=ev.target, outcome=ev.outcome, capped=ev.applied
+            )
+        )
+    elif isinstance(ev, ne.DestellosReturned):
+        e.destellos_returned.CopyFrom(
+            pb.DestellosReturned(refunds=_destellos(ev.refunds), balances=_destellos(ev.balances))
+        )
+    else:
+        return False
+    return True
 
 
 def hand_name(mode: Mode, strength: int) -> str:
@@ -81,9 +150,11 @@ def event_protos(
     events: Sequence[me.Event],
     state: TableState,
     shoe: tuple[str, str] | None = None,
+    now: int = 0,
 ) -> list[tuple[pb.TableEvent, str | None]]:
     """One command's core events as TableEvents (without seq / time / table id) and, for private ones,
-    the player who may see them. `state` is the table after the command; `shoe` = (shoe_id, commitment)."""
+    the player who may see them. `state` is the table after the command; `shoe` = (shoe_id, commitment);
+    `now` the command's time (a shield window's length is told from it)."""
     out: list[tuple[pb.TableEvent, str | None]] = []
     returned: dict[int, int] = {}
     timed_out: set[int] = set()
@@ -195,7 +266,7 @@ def event_protos(
                     refunds=_entries(ev.refunds), stacks=_entries(ev.stacks), reason="SERVICE_RESTARTED"
                 )
             )
-        else:  # PlayerInvited (the host's business), HoleCardSwapped (Naiko powers, not served yet)
+        elif not _naiko_event(ev, e, now):  # PlayerInvited (the host's business)
             continue
         out.append((e, private))
     return out
@@ -275,6 +346,45 @@ def legal_pb(legal: LegalActions) -> pb.LegalActions:
     return out
 
 
+def naiko_view(state: TableState, seat: int | None, now: int) -> pb.NaikoView:
+    """The powers' state for one viewer (`seat`: theirs, None for an observer): public facts, the
+    viewer's own peeks and usable powers only (NK-10.4)."""
+    naiko = state.naiko
+    assert naiko is not None
+    hand = state.hand if state.hand is not None else state.last_hand
+    seen = nk.naiko_view_for(naiko, hand, seat, now)
+    out = pb.NaikoView(
+        carrusel=[POWER_PB[p] for p in seen.carrusel or ()],
+        destellos=_destellos(seen.destellos),
+        activations_left=seen.activations_left,
+        used=[pb.PowerUse(seat=s, power=POWER_PB[p]) for s, p in seen.used],
+        anchored=list(seen.anchored),
+        windows=[
+            pb.AnchorWindow(
+                declarer_seat=w.declarer,
+                target_seat=w.target,
+                deadline_ms=w.deadline,
+                ms_left=max(0, w.deadline - now),
+            )
+            for w in seen.windows
+        ],
+        peeks=[pb.PeekedCard(street=street_pb(street), card=card_text(card)) for street, card in seen.peeks],
+        options=[
+            pb.PowerOption(
+                power=POWER_PB[o.power],
+                cost=o.cost,
+                usable=o.usable,
+                reason=o.reason or "",
+                targets=list(o.targets),
+            )
+            for o in seen.options
+        ],
+    )
+    if naiko.hand is not None and seen.carrusel:
+        out.carrusel_draw = nk.CARRUSELS.index(naiko.hand.carrusel)
+    return out
+
+
 def table_view(info: pb.TableInfo, state: TableState, viewer: str | None, now: int) -> pb.TableView:
     your_seat = state.find_seat(viewer) if viewer else None
     hand = state.hand if state.hand is not None else state.last_hand
@@ -287,9 +397,12 @@ def table_view(info: pb.TableInfo, state: TableState, viewer: str | None, now: i
         button=state.button or 0,
         last_seq=info.last_seq,
     )
+    shown_seat = state.shown_hand_seat(viewer) if viewer else None  # not a seat's previous occupant's
+    if state.naiko is not None:
+        view.naiko.CopyFrom(naiko_view(state, shown_seat, now))
     if hand is None:
         return view
-    hv = view_for(hand, your_seat)
+    hv = view_for(hand, shown_seat)
     view.street = street_pb(hv.street)
     view.board.extend(cards(hv.board))
     view.pot = hv.pot
@@ -308,7 +421,9 @@ def table_view(info: pb.TableInfo, state: TableState, viewer: str | None, now: i
             )
         )
     if hv.legal is not None and not hv.finished:
-        view.legal.CopyFrom(legal_pb(hv.legal))
+        # As the table judges it: at a Naiko table a target inside its window sees the capped maximum.
+        legal = legal_actions(state) if state.naiko is not None else hv.legal
+        view.legal.CopyFrom(legal_pb(legal if legal is not None else hv.legal))
     deadline = decision_deadline(state)
     if deadline is not None:
         left = max(0, deadline - now)

@@ -23,7 +23,18 @@ from pokerrules.cards import ordered_deck
 from pokerrules.multiplayer import Action, IllegalAction
 from pokerrules.multiplayer import events as me
 from pokerrules.multiplayer.ranking import ranker_for
-from pokerrules.table import TableError, TableState, Transition, decode, encode, handle, next_wakeup
+from pokerrules.naiko import Power
+from pokerrules.naiko import events as ne
+from pokerrules.table import (
+    TableError,
+    TableState,
+    Transition,
+    decode,
+    encode,
+    handle,
+    legal_actions,
+    next_wakeup,
+)
 from pokerrules.table import commands as c
 from pokerrules.table import events as te
 from pokerrules.table.config import Mode
@@ -47,6 +58,18 @@ for _end in ("played", "voided"):
 TIMEOUTS = prometheus_client.Counter(
     "poker_table_timeouts_total", "Poker decisions taken by the server when their time ran out (NK-7.2)."
 )
+POWERS = prometheus_client.Counter(
+    "poker_table_powers_total", "Naiko powers used at the tables, by power (NK-9.1).", ["power"]
+)
+for _power in Power:
+    POWERS.labels(_power.value)
+ANCHORS = prometheus_client.Counter(
+    "poker_table_anchors_total",
+    "Jangkar Pendek declarations at the tables, by how their window ended (NK-13).",
+    ["outcome"],
+)
+for _outcome in (ne.SHIELDED, ne.PASSED, ne.TIMED_OUT, ne.ACTED, ne.CANNOT_SHIELD, ne.HAND_ENDED):
+    ANCHORS.labels(_outcome)
 
 ClockMs = Callable[[], int]
 RECENT_EVENTS = 512
@@ -221,7 +244,7 @@ class PokerTable:
         old, new = self.state, t.state
         in_hand = old.hand_in_progress or new.hand_in_progress
         hand_no = new.hand_number if in_hand else 0
-        protos = event_protos(t.events, new, (shoe.shoe_id, shoe.commitment) if shoe else None)
+        protos = event_protos(t.events, new, (shoe.shoe_id, shoe.commitment) if shoe else None, now)
         turn = turn_event(new, now) if hand_version(new) != hand_version(old) else None
         if turn is not None:
             protos.append((turn, None))
@@ -269,6 +292,11 @@ class PokerTable:
         if self.last_payouts:
             self._payouts_next_ms = 0  # paid at once, before the command answers
         TIMEOUTS.inc(sum(isinstance(ev, te.TimedOut) for ev in t.events))
+        for ev in t.events:
+            if isinstance(ev, ne.PowerUsed):
+                POWERS.labels(ev.power.value).inc()
+            elif isinstance(ev, ne.AnchorResolved):
+                ANCHORS.labels(ev.outcome).inc()
         try:  # committed: what follows may fail without undoing the command (the clock retries payouts)
             if finished:
                 self._close_shoe(old.hand_number)
@@ -434,14 +462,35 @@ class PokerTable:
                 self.due(now)
             raise
 
+    def prepare_power(
+        self, player: str, expected_version: int, command: c.UsePower | c.RespondToAnchor
+    ) -> Prepared:
+        """A Naiko power or a shield window's answer (NK-9 to NK-13), checked against the hand version the
+        player saw for a power (ABORTED STALE_VERSION). An answer or a normal power that came too late
+        (ANCHOR_WINDOW_EXPIRED, TIME_EXPIRED) is refused after the server applied what fell due (the cap,
+        the time-out)."""
+        if expected_version and expected_version != hand_version(self.state):
+            raise errors.aborted(
+                "STALE_VERSION",
+                "the hand has moved on since that view; fetch it again",
+                expected=expected_version,
+                current=hand_version(self.state),
+            )
+        now = self.now()
+        try:
+            return self.prepare(command, now)
+        except errors.DomainError as error:
+            if error.reason in ("TIME_EXPIRED", "ANCHOR_WINDOW_EXPIRED"):
+                self.due(now)
+            raise
+
     def legal_for(self, player: str) -> tuple[int, Any]:
         """(seat, the engine's legal actions) when it is the player's turn, else NOT_YOUR_TURN."""
         with self.lock:
             seat = self.state.find_seat(player)
             if seat is None:
                 raise errors.failed_precondition("NOT_SEATED", "you have no seat at this table")
-            hand = self.state.hand
-            legal = hand.legal_actions() if hand is not None and not hand.finished else None
+            legal = legal_actions(self.state)  # a Naiko target inside its window: the capped maximum
             if legal is None or legal.seat != seat:
                 raise errors.failed_precondition("NOT_YOUR_TURN", "it is not your turn", seat=seat)
             return seat, legal
@@ -503,7 +552,8 @@ class PokerTable:
 
     def start_hand(self, now: int, shoe: HandShoe) -> None:
         with self.lock:
-            prepared = self.prepare(c.StartHand(shoe.shoe_id, len(shoe.cards)), now, shoe=shoe)
+            command = c.StartHand(shoe.shoe_id, len(shoe.cards), shoe.carrusel)
+            prepared = self.prepare(command, now, shoe=shoe)
             self._shoe = shoe
             self._hand_started_ms = now
             self.execute(prepared)
@@ -534,7 +584,8 @@ class PokerTable:
                     self._log.warning("poker_hand_voided", table_id=self.table_id, reason=type(exc).__name__)
                     self.state = self._replay(base, log, real_cards=False)
                     self._shoe = None
-                    self.run(c.VoidHand())
+                    if self.state.hand_in_progress:
+                        self.run(c.VoidHand())
             self._pay_out()
             self.recovered = True
 

@@ -10,16 +10,19 @@ from typing import TypeVar
 
 import grpc
 from google.protobuf.message import Message
+from handeval.cards import card_text, parse_card
 from poker.table.v1 import table_service_pb2 as pb
 from poker.table.v1 import table_service_pb2_grpc as pb_grpc
 from pokerrules.multiplayer import Action
-from pokerrules.multiplayer.events import PlayerActed
+from pokerrules.multiplayer.events import HoleCardSwapped, PlayerActed
 from pokerrules.multiplayer.presets import sizing
+from pokerrules.naiko.events import BoardCardPeeked
+from pokerrules.table import commands as c
 from servicekit import errors
 from servicekit.auth import Caller, Role, current_caller, require_role
 from servicekit.idempotency import Saved
 
-from services.table.poker.convert import KIND_PB, PB_KIND, PRESET_PB, table_view
+from services.table.poker.convert import KIND_PB, PB_KIND, PB_POWER, PRESET_PB, table_view
 from services.table.poker.history import phh_of
 from services.table.poker.money import BOT_PREFIX
 from services.table.poker.requests import once
@@ -109,6 +112,20 @@ def _page(size: int, token: str) -> tuple[int, int]:
     if len(token) > 19 or not token.isascii() or not token.isdigit() or int(token) > MAX_PAGE_TOKEN:
         raise errors.invalid_argument("page_token", "BAD_PAGE_TOKEN", "pass a next_page_token back")
     return limit, int(token)
+
+
+def _hole_card(text: str) -> int | None:
+    """Tukar Lengan Baju's card ("2d"), or None when none is given; never echoed in the error."""
+    if not text:
+        return None
+    try:
+        if len(text) != 2:
+            raise ValueError(text)
+        return parse_card(text)
+    except ValueError:
+        raise errors.invalid_argument(
+            "hole_card", "BAD_CARD", "a card is a rank and a suit, such as 2d or Ts"
+        ) from None
 
 
 def _act_response(acted: PlayerActed | None, view: pb.TableView) -> pb.ActResponse:
@@ -328,6 +345,52 @@ class TableServicer(pb_grpc.TableServiceServicer):
             return response, True
 
         return self._once("Act", request, table, pb.ActResponse, run)
+
+    def UsePower(self, request: pb.UsePowerRequest, context: grpc.ServicerContext) -> pb.UsePowerResponse:
+        player = _player()
+        table = self._table(request.table_id)
+        power = PB_POWER.get(request.power)
+        if power is None:
+            raise errors.invalid_argument("power", "POWER_REQUIRED", "choose one of the four powers")
+        if request.target_seat > table.config.seats:
+            raise errors.invalid_argument("target_seat", "NO_SUCH_SEAT", f"seats are 1..{table.config.seats}")
+        card = _hole_card(request.hole_card)
+        command = c.UsePower(player, power, request.target_seat or None, card)
+
+        def run(key: str, fingerprint: str) -> tuple[pb.UsePowerResponse, bool]:
+            seat = table.state.find_seat(player)
+            prepared = table.prepare_power(player, request.expected_version, command)
+            info = table.info_of(prepared.state, prepared.last_seq)
+            response = pb.UsePowerResponse(view=table_view(info, prepared.state, player, prepared.now))
+            for ev in prepared.transition.events:  # the caller's own private cards (NK-10.4, NK-11.4)
+                if isinstance(ev, BoardCardPeeked) and ev.seat == seat:
+                    response.peeked_card = card_text(ev.card)
+                elif isinstance(ev, HoleCardSwapped) and ev.seat == seat:
+                    response.received_card = card_text(ev.received)
+            table.execute(
+                prepared, Answer(key, Saved(fingerprint, response.SerializeToString()), prepared.now)
+            )
+            return response, True
+
+        return self._once("UsePower", request, table, pb.UsePowerResponse, run)
+
+    def RespondToAnchor(
+        self, request: pb.RespondToAnchorRequest, context: grpc.ServicerContext
+    ) -> pb.RespondToAnchorResponse:
+        player = _player()
+        table = self._table(request.table_id)
+        command = c.RespondToAnchor(player, request.shield)
+
+        def run(key: str, fingerprint: str) -> tuple[pb.RespondToAnchorResponse, bool]:
+            prepared = table.prepare_power(player, 0, command)  # off-turn: no hand version to match
+            info = table.info_of(prepared.state, prepared.last_seq)
+            response = pb.RespondToAnchorResponse(view=table_view(info, prepared.state, player, prepared.now))
+            table.execute(
+                prepared, Answer(key, Saved(fingerprint, response.SerializeToString()), prepared.now)
+            )
+            return response, True
+
+        return self._once("RespondToAnchor", request, table, pb.RespondToAnchorResponse, run)
 
     @staticmethod
     def _action(table: PokerTable, player: str, request: pb.ActRequest) -> Action:

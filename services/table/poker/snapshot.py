@@ -1,6 +1,8 @@
 """A table between hands as JSON (the store's snapshot), and back. The hand in progress is not in it: it is
 rebuilt from the hand log (the core is deterministic given the cards). Nor are the invitations: they are
-rows of their own (`TableStore.invitations`), so inviting never rewrites the snapshot."""
+rows of their own (`TableStore.invitations`), so inviting never rewrites the snapshot. A Naiko table's
+snapshot holds every seated player's Destellos (they are kept between hands, NK-5.3); the powers' state
+of a hand is rebuilt with the hand."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ def to_snapshot(state: TableState) -> dict[str, Any]:
         "level": asdict(state.level) if state.level is not None else None,
         "released_through": state.released_through,
         "closed": state.closed,
+        **({"destellos": {str(n): d for n, d in state.naiko.destellos.items()}} if state.naiko else {}),
     }
 
 
@@ -30,9 +33,15 @@ def from_snapshot(
     state = replace(TableState.create(config), invited=invited)
     if body is None:
         return state
+    seats = {int(n): Seat(**s) for n, s in body["seats"].items()}
+    naiko = state.naiko
+    if naiko is not None:  # a seat the snapshot has no balance for (one written before Naiko): 0
+        held = body.get("destellos") or {}
+        naiko = naiko._replace(destellos={n: int(held.get(str(n), 0)) for n in seats})
     return replace(
         state,
-        seats={int(n): Seat(**s) for n, s in body["seats"].items()},
+        naiko=naiko,
+        seats=seats,
         button=body["button"],
         hand_number=int(body["hand_number"]),
         chips_bought_in=int(body["chips_bought_in"]),

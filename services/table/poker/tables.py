@@ -4,7 +4,8 @@ and the public tables a service runs from configuration.
 `FELT_TABLE_POKER_TABLES` lists public tables, comma-separated, each `id:GAME:sb/bb:min-max:seats[:bots=N]`
 with GAME one of NLHE, PLO, NAIKO, e.g. `nlhe-1:NLHE:50/100:2000-10000:6:bots=5,plo-1:PLO:5/10:200-1000:6`.
 `bots=N` lets bots sit and fills up to N seats with them. Unset: one NLHE 50/100 six-seat table whose bots
-fill five seats, so a fresh `felt up` plays hands at once.
+fill five seats, and a Naiko 50/100 one whose bots fill five seats too (using their powers), so a fresh
+`felt up` plays hands at once.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ MAX_CHIPS = 10**15
 CHIP_SETTINGS = ("small_blind", "big_blind", "min_buy_in", "max_buy_in")
 DEFAULT_DECISION_SECONDS = 15
 DEFAULT_TIME_BANK_SECONDS = 30
+DEFAULT_SHIELD_WINDOW_SECONDS = 8  # NK-13.5: "the response window currently lasts 8 seconds"
+MAX_SHIELD_WINDOW_SECONDS = 600
 RECONNECT_WINDOW_MS = 60_000
 GAMES = {"NLHE": pb.GAME_NO_LIMIT_HOLDEM, "PLO": pb.GAME_POT_LIMIT_OMAHA, "NAIKO": pb.GAME_NAIKO}
 MODES = {
@@ -70,10 +73,21 @@ def check_settings(settings: pb.TableSettings) -> pb.TableSettings:
         raise bad("decision_seconds", "DECISION_TIME_OUT_OF_RANGE", "at most 600 seconds per decision")
     if settings.time_bank_seconds > 3600:
         raise bad("time_bank_seconds", "TIME_BANK_OUT_OF_RANGE", "a time bank has at most 3600 seconds")
+    naiko = settings.game == pb.GAME_NAIKO
+    if settings.shield_window_seconds and not naiko:
+        raise bad("shield_window_seconds", "NAIKO_ONLY", "the shield window is a setting of Naiko tables")
+    if settings.shield_window_seconds > MAX_SHIELD_WINDOW_SECONDS:
+        raise bad(
+            "shield_window_seconds",
+            "SHIELD_WINDOW_OUT_OF_RANGE",
+            f"the shield window has at most {MAX_SHIELD_WINDOW_SECONDS} seconds",
+        )
     filled = pb.TableSettings()
     filled.CopyFrom(settings)
     filled.decision_seconds = settings.decision_seconds or DEFAULT_DECISION_SECONDS
     filled.time_bank_seconds = settings.time_bank_seconds or DEFAULT_TIME_BANK_SECONDS
+    if naiko:
+        filled.shield_window_seconds = settings.shield_window_seconds or DEFAULT_SHIELD_WINDOW_SECONDS
     return filled
 
 
@@ -97,6 +111,7 @@ def table_config(
             seats=settings.seats,
             timers=_timers(settings),
             policy=TOURNAMENT,
+            shield_window_ms=_shield_window_ms(settings),
         )
     access = PrivateAccess(host, invited, code) if settings.private else None
     return TableConfig(
@@ -109,7 +124,13 @@ def table_config(
         bots_allowed=settings.bots_allowed,
         private=access,
         timers=_timers(settings),
+        shield_window_ms=_shield_window_ms(settings),
     )
+
+
+def _shield_window_ms(settings: pb.TableSettings) -> int:
+    """NK-13.5: the table's window (tables stored before the setting existed get the default)."""
+    return (settings.shield_window_seconds or DEFAULT_SHIELD_WINDOW_SECONDS) * 1000
 
 
 def _timers(settings: pb.TableSettings) -> TimerConfig:
@@ -120,8 +141,11 @@ def _timers(settings: pb.TableSettings) -> TimerConfig:
     )
 
 
+DEFAULT_TABLES = "nlhe-50-100:NLHE:50/100:2000-10000:6:bots=5,naiko-50-100:NAIKO:50/100:2000-10000:6:bots=5"
+
+
 def default_tables() -> list[PublicTable]:
-    return parse_tables("nlhe-50-100:NLHE:50/100:2000-10000:6:bots=5")
+    return parse_tables(DEFAULT_TABLES)
 
 
 def parse_tables(raw: str) -> list[PublicTable]:

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 from pokerrules.multiplayer import Action, ActionKind, IllegalAction
 from pokerrules.multiplayer.events import AntePosted, HandStarted, PlayerActed
+from pokerrules.naiko import Power
 from pokerrules.table import (
     CASH,
     TOURNAMENT,
@@ -24,6 +25,7 @@ from pokerrules.table import (
     decode,
     encode,
     handle,
+    legal_actions,
 )
 from pokerrules.table import commands as c
 from pokerrules.table.events import (
@@ -38,8 +40,8 @@ from pokerrules.table.events import (
 TIMERS = TimerConfig(decision_ms=1_000, time_bank_ms=0, reconnect_window_ms=5_000)
 
 
-def tournament(seats: int = 6) -> TableConfig:
-    return TableConfig(Mode.HOLDEM, 50, 100, 0, 0, seats=seats, timers=TIMERS, policy=TOURNAMENT)
+def tournament(seats: int = 6, mode: Mode = Mode.HOLDEM) -> TableConfig:
+    return TableConfig(mode, 50, 100, 0, 0, seats=seats, timers=TIMERS, policy=TOURNAMENT)
 
 
 def deck(seed: int) -> list[int]:
@@ -77,9 +79,17 @@ commands = st.one_of(
     st.builds(c.Leave, names, names),
     st.builds(c.Invite, names, st.lists(names, max_size=4).map(tuple)),
     st.builds(c.Act, names, actions),
+    st.builds(
+        c.UsePower,
+        names,
+        st.sampled_from(list(Power)),
+        st.none() | st.integers(1, 10),
+        st.none() | st.integers(0, 51),
+    ),
+    st.builds(c.RespondToAnchor, names, st.booleans()),
     st.builds(c.Disconnect, names),
     st.builds(c.Reconnect, names),
-    st.builds(c.StartHand, names, st.integers(0, 60)),
+    st.builds(c.StartHand, names, st.integers(0, 60), st.none() | st.integers(0, 2)),
     st.just(c.ApplyDue()),
     st.just(c.VoidHand()),
     st.builds(c.SeatPlayer, names, st.integers(1, 10), st.integers(0, 10**9), st.booleans()),
@@ -316,9 +326,9 @@ class TournamentTable(RuleBasedStateMachine):
         self.now = 0
         self.rng = random.Random(0)
 
-    @initialize(seats=st.integers(2, 10), seed=st.integers(0, 99))
-    def table(self, seats: int, seed: int) -> None:
-        self.state = TableState.create(tournament(seats))
+    @initialize(seats=st.integers(2, 10), seed=st.integers(0, 99), naiko=st.booleans())
+    def table(self, seats: int, seed: int, naiko: bool) -> None:
+        self.state = TableState.create(tournament(seats, Mode.NAIKO if naiko else Mode.HOLDEM))
         self.rng = random.Random(seed)
 
     def run(self, command: c.Command, cards: list[int] | None = None) -> None:
@@ -355,12 +365,22 @@ class TournamentTable(RuleBasedStateMachine):
     @rule()
     def deal(self) -> None:
         cards = deck(self.rng.randrange(10**6))
-        self.run(c.StartHand("s", len(cards)), cards)
+        carrusel = self.rng.randrange(3) if self.state.naiko is not None else None
+        self.run(c.StartHand("s", len(cards), carrusel), cards)
+
+    @rule(power=st.sampled_from(list(Power)), aim=st.integers(1, 10))
+    def use_power(self, power: Power, aim: int) -> None:
+        """Naiko tournament tables: the player to act tries a power (refused ones change nothing)."""
+        hand = self.state.hand
+        if hand is None or hand.seat_to_act is None:
+            return
+        card = hand.hole_cards(hand.seat_to_act)[0] if power is Power.TUKAR_LENGAN_BAJU else None
+        target = aim if power is Power.JANGKAR_PENDEK else None
+        self.run(c.UsePower(self.state.seats[hand.seat_to_act].player, power, target, card))
 
     @rule(kind=st.sampled_from(list(ActionKind)), fraction=st.floats(0, 1))
     def act(self, kind: ActionKind, fraction: float) -> None:
-        hand = self.state.hand
-        if hand is None or (legal := hand.legal_actions()) is None:
+        if (legal := legal_actions(self.state)) is None:
             return
         amount = legal.min_to + int((legal.max_to - legal.min_to) * fraction) if legal.max_to else 0
         self.run(c.Act(self.state.seats[legal.seat].player, Action(kind, amount)))
@@ -385,6 +405,9 @@ class TournamentTable(RuleBasedStateMachine):
         assert all(seat.stack >= 0 for seat in s.seats.values())
         if s.hand is not None:
             assert min(s.hand.stacks) >= 0
+        if s.naiko is not None:  # NK-5.1, NK-5.3: 0..3, held by the seated players only
+            assert set(s.naiko.destellos) == set(s.seats)
+            assert all(0 <= n <= 3 for n in s.naiko.destellos.values())
 
 
 TestTournamentTable = TournamentTable.TestCase

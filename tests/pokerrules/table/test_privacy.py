@@ -6,10 +6,11 @@ from __future__ import annotations
 import random
 
 from pokerrules.bots import BotProfile, bot_move
-from pokerrules.multiplayer import Variant
+from pokerrules.multiplayer import Action, Variant
 from pokerrules.multiplayer.events import CardsShown, Event, HoleCardsDealt, visible_to
 from pokerrules.multiplayer.ranking import ranker_for
-from pokerrules.table import Mode, TableConfig, TableState, act, sit, start_next_hand, table_view
+from pokerrules.table import Mode, TableConfig, TableState, act, handle, sit, start_next_hand, table_view
+from pokerrules.table import commands as c
 
 BOT = BotProfile(pacing=False, samples=4, iterations=4)
 
@@ -61,3 +62,19 @@ def test_mp_1_2_viewers_receive_only_their_own_hole_cards_until_the_showdown() -
                     board = set(state.last_hand.board) if state.last_hand else set()  # type: ignore[union-attr]
                     assert cards <= board and not (cards & undealt - board)
     assert showdowns >= 3
+
+
+def test_a_seats_new_occupant_never_sees_the_last_hands_cards_of_the_previous_one() -> None:
+    """MP-1.2: between hands the view shows the last hand; a player who sat down after it is not the
+    player who held that seat's cards (nor, at a Naiko table, its peeks)."""
+    state = TableState.create(TableConfig(Mode.HOLDEM, 5, 10, 200, 1_000))
+    for number, player in ((1, "ana"), (2, "bob")):
+        state = handle(state, c.Sit(player, number, 500), 0).state
+    state = handle(state, c.StartHand("shoe", 52), 0, deck=list(range(52))).state
+    state = handle(state, c.Act("ana", Action.fold()), 0).state
+    ana_view = table_view(state, "ana").hand
+    assert ana_view is not None and ana_view.seats[0].hole_cards is not None  # her own, after the hand
+    state = handle(state, c.Leave("ana"), 0).state
+    state = handle(state, c.Sit("carl", 1, 500), 0).state
+    carl_view = table_view(state, "carl").hand
+    assert carl_view is not None and all(s.hole_cards is None for s in carl_view.seats)

@@ -1,15 +1,18 @@
 """Several tables in virtual time: bots (with their think time) and scripted players play hundreds of hands
 through the pure table core; a player disconnects mid-hand and reconnects, others time out, busted players
-re-buy. Chips are conserved at every step and every decision comes from the owner of the seat."""
+re-buy. Chips are conserved at every step and every decision comes from the owner of the seat. At the
+Naiko table bots also use powers and answer the windows aimed at them (NK-7.6), and every balance of
+Destellos stays within 0..3 (NK-5.1)."""
 
 from __future__ import annotations
 
 import random
 
-from pokerrules.bots import BotProfile, bot_move
+from pokerrules.bots import BotProfile, bot_move, bot_power_move
 from pokerrules.multiplayer import Variant
 from pokerrules.multiplayer.bots import random_legal_action
 from pokerrules.multiplayer.ranking import ranker_for
+from pokerrules.naiko.events import PowerUsed
 from pokerrules.table import (
     Mode,
     TableConfig,
@@ -17,6 +20,8 @@ from pokerrules.table import (
     act,
     apply_due,
     disconnect,
+    handle,
+    legal_actions,
     next_wakeup,
     reconnect,
     sit,
@@ -37,18 +42,26 @@ def run_table(mode: Mode, seed: int, hands: int) -> dict[str, int]:
     for k, player in enumerate(["ana", "ben", "bot-1", "bot-2", "bot-3", "bot-4"], start=1):
         state = sit(state, player, k, 1_000, is_bot=player.startswith("bot")).state
     now = 0
-    stats = {"timeouts": 0, "reconnects": 0, "expired": 0, "hands": 0}
+    stats = {"timeouts": 0, "reconnects": 0, "expired": 0, "hands": 0, "powers": 0}
     for number in range(hands):
         for seat in list(state.seats.values()):  # busted players re-buy between hands
             if seat.stack == 0:
                 state = top_up(state, seat.player, 1_000).state
         deck = list(range(52))
         rng.shuffle(deck)
-        state = start_next_hand(state, deck, rank, now).state
+        carrusel = rng.randrange(3) if mode is Mode.NAIKO else None
+        state = start_next_hand(state, deck, rank, now, carrusel).state
         stats["hands"] += 1
         drop_at = rng.randrange(4) if number % 10 == 3 else None  # ana drops mid-hand now and then
         steps = 0
         while state.hand is not None:
+            while (power := bot_power_move(state, now)) is not None:  # Naiko: answers and powers first
+                t = handle(state, power, now)
+                stats["powers"] += sum(isinstance(ev, PowerUsed) for ev in t.events)
+                state = t.state
+            if state.naiko is not None:
+                assert all(0 <= n <= 3 for n in state.naiko.destellos.values())
+                assert set(state.naiko.destellos) == set(state.seats)
             hand = state.hand
             seat = hand.seat_to_act
             assert seat is not None
@@ -69,7 +82,7 @@ def run_table(mode: Mode, seed: int, hands: int) -> dict[str, int]:
                     state = t.state
             elif player in humans:
                 now += rng.randrange(200, 3_000)
-                legal = hand.legal_actions()
+                legal = legal_actions(state)  # at a Naiko table: capped inside an anchor's window
                 assert legal is not None
                 state = act(state, player, random_legal_action(legal, rng), now).state
             else:
@@ -100,9 +113,10 @@ def run_table(mode: Mode, seed: int, hands: int) -> dict[str, int]:
 
 
 def test_bots_and_players_play_hundreds_of_hands_across_tables_in_virtual_time() -> None:
-    totals = {"timeouts": 0, "reconnects": 0, "expired": 0, "hands": 0}
+    totals = {"timeouts": 0, "reconnects": 0, "expired": 0, "hands": 0, "powers": 0}
     for mode, seed in ((Mode.HOLDEM, 1), (Mode.OMAHA, 2), (Mode.NAIKO, 3)):
         for key, value in run_table(mode, seed, 120).items():
             totals[key] += value
     assert totals["hands"] == 360
     assert totals["timeouts"] >= 5 and totals["reconnects"] >= 5 and totals["expired"] >= 1
+    assert totals["powers"] >= 50

@@ -1,19 +1,28 @@
 """Hypothesis state machine over a cash table: random legal and illegal commands from random players,
 with time passing. Invariants: chips are conserved (stacks + chips in the hand + chips returned == chips
 bought in), no stack is negative, a refused command changes nothing, the engine's legal-action view is
-consistent (min <= max, a call never exceeds the stack)."""
+consistent (min <= max, a call never exceeds the stack). At Naiko tables players and bots also use
+powers and answer windows (every power, legal or not, from anyone): every balance of Destellos stays in
+0..3 and belongs to a seated player (NK-5.1, NK-5.3), the round's normal activations never exceed 3
+(NK-5.8), each power is used at most once per player per hand (NK-5.6), no card is in two places, and a
+refused power changes nothing (NK-5.10)."""
 
 from __future__ import annotations
 
 import random
+from collections import Counter
+from dataclasses import replace
 
 from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
-from pokerrules.bots import BotProfile, decide
+from pokerrules.bots import BotProfile, bot_power_move, decide
 from pokerrules.multiplayer import Action, ActionKind, IllegalAction, Variant
+from pokerrules.multiplayer.events import HandStarted
 from pokerrules.multiplayer.ranking import ranker_for
 from pokerrules.multiplayer.views import view_for
+from pokerrules.naiko import ACTIVATIONS_PER_ROUND, MAX_DESTELLOS, Power
+from pokerrules.naiko.events import PowerUsed
 from pokerrules.table import (
     Mode,
     TableConfig,
@@ -24,13 +33,17 @@ from pokerrules.table import (
     act,
     apply_due,
     disconnect,
+    handle,
     leave,
+    legal_actions,
     reconnect,
+    respond_to_anchor,
     sit,
     sit_in,
     sit_out,
     start_next_hand,
     top_up,
+    use_power,
 )
 
 RANK = {
@@ -51,6 +64,7 @@ def snapshot(state: TableState) -> tuple[object, ...]:
         state.chips_bought_in,
         state.chips_returned,
         None if hand is None else (hand.version, tuple(hand.stacks), tuple(hand.contrib)),
+        state.naiko,
     )
 
 
@@ -61,6 +75,7 @@ class TableMachine(RuleBasedStateMachine):
         self.state = TableState.create(TableConfig(self.mode, 5, 10, 200, 1_000))
         self.now = 0
         self.rng = random.Random(0)
+        self.used: Counter[tuple[int, Power]] = Counter()
 
     @initialize(mode=st.sampled_from(list(Mode)), seats=st.integers(2, 10), seed=st.integers(0, 99))
     def table(self, mode: Mode, seats: int, seed: int) -> None:
@@ -78,6 +93,12 @@ class TableMachine(RuleBasedStateMachine):
             return
         if self.state.hand is not None and t.state.hand is None:
             event("a hand was played to its end")
+        for ev in t.events:
+            if isinstance(ev, HandStarted):
+                self.used.clear()
+            elif isinstance(ev, PowerUsed):  # NK-5.6: each power once per player per hand
+                self.used[(ev.seat, ev.power)] += 1
+                assert self.used[(ev.seat, ev.power)] == 1
         self.state = t.state
 
     @rule(player=players, seat=st.integers(0, 7), amount=amounts)
@@ -104,11 +125,43 @@ class TableMachine(RuleBasedStateMachine):
     def connection(self, player: str, back: bool) -> None:
         self.run(reconnect if back else disconnect, self.state, player, self.now)
 
-    @rule(seed=st.integers(0, 10_000))
-    def start(self, seed: int) -> None:
+    @rule(seed=st.integers(0, 10_000), draw=st.integers(0, 2))
+    def start(self, seed: int, draw: int) -> None:
         deck = list(range(52))
         random.Random(seed).shuffle(deck)
-        self.run(start_next_hand, self.state, deck, RANK[self.mode], self.now)
+        carrusel = draw if self.mode is Mode.NAIKO else None
+        self.run(start_next_hand, self.state, deck, RANK[self.mode], self.now, carrusel)
+
+    @rule(
+        player=players,
+        power=st.sampled_from(list(Power)),
+        aim=st.none() | st.integers(0, 10),
+        own_card=st.booleans(),
+        card=st.integers(0, 52),
+        late=st.integers(0, 2_000),
+    )
+    def power(self, player: str, power: Power, aim: int | None, own_card: bool, card: int, late: int) -> None:
+        """Any power from anyone: the player to act most of the time, with a card of their own for a
+        swap; refused ones change nothing (NK-5.10)."""
+        hand = self.state.hand
+        if hand is not None and hand.seat_to_act is not None and self.rng.random() < 0.7:
+            player = self.state.seats[hand.seat_to_act].player
+        chosen: int | None = card if card < 52 else None
+        number = self.state.find_seat(player)
+        if hand is not None and number in hand.seats and own_card and power is Power.TUKAR_LENGAN_BAJU:
+            chosen = self.rng.choice(hand.hole_cards(number))
+        before = sum(self.used.values())
+        self.run(use_power, self.state, player, power, aim, chosen, self.now + late)
+        if sum(self.used.values()) > before:
+            event(f"power used: {power.value}")
+
+    @rule(player=players, shield=st.booleans(), late=st.integers(0, 10_000))
+    def respond(self, player: str, shield: bool, late: int) -> None:
+        naiko = self.state.naiko
+        if naiko is not None and naiko.hand is not None and naiko.hand.windows and self.rng.random() < 0.8:
+            target = naiko.hand.windows[0].target
+            player = self.state.seats[target].player if target in self.state.seats else player
+        self.run(respond_to_anchor, self.state, player, shield, self.now + late)
 
     @rule(steps=st.integers(1, 8), legal_only=st.booleans())
     def play(self, steps: int, legal_only: bool) -> None:
@@ -116,7 +169,7 @@ class TableMachine(RuleBasedStateMachine):
             hand = self.state.hand
             if hand is None:
                 return
-            legal = hand.legal_actions()
+            legal = legal_actions(self.state)  # at a Naiko table: capped inside an anchor's window
             assert legal is not None
             seat = legal.seat
             if legal_only:
@@ -139,12 +192,15 @@ class TableMachine(RuleBasedStateMachine):
     def bots_play(self, steps: int, seed: int) -> None:
         """The bot strategy on the actor's own view: always legal (NK-7.6), through the table's `act`."""
         for step in range(steps):
+            while (power := bot_power_move(self.state, self.now)) is not None:  # Naiko: powers first
+                self.state = handle(self.state, power, self.now).state
             hand = self.state.hand
             if hand is None:
                 return
             seat = hand.seat_to_act
             assert seat is not None
-            action = decide(view_for(hand, seat), seed + step, BOT).action
+            view = replace(view_for(hand, seat), legal=legal_actions(self.state))
+            action = decide(view, seed + step, BOT).action
             self.state = act(self.state, self.state.seats[seat].player, action, self.now).state
 
     @rule(ms=st.integers(0, 8_000))
@@ -165,6 +221,21 @@ class TableMachine(RuleBasedStateMachine):
                 assert legal.call_amount <= legal.stack
                 assert legal.min_to <= legal.max_to
                 assert legal.can_check == (legal.call_amount == 0)
+
+    @invariant()
+    def destellos_and_powers(self) -> None:
+        naiko = self.state.naiko
+        if naiko is None:
+            assert self.mode is not Mode.NAIKO
+            return
+        assert set(naiko.destellos) == set(self.state.seats)
+        assert all(0 <= n <= MAX_DESTELLOS for n in naiko.destellos.values())
+        hand, nh = self.state.hand, naiko.hand
+        if hand is not None and nh is not None:
+            assert nh.activations_in(hand.street) <= ACTIVATIONS_PER_ROUND
+            assert all(w.target in hand.seats and w.declarer in hand.seats for w in nh.windows)
+            cards = [c for seat in hand.seats for c in hand.hole_cards(seat)] + list(hand.board)
+            assert len(cards) == len(set(cards))  # no card in two places (NK-1.2)
 
     @invariant()
     def seats_and_hand_agree(self) -> None:

@@ -1,6 +1,6 @@
 """Pot-Limit Omaha and Naiko tables over gRPC: four hole cards and the pot-size maximum (NK-3.7, NK-EX-1)
-in PLO, PHH variant PO; a Naiko table (No-Limit Hold'em until the powers exist, NK-A1) deals and plays
-with bots."""
+in PLO, PHH variant PO; a Naiko table (No-Limit Hold'em with powers, NK-A1) deals and plays with bots,
+who use their powers (NK-7.6); `felt up`'s default tables include a public Naiko table with bots."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import pytest
 from poker.table.v1 import table_service_pb2 as pb
 from servicekit.auth import Role
 
-from tests.table.poker.conftest import Stack, heads_up, reason, rid, wait_until
+from services.table.poker.tables import default_tables
+from tests.table.poker.conftest import Stack, Watcher, heads_up, reason, rid, wait_until
 
 
 def test_plo_deals_four_cards_and_caps_raises_at_the_pot_nk_3_7(stack: Stack) -> None:
@@ -53,7 +54,19 @@ def test_a_naiko_table_plays_with_bots(stack: Stack) -> None:
         pb.CreateTableRequest(request_id=rid(), settings=settings)
     )
     table_id = made.table.table_id
-    wait_until(lambda: stack.view("eve", table_id).hand_number >= 3, timeout=30)
-    view = stack.view("eve", table_id)
-    assert view.table.settings.game == pb.GAME_NAIKO
-    assert all(s.is_bot for s in view.table.seats)
+    rail = Watcher(stack.tables("eve"), table_id)
+    try:
+        wait_until(lambda: stack.view("eve", table_id).hand_number >= 3, timeout=30)
+        view = stack.view("eve", table_id)
+        assert view.table.settings.game == pb.GAME_NAIKO
+        assert all(s.is_bot for s in view.table.seats)
+        wait_until(lambda: "power_used" in rail.kinds(), timeout=30)  # the bots use powers
+        assert "carrusel_drawn" in rail.kinds() and "destellos_granted" in rail.kinds()
+    finally:
+        rail.close()
+
+
+def test_felt_ups_default_tables_include_a_public_naiko_table_with_bots() -> None:
+    naiko = [t for t in default_tables() if t.settings.game == pb.GAME_NAIKO]
+    assert len(naiko) == 1 and naiko[0].settings.bots_allowed and naiko[0].settings.bot_seats == 5
+    assert not naiko[0].settings.private and naiko[0].settings.shield_window_seconds == 8

@@ -198,6 +198,12 @@ def _every_rpc(stub: pb_grpc.TableServiceStub, table_id: str) -> dict[str, Calla
         "SitOut": lambda: stub.SitOut(pb.SitOutRequest(request_id=rid(), table_id=table_id)),
         "SitIn": lambda: stub.SitIn(pb.SitInRequest(request_id=rid(), table_id=table_id)),
         "Act": lambda: stub.Act(pb.ActRequest(request_id=rid(), table_id=table_id, kind=pb.ACTION_KIND_FOLD)),
+        "UsePower": lambda: stub.UsePower(
+            pb.UsePowerRequest(request_id=rid(), table_id=table_id, power=pb.POWER_LIRIKAN_DIAM_DIAM)
+        ),
+        "RespondToAnchor": lambda: stub.RespondToAnchor(
+            pb.RespondToAnchorRequest(request_id=rid(), table_id=table_id, shield=True)
+        ),
         "GetHandHistory": lambda: stub.GetHandHistory(
             pb.GetHandHistoryRequest(table_id=table_id, hand_number=1)
         ),
