@@ -124,31 +124,44 @@ def test_build_stage_steps_produce_a_working_felt(tmp_path: Path) -> None:
 def _serve_from(prefix: Path, name: str, tmp_path: Path) -> None:
     data = tmp_path / f"data-{name}"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FELT_", "WALLET_", "PYTHONPATH"))}
-    env.update({"FELT_HOST": "127.0.0.1", "FELT_DATA_DIR": str(data), "PYTHONDONTWRITEBYTECODE": "1"})
-    proc = subprocess.Popen(
-        [str(prefix / "bin" / "felt"), "serve", name, "--port", "0", "--metrics-port", "0"],
-        env=env,
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    env.update(
+        {
+            "FELT_HOST": "127.0.0.1",
+            "FELT_DATA_DIR": str(data),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "FELT_SHUTDOWN_GRACE_SECONDS": "2",
+        }
     )
+    # The output goes to a file, never to a pipe nobody reads: a full pipe would block the service's
+    # logging, and with it its drain (CI once saw the wallet miss its 30 s exit that way, at load 10).
+    log_path = tmp_path / f"serve-{name}.log"
+    with log_path.open("w") as log:
+        proc = subprocess.Popen(
+            [str(prefix / "bin" / "felt"), "serve", name, "--port", "0", "--metrics-port", "0"],
+            env=env,
+            cwd=tmp_path,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
     try:
-        assert proc.stderr is not None
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120
         port = None
         while port is None and time.monotonic() < deadline:
-            line = proc.stderr.readline()
-            if not line and proc.poll() is not None:
-                pytest.fail(f"felt serve {name} exited {proc.returncode}")
-            if " listening on " in line:
-                port = int(line.split(" listening on ")[1].split()[0].rsplit(":", 1)[1])
-        assert port is not None
+            for line in log_path.read_text().splitlines():
+                if " listening on " in line:
+                    port = int(line.split(" listening on ")[1].split()[0].rsplit(":", 1)[1])
+                    break
+            if port is None:
+                if proc.poll() is not None:
+                    pytest.fail(f"felt serve {name} exited {proc.returncode}: {log_path.read_text()[-2000:]}")
+                time.sleep(0.1)
+        assert port is not None, log_path.read_text()[-2000:]
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
-            reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=10)
+            reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=30)
         assert reply.status == health_pb2.HealthCheckResponse.SERVING
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == 0
+        assert proc.wait(timeout=90) == 0, log_path.read_text()[-2000:]
     finally:
         if proc.poll() is None:
             proc.kill()
