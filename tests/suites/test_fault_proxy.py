@@ -13,7 +13,8 @@ Then the proxies heal, everyone leaves, and once the deferred work is done:
 
 - the ledger's invariants hold and its kinds sum to zero; no hold is left pending;
 - the players-only table's escrow is empty and its players hold exactly the chips they were given (a
-  payout made twice would show as more, a lost one as less);
+  payout made twice would show as more, a lost one as less), each one's balance moved by exactly the
+  nets of the hands their history shows (voided hands: none), each hand once;
 - the bot table's escrow equals the chips on it;
 - each casino player's balance is what they were given plus the net of every round the table reports
   for them, every such round SETTLED or VOIDED, and no round paid a seat twice;
@@ -119,7 +120,7 @@ def poker_player(stack: Stack, name: str, stop: threading.Event, seen: Seen, rng
     tables = tpb_grpc.TableServiceStub(stack.channel("table", stack.token(name)))
     joins = 0
     seated = False
-    leave_at = time.monotonic() + rng.uniform(3, 8)
+    leave_at = time.monotonic() + rng.uniform(6, 14)
     join_id = f"{name}-join-{joins}"
     while not stop.is_set():
         if not seated:
@@ -132,7 +133,7 @@ def poker_player(stack: Stack, name: str, stop: threading.Event, seen: Seen, rng
                 continue
             seated, joins = True, joins + 1
             join_id = f"{name}-join-{joins}"
-            leave_at = time.monotonic() + rng.uniform(3, 8)
+            leave_at = time.monotonic() + rng.uniform(6, 14)
             continue
         view = seen.call("GetTableView", tables.GetTableView, tpb.GetTableViewRequest(table_id=PEOPLE))  # fmt: skip
         if isinstance(view, grpc.RpcError):
@@ -280,6 +281,22 @@ def test_no_duplicate_settlement_and_no_lost_payout_through_faults(
     assert all(a is not None and a.pending == 0 for a in held.values()), held
     total = sum(a.balance for a in held.values() if a is not None)
     assert total == FUNDS * len(POKER_PLAYERS), {n: a.balance for n, a in held.items() if a is not None}
+    # Each one's wallet moved by exactly the nets of the hands they played there (a voided hand: none),
+    # each hand in their history once.
+    for name, acct in held.items():
+        own = tpb_grpc.TableServiceStub(stack.channel("table", stack.token(name)))
+        hands_of: list[tpb.HandSummary] = []
+        token = ""
+        while True:
+            page = own.ListHandHistories(tpb.ListHandHistoriesRequest(table_id=PEOPLE, page_token=token))
+            hands_of.extend(page.hands)
+            token = page.next_page_token
+            if not token:
+                break
+        numbers = [h.hand_number for h in hands_of]
+        assert len(numbers) == len(set(numbers)), (name, numbers)
+        nets = sum(h.net for h in hands_of if not h.voided)
+        assert acct is not None and acct.balance == FUNDS + nets, (name, acct.balance if acct else None, nets)
 
     # The bot table plays on: its escrow equals the chips on it (stacks and chips in the hand).
     def bots_balanced() -> bool:
