@@ -43,6 +43,7 @@ from poker.wallet.v1 import wallet_service_pb2 as wpb
 from servicekit import auth
 from servicekit.errors import details_of
 
+from tests.suites.roles import ROLES
 from tests.suites.stack import Rpc
 from tests.suites.world import ALICE, CASINO_TABLE, World
 
@@ -203,14 +204,57 @@ def tame(message: Message) -> None:
         message.bot_seats = 0  # type: ignore[attr-defined]
 
 
-def bodies(rpc: Rpc, known: list[str]) -> st.SearchStrategy[bytes]:
-    def encode(values: dict[str, Any]) -> bytes:
-        message = rpc.request()
+# Real requests beyond the role table's, for the fuzz to bend one or two fields of.
+EXTRA_TEMPLATES: dict[str, list[Callable[[dict[str, Any]], dict[str, Any]]]] = {
+    "poker.table.v1.TableService/CreateTable": [
+        lambda w: {
+            "request_id": "f-create",
+            "settings": {
+                "game": "GAME_NO_LIMIT_HOLDEM",
+                "name": "f",
+                "small_blind": 5,
+                "big_blind": 10,
+                "min_buy_in": 200,
+                "max_buy_in": 1000,
+                "seats": 6,
+                "private": True,
+            },
+        },
+    ],
+    "poker.table.v1.TableService/JoinTable": [
+        lambda w: {"request_id": "f-join", "table_id": w["private"], "buy_in": 500, "invite_code": w["code"]}
+    ],
+    "poker.table.v1.TableService/GetHandHistory": [lambda w: {"table_id": w["public"], "hand_number": 1}],
+    "poker.table.v1.TableService/ListHandHistories": [lambda w: {"table_id": w["public"], "page_size": 5}],
+    "poker.dealer.v1.DealerService/CreateShoe": [lambda w: {"request_id": "f-shoe", "decks": 1}],
+    "poker.table.v1.CasinoService/GetGameHistory": [lambda w: {"table_id": w["casino"], "limit": 5}],
+}
+
+
+def templates(rpc: Rpc, fields: dict[str, Any]) -> list[dict[str, Any]]:
+    rule = ROLES.get(rpc.name)
+    builders = [b for b in (rule.example, rule.owned) if b is not None] if rule is not None else []
+    return [build(fields) for build in [*builders, *EXTRA_TEMPLATES.get(rpc.name, [])]]
+
+
+def bodies(rpc: Rpc, known: list[str], fields: dict[str, Any]) -> st.SearchStrategy[bytes]:
+    def encode(values: dict[str, Any], template: dict[str, Any] | None = None) -> bytes:
+        message = rpc.request(template)
         fill(message, values)
         tame(message)
         return message.SerializeToString()
 
-    valid = st.builds(encode, message_fields(rpc.method.input_type, known))
+    random_fields = message_fields(rpc.method.input_type, known)
+    valid = st.builds(encode, random_fields)
+    found = templates(rpc, fields)
+    if found:  # a real request with one or two of its fields bent: past the first checks, deeper in
+        bent = st.builds(
+            lambda values, keep, template: encode(dict(list(values.items())[:keep]), template),
+            random_fields,
+            st.integers(1, 2),
+            st.sampled_from(found),
+        )
+        valid = st.one_of(valid, bent, bent)
 
     def mangle(body: bytes, cut: int, flips: list[tuple[int, int]]) -> bytes:
         data = bytearray(body[: max(1, len(body) - cut)] if body else b"\x0a")
@@ -328,7 +372,7 @@ def test_fuzz_every_rpc(platform: World, rpcs: list[Rpc], capsys: pytest.Capture
             suppress_health_check=list(HealthCheck),
         )(
             seed(SEED)(
-                given(body=bodies(rpc, known), who=st.sampled_from(sorted(tokens)))(
+                given(body=bodies(rpc, known, platform.fields()), who=st.sampled_from(sorted(tokens)))(
                     make_case(rpc, channel, found)
                 )
             )
