@@ -60,6 +60,8 @@ NEVER = {
 }
 MAX_ERROR_TEXT = 2048  # an error's message and details: never the megabyte that was sent
 MAX_DEPTH = 3
+HOUR_MS = 3_600_000
+SETTLE_SECONDS = 3.0  # what an accepted call sets going (a leaver's payout) is done by then
 
 F = FieldDescriptor
 _INT_RANGES = {
@@ -191,14 +193,17 @@ def fill(message: Message, values: dict[str, Any]) -> None:
 
 
 def tame(message: Message) -> None:
-    """The fuzz never asks for bots: a bot table plays on its own, and the ledger would move between a
-    refused call and the look after it (bots play through the fault-proxy suite instead)."""
+    """Nothing the fuzz creates moves on its own later, between a refused call and the look after it:
+    no bots (a bot table plays on; bots play in the fault-proxy suite instead), no hold that expires
+    within the run."""
     for field, value in message.ListFields():
         if field.type == F.TYPE_MESSAGE:
             items = value if field.is_repeated else [value]
             for item in items:
                 if isinstance(item, Message):
                     tame(item)
+    if message.DESCRIPTOR.full_name == "poker.wallet.v1.HoldRequest" and 0 < message.ttl_ms < HOUR_MS:  # type: ignore[attr-defined]
+        message.ttl_ms = HOUR_MS  # type: ignore[attr-defined] # a hold that expired mid-run would move the ledger
     if message.DESCRIPTOR.full_name == "poker.table.v1.TableSettings":
         message.bots_allowed = False  # type: ignore[attr-defined]
         message.bot_seats = 0  # type: ignore[attr-defined]
@@ -282,6 +287,19 @@ class Watch:
         self.dealer = dpb_grpc.DealerServiceStub(stack.channel("dealer", stack.token(ALICE)))
         self.shoe = world.shoe_id
 
+    def settled(self) -> Any:
+        """The state once what an accepted call set going has run (a leaver's payout is paid a moment
+        after LeaveTable answers): two looks 50 ms apart agree."""
+        deadline = time.monotonic() + SETTLE_SECONDS
+        seen = self.look()
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            now = self.look()
+            if now == seen:
+                return now
+            seen = now
+        return seen
+
     def look(self) -> Any:
         summary = self.wallet.GetLedgerSummary(wpb.GetLedgerSummaryRequest())
         tables = self.tables.ListTables(tpb.ListTablesRequest(page_size=100)).tables
@@ -351,7 +369,7 @@ def test_fuzz_every_rpc(platform: World, rpcs: list[Rpc], capsys: pytest.Capture
                 outcomes[(code.name, details_of(error).reason if error is not None else "")] += 1
                 if code is grpc.StatusCode.OK:
                     counts["ok"] += 1
-                    state[0] = watch.look()
+                    state[0] = watch.settled()
                 else:
                     counts["refused"] += 1
                     now = watch.look()
