@@ -39,7 +39,8 @@ from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
 from servicekit import auth, client
 
-ROOT = Path(__file__).resolve().parents[2]
+# The checkout whose services run (FELT_SUITES_ROOT: another worktree, to try the suites on a branch).
+ROOT = Path(os.environ.get("FELT_SUITES_ROOT") or Path(__file__).resolve().parents[2])
 # Served by every process for probes and tools; open by design (servicekit.interceptor._OPEN_PREFIXES).
 INFRASTRUCTURE = ("grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection",
                   "grpc.reflection.v1.ServerReflection")  # fmt: skip
