@@ -191,6 +191,17 @@ class Code:
                         and isinstance(node.value.value, str)
                     ):
                         self.default_reasons.setdefault(name, set()).add(node.value.value)
+        # A class without its own default_reason has its bases'.
+        while True:
+            before = sum(map(len, self.default_reasons.values()))
+            for name in refusers - set(self.default_reasons):
+                for cls in self.classes.get(name, []):
+                    for base in cls.bases:
+                        inherited = self.default_reasons.get(_terminal(base) or "", set())
+                        if inherited:
+                            self.default_reasons.setdefault(name, set()).update(inherited)
+            if sum(map(len, self.default_reasons.values())) == before:
+                break
 
     def raised_in(self, node: ast.AST) -> set[str]:
         """The reasons of the refuser calls written in `node` (not those of the functions it calls)."""
