@@ -223,7 +223,7 @@ def platform_for(service: Service, rpc: str) -> set[str]:
         found.add(ANONYMOUS_REFUSED)
     if any(rpc in limit.methods for limit in getattr(server, "RATE_LIMITS", ())):
         found.add(RATE_LIMITED)
-    if method.server_streaming and getattr(server, "MAX_STREAMS", 0):
+    if method.server_streaming and int(getattr(server, "MAX_STREAMS", 0)) > 0:
         found |= STREAMS
     return found
 
@@ -293,6 +293,23 @@ def rpc_reasons(service: Service) -> dict[str, set[str]]:
         found = code.reachable([method], within=set(entries) | SERVICEKIT, besides=others) - platform_scan()
         out[name] = (_resolved(service, found) - set(service.unreachable)) | platform_for(service, name)
     return out
+
+
+# Protos whose service is still being written (issue 12's tournament service, on its own branch): their
+# servicer's reasons join SERVICES with it.
+NOT_YET = ("poker/tournament/",)
+
+
+def test_every_service_of_the_protos_is_checked() -> None:
+    declared = {
+        (str(path.relative_to(ROOT / "protos")), name)
+        for path in sorted((ROOT / "protos/poker").glob("*/v1/*.proto"))
+        for name in re.findall(r"^service (\w+) \{", path.read_text(encoding="utf-8"), re.MULTILINE)
+    }
+    checked = {(s.descriptor.file.name, s.name) for s in SERVICES}
+    unchecked = {d for d in declared - checked if not d[0].startswith(NOT_YET)}
+    assert not unchecked, f"services whose reasons nobody checks: add them to SERVICES: {sorted(unchecked)}"
+    assert checked <= declared
 
 
 def unlisted(service: Service, proto: Path) -> set[str]:
