@@ -1,0 +1,26 @@
+"""One platform, as real processes, for the auth matrix and the fuzz (the fault proxy starts its own)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.suites.stack import Rpc, Stack, reflect
+from tests.suites.world import QUIET_ENV, World, build_world
+
+
+@pytest.fixture(scope="session")
+def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    stack = Stack(tmp_path_factory.mktemp("suites"), env=QUIET_ENV).start()
+    try:
+        yield build_world(stack)
+    finally:
+        stack.stop()
+
+
+@pytest.fixture(scope="session")
+def rpcs(platform: World) -> list[Rpc]:
+    found = list(reflect(platform.stack))
+    assert len(found) > 40, [r.name for r in found]
+    return found
