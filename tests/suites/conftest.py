@@ -1,4 +1,5 @@
-"""One platform, as real processes, for the auth matrix and the fuzz (the fault proxy starts its own)."""
+"""A platform, as real processes, for each suite module (the auth matrix, the fuzz): what one suite's calls
+change never meets the other's. The fault proxy starts its own, behind its proxies."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from tests.suites.stack import Rpc, Stack, reflect
 from tests.suites.world import QUIET_ENV, World, build_world
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     stack = Stack(tmp_path_factory.mktemp("suites"), env=QUIET_ENV).start()
     try:
@@ -19,7 +20,7 @@ def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         stack.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def rpcs(platform: World) -> list[Rpc]:
     found = list(reflect(platform.stack))
     assert len(found) > 40, [r.name for r in found]
