@@ -134,7 +134,8 @@ class Code:
     """The definitions of a set of modules: functions by name, refuser classes, reason constants."""
 
     files: set[Path]
-    functions: dict[str, list[Function]] = field(default_factory=dict)
+    functions: dict[str, list[Function]] = field(default_factory=dict)  # not nested: reached by name
+    every_function: dict[str, list[Function]] = field(default_factory=dict)  # nested ones too
     classes: dict[str, list[ast.ClassDef]] = field(default_factory=dict)
     constants: dict[str, str] = field(default_factory=dict)
     refusers: set[str] = field(default_factory=set)
@@ -143,11 +144,13 @@ class Code:
     def __post_init__(self) -> None:
         for path in self.files:
             tree = parsed(path)
+            for function in _functions_of(path):
+                self.functions.setdefault(function.name, []).append(function)
             for node in ast.walk(tree):
-                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                    self.functions.setdefault(node.name, []).append(node)
-                elif isinstance(node, ast.ClassDef):
+                if isinstance(node, ast.ClassDef):
                     self.classes.setdefault(node.name, []).append(node)
+                elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    self.every_function.setdefault(node.name, []).append(node)
             for node in tree.body:
                 if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
                     value = node.value.value
@@ -169,7 +172,7 @@ class Code:
                     _carries_reason(cls) for cls in classes
                 ):
                     refusers.add(name)
-            for name, functions in self.functions.items():
+            for name, functions in self.every_function.items():  # a nested `bad(...)` refuses too
                 for function in functions:
                     for sub in ast.walk(function):
                         if (
@@ -283,7 +286,7 @@ class Code:
         parameter = match.group(1)
         values: set[str] = set()
         for call in calls:
-            for function in self.functions.get(_terminal(call.func) or "", []):
+            for function in self.every_function.get(_terminal(call.func) or "", []):
                 if reason not in self.raised_in(function):
                     continue
                 names = [a.arg for a in function.args.args]
@@ -297,7 +300,18 @@ class Code:
 
 @cache
 def _functions_of(path: Path) -> tuple[Function, ...]:
-    return tuple(n for n in ast.walk(parsed(path)) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
+    """The module's functions and the methods of its classes; not a function nested in another (it is
+    read with the function that defines it: a call of a nested `run` names that one, not every `run`)."""
+    found: list[Function] = []
+    todo: list[ast.AST] = [parsed(path)]
+    while todo:
+        node = todo.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                found.append(child)
+            elif isinstance(child, ast.ClassDef | ast.If | ast.Try | ast.With):
+                todo.append(child)
+    return tuple(found)
 
 
 def servicer_methods(paths: Iterable[Path], rpcs: Iterable[str]) -> dict[str, Function]:

@@ -10,12 +10,13 @@ must still find it (so the exception goes when the code does).
 Two checks per service:
 - the service: every reason found is listed in the proto, in the service's comment (what any RPC may
   return) or in one of its RPCs' comments;
-- each RPC, where the servicer's code can be followed to it: the reasons raised on the way from the RPC's
-  method through the servicer's files and servicekit (auth, idempotency), and the platform's reasons for
-  it (RATE_LIMITED when a rate limit names the RPC, STREAMS_* for a server stream, TOKEN_MISSING unless
-  the service serves anonymous callers), are in the service's comment or that RPC's comment. Table and
-  casino dispatch their commands through shared code the scan cannot tell apart, so they are checked
-  service-wide only.
+- each RPC: the reasons raised on the way from the RPC's method through the servicer's own file(s) and
+  servicekit (auth, idempotency), and the platform's reasons for it (RATE_LIMITED when a rate limit names
+  the RPC, STREAMS_* for a server stream, TOKEN_MISSING unless the service serves anonymous callers), are
+  in the service's comment or that RPC's comment. (What the cores behind the servicer refuse is checked
+  service-wide: their commands are dispatched by shared code the scan cannot tell apart per RPC. The
+  per-RPC lists of those reasons come from reading the code, and tests/test_contracts_exercised.py calls
+  every RPC to check what it answers.)
 """
 
 from __future__ import annotations
@@ -71,7 +72,10 @@ class Service:
     unreachable: dict[str, str] = field(default_factory=dict)
     # Reasons made by an f-string the scan cannot resolve (`f"{self._label}_UNAVAILABLE"`): their values.
     templates: dict[str, set[str]] = field(default_factory=dict)
-    per_rpc: bool = True
+    # The servicer's own files, for the per-RPC check (default: the entries).
+    servicer: tuple[str, ...] = ()
+    # Per RPC, what the per-RPC trace finds but that RPC cannot meet (the trace does not follow branches).
+    rpc_unreachable: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -169,7 +173,7 @@ SERVICES = [
             "DEALER_REFUSED_CREDENTIALS": "only the table's clock and its recovery call the dealer",
         },
         templates=DEPENDENCIES_DOWN,
-        per_rpc=False,
+        servicer=("services/table/poker/servicer.py",),
     ),
     Service(
         casino_service_pb2.DESCRIPTOR.services_by_name["CasinoService"],
@@ -187,7 +191,10 @@ SERVICES = [
             "ROUND_FINISHED": "the service deals and settles rounds itself",
         },
         templates=DEPENDENCIES_DOWN,
-        per_rpc=False,
+        servicer=("services/table/casino/servicer.py",),
+        rpc_unreachable={
+            "GetGameHistory": {"TABLE_ID_REQUIRED": "the table_id is optional, checked only when given"}
+        },
     ),
     Service(
         identity_service_pb2.DESCRIPTOR.services_by_name["IdentityService"],
@@ -223,7 +230,7 @@ def platform_for(service: Service, rpc: str) -> set[str]:
         found.add(ANONYMOUS_REFUSED)
     if any(rpc in limit.methods for limit in getattr(server, "RATE_LIMITS", ())):
         found.add(RATE_LIMITED)
-    if method.server_streaming and getattr(server, "MAX_STREAMS", 0):
+    if method.server_streaming and int(getattr(server, "MAX_STREAMS", 0)) > 0:
         found |= STREAMS
     return found
 
@@ -283,16 +290,37 @@ def service_reasons(service: Service) -> set[str]:
 def rpc_reasons(service: Service) -> dict[str, set[str]]:
     """Per RPC: the reasons on the way from its servicer method through the servicer's files and
     servicekit, and the platform's for it."""
-    entries = service.files()
-    code = reasons.Code(reasons.import_closure(entries))
-    methods = reasons.servicer_methods(entries, [m.name for m in service.descriptor.methods])
+    own = [ROOT / path for path in service.servicer] or service.files()
+    code = reasons.Code(reasons.import_closure(service.files()))
+    methods = reasons.servicer_methods(own, [m.name for m in service.descriptor.methods])
     assert set(methods) == {m.name for m in service.descriptor.methods}, "a servicer method not found"
     out = {}
     for name, method in methods.items():
         others = [m for other, m in methods.items() if other != name]  # an RPC's method calls no other
-        found = code.reachable([method], within=set(entries) | SERVICEKIT, besides=others) - platform_scan()
-        out[name] = (_resolved(service, found) - set(service.unreachable)) | platform_for(service, name)
+        found = code.reachable([method], within=set(own) | SERVICEKIT, besides=others) - platform_scan()
+        found = _resolved(service, found) - set(service.unreachable)
+        exceptions = service.rpc_unreachable.get(name, {})
+        stale = set(exceptions) - found
+        assert not stale, f"{service.name}.{name}: exceptions the scan no longer finds: {sorted(stale)}"
+        out[name] = (found - set(exceptions)) | platform_for(service, name)
     return out
+
+
+# Protos whose service is still being written (issue 12's tournament service, on its own branch): their
+# servicer's reasons join SERVICES with it.
+NOT_YET = ("poker/tournament/",)
+
+
+def test_every_service_of_the_protos_is_checked() -> None:
+    declared = {
+        (str(path.relative_to(ROOT / "protos")), name)
+        for path in sorted((ROOT / "protos/poker").glob("*/v1/*.proto"))
+        for name in re.findall(r"^service (\w+) \{", path.read_text(encoding="utf-8"), re.MULTILINE)
+    }
+    checked = {(s.descriptor.file.name, s.name) for s in SERVICES}
+    unchecked = {d for d in declared - checked if not d[0].startswith(NOT_YET)}
+    assert not unchecked, f"services whose reasons nobody checks: add them to SERVICES: {sorted(unchecked)}"
+    assert checked <= declared
 
 
 def unlisted(service: Service, proto: Path) -> set[str]:
@@ -319,7 +347,7 @@ def test_every_reason_a_service_returns_is_listed_in_its_proto(service: Service)
     assert not missing, f"{service.name}: returned but not listed in {service.proto.name}: {sorted(missing)}"
 
 
-@pytest.mark.parametrize("service", [s for s in SERVICES if s.per_rpc], ids=lambda s: s.name)
+@pytest.mark.parametrize("service", SERVICES, ids=lambda s: s.name)
 def test_every_reason_an_rpc_returns_is_listed_for_it(service: Service) -> None:
     missing = unlisted_per_rpc(service, service.proto)
     assert not missing, f"{service.name}: reasons an RPC returns, not listed for it: {missing}"
