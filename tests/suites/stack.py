@@ -12,6 +12,7 @@ client could: the suites never import the generated stubs to find out what exist
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import socket
@@ -43,6 +44,11 @@ ROOT = Path(__file__).resolve().parents[2]
 INFRASTRUCTURE = ("grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection",
                   "grpc.reflection.v1.ServerReflection")  # fmt: skip
 OPERATOR = "suite-ops"
+
+
+def _die_with_the_suite() -> None:
+    """A service whose test process is killed (a timeout) goes too: SIGTERM when its parent dies."""
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def free_port() -> int:
@@ -81,7 +87,8 @@ class Stack:
 
     def start(self) -> Stack:
         self.names = [entry.name for entry in registry.available()]
-        self.addresses = {name: f"127.0.0.1:{free_port()}" for name in self.names}
+        # Addresses given beforehand are kept (a test puts a proxy in front of one it knows).
+        self.addresses = {name: self.addresses.get(name) or f"127.0.0.1:{free_port()}" for name in self.names}
         where = {f"FELT_{name.upper()}_ADDRESS": address for name, address in self.addresses.items()}
         for name in self.names:  # in port order: each one's dependencies are up before it
             env = {
@@ -97,7 +104,12 @@ class Stack:
                     "--metrics-port", str(free_port()), "--data-dir", str(self.data_dir)]  # fmt: skip
             with self.log(name).open("wb") as out:
                 self.procs[name] = subprocess.Popen(
-                    argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT
+                    argv,
+                    cwd=ROOT,
+                    env=env,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    preexec_fn=_die_with_the_suite,
                 )
             if not wait_serving(self.addresses[name], 60, self.procs[name]):
                 self.stop()
