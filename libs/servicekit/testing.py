@@ -145,14 +145,19 @@ class Supervised:
 
     def stop(self, timeout: float = 30.0) -> int:
         """SIGTERM (the supervisor drains its workers), SIGKILL after `timeout`; the exit code."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
+        return terminate(self.proc, timeout)
+
+
+def terminate(proc: subprocess.Popen[bytes], timeout: float) -> int:
+    """SIGTERM, SIGKILL after `timeout` seconds; the exit code."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return proc.returncode
 
 
 def free_port() -> int:
@@ -223,13 +228,4 @@ class ServiceProcess:
 
     def stop(self, timeout: float = 30.0) -> int | None:
         """SIGTERM (it drains), SIGKILL after `timeout`; the exit code."""
-        if self.proc is None:
-            return None
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
+        return None if self.proc is None else terminate(self.proc, timeout)
