@@ -452,7 +452,8 @@ class Simulation:
             if self._send(player, "C:LeaveCasinoTable", player.casino.LeaveCasinoTable, request) is not None:
                 player.casino_seat = None
             return
-        if got.round.phase == "BETTING" and not mine.bets:
+        phase = got.round.phase
+        if (phase == "BETTING" and not mine.bets) or phase in ("SETTLED", "VOIDED"):  # a bet opens the next
             bets = [cpb.Bet(kind="ANTE", amount=rng.choice((5, 10, 25)))]
             request = cpb.PlaceBetsRequest(
                 request_id=player.request_id(), table_id=table_id, seat=seat, bets=bets
