@@ -228,26 +228,34 @@ class Rpc:
     ) -> tuple[grpc.StatusCode, grpc.RpcError | None]:
         """Send `body` (raw bytes: any request, or garbage) with `token` (None: none, given as is); the
         code, and the error when it failed. A server stream is read for at most its first message."""
+        code, error, _answer = self.exchange(channel, body, token, timeout)
+        return code, error
+
+    def exchange(
+        self, channel: grpc.Channel, body: bytes, token: str | None = None, timeout: float = 10.0
+    ) -> tuple[grpc.StatusCode, grpc.RpcError | None, bytes]:
+        """`call`, and the answer's bytes (a stream's first message; b"" when it failed)."""
         metadata = (("authorization", f"Bearer {token}"),) if token is not None else None
         identity = lambda b: b  # noqa: E731 - the body is sent as given, the answer kept as bytes
+        answer = b""
         try:
             if self.streaming:
                 stream = channel.unary_stream(
                     self.path, request_serializer=identity, response_deserializer=identity
                 )(body, metadata=metadata, timeout=min(timeout, 1.5))
                 with contextlib.suppress(StopIteration):
-                    next(iter(stream))
+                    answer = next(iter(stream))
                 stream.cancel()
-                return grpc.StatusCode.OK, None
-            channel.unary_unary(self.path, request_serializer=identity, response_deserializer=identity)(
-                body, metadata=metadata, timeout=timeout
-            )
-            return grpc.StatusCode.OK, None
+                return grpc.StatusCode.OK, None, answer
+            answer = channel.unary_unary(
+                self.path, request_serializer=identity, response_deserializer=identity
+            )(body, metadata=metadata, timeout=timeout)
+            return grpc.StatusCode.OK, None, answer
         except grpc.RpcError as failed:
             code = failed.code()  # type: ignore[attr-defined]
             if self.streaming and code is grpc.StatusCode.DEADLINE_EXCEEDED:
-                return grpc.StatusCode.OK, None  # an open stream with nothing to say yet
-            return code, failed
+                return grpc.StatusCode.OK, None, answer  # an open stream with nothing (more) to say yet
+            return code, failed, b""
 
 
 def reflect(stack: Stack) -> Iterator[Rpc]:

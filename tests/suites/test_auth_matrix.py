@@ -11,7 +11,8 @@ itself, and fails it until roles.py classifies it) is called
   ids (a player issuing chips to herself): PERMISSION_DENIED ROLE_NOT_ALLOWED, the role checked before
   the request is read; and of every role inside them: never refused for its role;
 - with player B's token on a request aimed at player A's account, hold, transfer, shoe, seat or private
-  table: refused (PERMISSION_DENIED, NOT_FOUND or FAILED_PRECONDITION);
+  table: refused (PERMISSION_DENIED, NOT_FOUND or FAILED_PRECONDITION), and no answer to B shows A's
+  private table, its invite code, A's account, hold or transfer ids;
 
 and after each RPC's calls the ledger (summary and every account), every poker table's view, every casino
 table and round, and A's shoe are as they were.
@@ -158,6 +159,16 @@ def _calls(
     return calls
 
 
+def _is_bob(token: str | None) -> bool:
+    if token is None:
+        return False
+    try:
+        claims = jwt.decode(token, options={"verify_signature": False})
+    except jwt.InvalidTokenError:
+        return False
+    return bool(claims.get("sub") == BOB and claims.get("role") == "player")
+
+
 def _reason(error: Any) -> str:
     return details_of(error).reason if error is not None else ""
 
@@ -179,6 +190,14 @@ def test_auth_matrix(platform: World, rpcs: list[Rpc], capsys: pytest.CaptureFix
     problems: list[str] = []
     total = 0
     before = platform.snapshot()
+    # What only alice (and the platform) may see: never in an answer to player B.
+    secrets = {
+        "private table": platform.private_table,
+        "invite code": platform.invite_code,
+        "account": platform.alice_account,
+        "hold": platform.hold_id,
+        "transfer": platform.funding_transfer,
+    }
     for rpc in rpcs:
         if rpc.name not in ROLES:
             continue  # test_every_rpc_is_classified says so
@@ -186,8 +205,11 @@ def test_auth_matrix(platform: World, rpcs: list[Rpc], capsys: pytest.CaptureFix
         for what, body, token, check in _calls(platform, rpc):
             total += 1
             channel = channels.setdefault(None, grpc.insecure_channel(platform.stack.addresses[rpc.service]))
-            code, error = rpc.call(channel, body, token)
+            code, error, answer = rpc.exchange(channel, body, token)
             problem = check(code, error)
+            if not problem and answer and _is_bob(token):
+                shown = [name for name, secret in secrets.items() if secret.encode() in answer]
+                problem = f"OK, showing player B alice's {shown}" if shown else ""
             if problem:
                 problems.append(f"{rpc.name} [{what}]: got {problem}")
         for channel in channels.values():
