@@ -10,7 +10,7 @@ from pathlib import Path
 
 from servicekit.logging import configure_logging
 
-from tests.simulation.simulation import InvariantBroken, run_seed
+from tests.simulation.simulation import run_seed
 
 STEPS = 150
 
@@ -34,9 +34,9 @@ def main(argv: list[str] | None = None) -> int:
     for seed in seeds:
         try:
             result = run_seed(seed, args.steps)
-        except InvariantBroken as broken:
+        except Exception as broken:  # an invariant (InvariantBroken), or anything the services raised
             failed += 1
-            print(f"seed {seed}: FAILED {broken}")
+            print(f"seed {seed}: FAILED {type(broken).__name__}: {broken}")
             print(
                 f"  replay: python -m tests.simulation --seed {seed} --steps {args.steps} --log sim-{seed}.log"
             )

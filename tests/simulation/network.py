@@ -124,6 +124,7 @@ class Network:
     calls: int = 0
     repeats_checked: int = 0
     mismatched_repeats: list[str] = field(default_factory=list)
+    internal: list[str] = field(default_factory=list)  # handlers that raised something not a refusal
 
     def serve(self, name: str, add: Callable[[Any], None]) -> None:
         """(Re)start process `name` with the servicers `add(server)` registers."""
@@ -196,6 +197,9 @@ class Network:
             response = handler.unary_unary(request, _Context(caller))
         except Refusal as refused:
             return "error", errors.to_grpc_status(refused, target)
+        except Exception as exc:  # what a real server answers INTERNAL (and logs): a finding of the run
+            self.internal.append(f"{target}{method}: {type(exc).__name__}: {exc}")
+            return "error", errors.internal_status(target)
         finally:
             auth._current.reset(token)
         return "ok", handler.response_serializer(response)

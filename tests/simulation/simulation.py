@@ -298,6 +298,8 @@ class Simulation:
             self.step = step
             self._guarded(self._one_step)
             self._guarded(self.checker.check)
+            if self.network.internal:
+                raise InvariantBroken(f"a handler failed (INTERNAL): {self.network.internal[:3]}")
             if self.network.mismatched_repeats:
                 raise InvariantBroken(f"a repeat got another answer: {self.network.mismatched_repeats}")
         self._drain()
@@ -515,6 +517,6 @@ def run_seed(seed: int, steps: int = 150, root: Path | None = None) -> Result:
         stack.callback(simulation.platform.close)
         try:
             return simulation.run()
-        except InvariantBroken as broken:
+        except Exception as broken:
             broken.log = simulation.log  # type: ignore[attr-defined]
             raise
