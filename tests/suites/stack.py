@@ -47,9 +47,12 @@ INFRASTRUCTURE = ("grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflec
 OPERATOR = "suite-ops"
 
 
+_LIBC = ctypes.CDLL("libc.so.6", use_errno=True)  # loaded here: the forked child only calls into it
+
+
 def _die_with_the_suite() -> None:
     """A service whose test process is killed (a timeout) goes too: SIGTERM when its parent dies."""
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    _LIBC.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def free_port() -> int:
