@@ -51,6 +51,7 @@ _SHOE = lambda w: {"shoe_id": w["shoe"], "count": 1, "request_id": "b-shoe"}  # 
 _SEAT = lambda w: {"table_id": w["casino"], "seat": w["seat"], "request_id": "b-seat"}  # noqa: E731
 _AT = lambda w: {"table_id": w["public"], "request_id": "b-at"}  # noqa: E731 - B is not seated there
 _PRIVATE = lambda w: {"table_id": w["private"]}  # noqa: E731 - invisible to the uninvited
+_FOR_ALICE = lambda w: {"request_id": "b-for-a", "tournament_id": "trn-suite", "player_id": "alice-suite"}  # noqa: E731
 
 ROLES: dict[str, Rule] = {
     # -- evaluator: served without a token (ServiceSpec.allow_anonymous) ---------------------------
@@ -202,4 +203,21 @@ ROLES: dict[str, Rule] = {
         SIGNED, owned=lambda w: {**_PRIVATE(w), "hand_number": 1}
     ),
     "poker.table.v1.TableService/ListHandHistories": _r(SIGNED, owned=_PRIVATE),
+    # -- tournament (issue 12): classified from services/tournament/servicer.py as on the branch
+    # tournament-service at 9ecd023, before it is served here (`_operator`, `_who`) ---------------------
+    "poker.tournament.v1.TournamentService/CreateTournament": _r(PLATFORM),
+    "poker.tournament.v1.TournamentService/ListTournaments": _r(SIGNED, public="the lobby"),
+    "poker.tournament.v1.TournamentService/GetTournament": _r(SIGNED, public="the lobby's entry"),
+    "poker.tournament.v1.TournamentService/Register": _r(SIGNED, owned=_FOR_ALICE),
+    "poker.tournament.v1.TournamentService/Unregister": _r(SIGNED, owned=_FOR_ALICE),
+    "poker.tournament.v1.TournamentService/GetStandings": _r(SIGNED, public="the public standings"),
+    "poker.tournament.v1.TournamentService/WatchTournament": _r(SIGNED, public="the public events"),
+    "poker.tournament.v1.TournamentService/GetMyTable": _r(
+        SIGNED, owned=lambda w: {"tournament_id": "trn-suite", "player_id": "alice-suite"}
+    ),
+    "poker.tournament.v1.TournamentService/AddBots": _r(PLATFORM),
+    "poker.tournament.v1.TournamentService/StartTournament": _r(PLATFORM),
+    "poker.tournament.v1.TournamentService/PauseTournament": _r(PLATFORM),
+    "poker.tournament.v1.TournamentService/ResumeTournament": _r(PLATFORM),
+    "poker.tournament.v1.TournamentService/CancelTournament": _r(PLATFORM),
 }

@@ -39,16 +39,20 @@ from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
 from servicekit import auth, client
 
-ROOT = Path(__file__).resolve().parents[2]
+# The checkout whose services run (FELT_SUITES_ROOT: another worktree, to try the suites on a branch).
+ROOT = Path(os.environ.get("FELT_SUITES_ROOT") or Path(__file__).resolve().parents[2])
 # Served by every process for probes and tools; open by design (servicekit.interceptor._OPEN_PREFIXES).
 INFRASTRUCTURE = ("grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection",
                   "grpc.reflection.v1.ServerReflection")  # fmt: skip
 OPERATOR = "suite-ops"
 
 
+_LIBC = ctypes.CDLL("libc.so.6", use_errno=True)  # loaded here: the forked child only calls into it
+
+
 def _die_with_the_suite() -> None:
     """A service whose test process is killed (a timeout) goes too: SIGTERM when its parent dies."""
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    _LIBC.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def free_port() -> int:

@@ -178,7 +178,9 @@ def test_every_rpc_is_classified(rpcs: list[Rpc]) -> None:
     served = {rpc.name for rpc in rpcs}
     missing = sorted(served - set(ROLES))
     assert not missing, f"RPCs served but not in tests/suites/roles.py: {missing}"
-    gone = sorted(set(ROLES) - served)
+    # An RPC classified but not served is stale, unless its whole service is not in this checkout yet.
+    services = {name.partition("/")[0] for name in served}
+    gone = sorted(name for name in set(ROLES) - served if name.partition("/")[0] in services)
     assert not gone, f"roles.py classifies RPCs nobody serves: {gone}"
     for name, rule in ROLES.items():
         if auth.Role.PLAYER in rule.roles:
