@@ -198,3 +198,65 @@ def wait_until(check: Callable[[], Any], seconds: float = 60.0, every: float = 0
 
 
 _ = tpb
+
+
+# ---- scripted players ------------------------------------------------------------------------------
+
+
+class Scripted:
+    """A person played by a script: follows GetMyTable (table moves by itself), acts at its table through
+    TableService with its own token (checks or calls, now and then all in), until eliminated or the end."""
+
+    def __init__(self, stack: Stack, tournament_id: str, player: str, all_in_every: int = 6) -> None:
+        import threading
+
+        self.stack, self.tid, self.player = stack, tournament_id, player
+        self.all_in_every = all_in_every
+        self.stop = threading.Event()
+        self.acted = 0
+        self.tables_seen: set[str] = set()
+        self.errors: list[str] = []
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> Scripted:
+        self.thread.start()
+        return self
+
+    def _run(self) -> None:
+        tournaments = self.stack.tournaments(self.player, auth.Role.PLAYER)
+        tables = self.stack.tables(self.player)
+        table_id, checked = "", 0.0
+        n = 0
+        while not self.stop.is_set():
+            try:
+                if not table_id or time.monotonic() - checked > 0.5:
+                    mine = tournaments.GetMyTable(pb.GetMyTableRequest(tournament_id=self.tid))
+                    checked = time.monotonic()
+                    if mine.place or (not mine.table_id and not mine.moving and not mine.waiting_for_start):
+                        return
+                    table_id = mine.table_id
+                    if table_id:
+                        self.tables_seen.add(table_id)
+                if not table_id:
+                    time.sleep(0.05)
+                    continue
+                view = tables.GetTableView(tpb.GetTableViewRequest(table_id=table_id)).view
+                if not (view.hand_in_play and view.your_seat and view.seat_to_act == view.your_seat):
+                    time.sleep(0.03)
+                    continue
+                n += 1
+                legal = view.legal
+                if self.all_in_every and n % self.all_in_every == 0 and legal.can_all_in:
+                    kind = tpb.ACTION_KIND_ALL_IN
+                else:
+                    kind = tpb.ACTION_KIND_CHECK if legal.can_check else tpb.ACTION_KIND_CALL
+                tables.Act(tpb.ActRequest(request_id=f"{self.player}-{table_id}-{view.version}-{n}",
+                                          table_id=table_id, expected_version=view.version, kind=kind))  # fmt: skip
+                self.acted += 1
+            except grpc.RpcError as error:
+                why = reason(error)
+                if why not in ("STALE_VERSION", "NOT_YOUR_TURN", "TIME_EXPIRED", "NO_HAND_IN_PROGRESS",
+                               "NOT_SEATED", "TABLE_NOT_FOUND", "HAND_OVER", "TABLE_CLOSED", "NOT_IN_HAND"):  # fmt: skip
+                    self.errors.append(f"{why or error.code()}")
+                table_id = "" if why in ("NOT_SEATED", "TABLE_NOT_FOUND", "TABLE_CLOSED") else table_id
+                time.sleep(0.1)
