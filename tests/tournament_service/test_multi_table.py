@@ -29,8 +29,13 @@ def levels(count: int = 30, hands: int = 2) -> list[pb.StructureEntry]:
     out = []
     for k in range(count):
         sb = small[k] if k < len(small) else small[-1] * (k - len(small) + 2)
-        out.append(pb.StructureEntry(level=pb.BlindLevel(small_blind=sb, big_blind=2 * sb,
-                                                         ante=2 * sb if k >= 2 else 0, hands=hands)))  # fmt: skip
+        out.append(
+            pb.StructureEntry(
+                level=pb.BlindLevel(
+                    small_blind=sb, big_blind=2 * sb, ante=2 * sb if k >= 2 else 0, hands=hands
+                )
+            )
+        )
         if k == 3:
             out.append(pb.StructureEntry(break_time=pb.Break(duration_seconds=1)))
     return out
@@ -42,11 +47,23 @@ def test_nk_6_5_thirty_players_on_four_tables_to_the_end_through_two_crashes(sta
     with a SIGKILL of the tournament service and one of the table service in the middle."""
     ops = stack.tournaments()
     now = int(time.time() * 1000)
-    made = ops.CreateTournament(pb.CreateTournamentRequest(
-        request_id="mtt", name="thirty", format=pb.FORMAT_SCHEDULED, game=tpb.GAME_NO_LIMIT_HOLDEM,
-        seats_per_table=9, starting_stack=1_000, levels=levels(), buy_in=BUY_IN, fee=FEE,
-        registration_opens_ms=now, starts_ms=now + 600_000, decision_seconds=3,
-        payout_weights=PAYOUT)).tournament  # fmt: skip
+    made = ops.CreateTournament(
+        pb.CreateTournamentRequest(
+            request_id="mtt",
+            name="thirty",
+            format=pb.FORMAT_SCHEDULED,
+            game=tpb.GAME_NO_LIMIT_HOLDEM,
+            seats_per_table=9,
+            starting_stack=1_000,
+            levels=levels(),
+            buy_in=BUY_IN,
+            fee=FEE,
+            registration_opens_ms=now,
+            starts_ms=now + 600_000,
+            decision_seconds=3,
+            payout_weights=PAYOUT,
+        )
+    ).tournament
     tid = made.tournament_id
     people = [f"mtt-p{k}" for k in range(PEOPLE)]
     for name in people:
@@ -54,7 +71,9 @@ def test_nk_6_5_thirty_players_on_four_tables_to_the_end_through_two_crashes(sta
         stack.tournaments(name, Role.PLAYER).Register(pb.RegisterRequest(request_id="r", tournament_id=tid))
     ops.AddBots(pb.AddBotsRequest(request_id="bots", tournament_id=tid, count=PLAYERS - PEOPLE))
     # Three call stations (they last, and follow their moves between tables) and two who shove now and then.
-    scripted = [Scripted(stack, tid, name, all_in_every=0 if k < 3 else 6).start() for k, name in enumerate(people)]
+    scripted = [
+        Scripted(stack, tid, name, all_in_every=0 if k < 3 else 6).start() for k, name in enumerate(people)
+    ]
     started = ops.StartTournament(pb.StartTournamentRequest(request_id="go", tournament_id=tid)).tournament
     assert started.state == pb.STATE_RUNNING and started.prize_pool == PLAYERS * BUY_IN
     assert len(started.prizes) == len(PAYOUT) and sum(started.prizes) == started.prize_pool
@@ -75,8 +94,13 @@ def test_nk_6_5_thirty_players_on_four_tables_to_the_end_through_two_crashes(sta
     chips = stack.tournaments().GetStandings(pb.GetStandingsRequest(tournament_id=tid)).players
     assert sum(p.stack for p in chips) == PLAYERS * 1_000
     print(f"table service killed at {left()} players ({time.monotonic() - t0:.1f} s)")
-    wait_until(lambda: stack.tournaments().GetTournament(pb.GetTournamentRequest(tournament_id=tid)).tournament.state
-               == pb.STATE_FINISHED, 300)  # fmt: skip
+    wait_until(
+        lambda: (
+            stack.tournaments().GetTournament(pb.GetTournamentRequest(tournament_id=tid)).tournament.state
+            == pb.STATE_FINISHED
+        ),
+        300,
+    )
     for s in scripted:
         s.stop.set()
     print(f"finished in {time.monotonic() - t0:.1f} s")
@@ -85,15 +109,30 @@ def test_nk_6_5_thirty_players_on_four_tables_to_the_end_through_two_crashes(sta
     assert len(final.places) == PLAYERS and final.players_left == 0
     assert sorted({p.entry_id for p in final.places}) == sorted({p.entry_id for p in final.places})
     assert sum(p.prize for p in final.places) == PLAYERS * BUY_IN
-    events = [e for r in ops.WatchTournament(pb.WatchTournamentRequest(tournament_id=tid), timeout=30) for e in r.events]
+    events = [
+        e
+        for r in ops.WatchTournament(pb.WatchTournamentRequest(tournament_id=tid), timeout=30)
+        for e in r.events
+    ]
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
     kinds = {e.WhichOneof("event") for e in events}
-    assert {"table_opened", "player_moved", "table_broken", "final_table", "level_started", "break_started",
-            "prizes_paid", "tournament_finished"} <= kinds, kinds  # fmt: skip
+    assert {
+        "table_opened",
+        "player_moved",
+        "table_broken",
+        "final_table",
+        "level_started",
+        "break_started",
+        "prizes_paid",
+        "tournament_finished",
+    } <= kinds, kinds
     # The bubble (13 left, 12 paid, two tables) is played hand for hand unless one hand took 14 to 12.
     places = sorted(e.player_eliminated.place for e in events if e.HasField("player_eliminated"))
-    bubble_reached = 13 in places and [e.player_eliminated.shared for e in events
-                                       if e.HasField("player_eliminated") and e.player_eliminated.place == 13] == [1]
+    bubble_reached = 13 in places and [
+        e.player_eliminated.shared
+        for e in events
+        if e.HasField("player_eliminated") and e.player_eliminated.place == 13
+    ] == [1]
     if bubble_reached:
         assert {"hand_for_hand_started", "hand_for_hand_ended"} <= kinds
     print(f"hand for hand: {'hand_for_hand_started' in kinds} (bubble reached alone: {bubble_reached})")

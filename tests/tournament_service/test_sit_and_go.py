@@ -18,7 +18,9 @@ pytestmark = pytest.mark.slow
 
 def events_of(stack: Stack, tid: str) -> list[pb.TournamentEvent]:
     out: list[pb.TournamentEvent] = []
-    for response in stack.tournaments().WatchTournament(pb.WatchTournamentRequest(tournament_id=tid), timeout=30):
+    for response in stack.tournaments().WatchTournament(
+        pb.WatchTournamentRequest(tournament_id=tid), timeout=30
+    ):
         out.extend(response.events)
     return out
 
@@ -31,9 +33,19 @@ def test_nk_6_3_a_sit_and_go_played_to_the_end_by_a_person_and_bots(stack: Stack
     """NK-6.3: starts when the last seat fills; eliminations give places; prizes by the published table
     (65/35 for six seats); NK-6.6: the wallet moved only the entry, the fee and the prize."""
     ops = stack.tournaments()
-    made = ops.CreateTournament(pb.CreateTournamentRequest(
-        request_id="sng-1", name="turbo", format=pb.FORMAT_SIT_AND_GO, game=tpb.GAME_NO_LIMIT_HOLDEM,
-        seats_per_table=6, buy_in=100, fee=10, starting_stack=500, decision_seconds=5)).tournament  # fmt: skip
+    made = ops.CreateTournament(
+        pb.CreateTournamentRequest(
+            request_id="sng-1",
+            name="turbo",
+            format=pb.FORMAT_SIT_AND_GO,
+            game=tpb.GAME_NO_LIMIT_HOLDEM,
+            seats_per_table=6,
+            buy_in=100,
+            fee=10,
+            starting_stack=500,
+            decision_seconds=5,
+        )
+    ).tournament
     tid = made.tournament_id
     assert made.state == pb.STATE_REGISTERING and list(made.payout_basis_points) == [6500, 3500]
     stack.fund("sng-ana", 1_000)
@@ -62,7 +74,9 @@ def test_nk_6_3_a_sit_and_go_played_to_the_end_by_a_person_and_bots(stack: Stack
     assert sum(p.amount for p in paid.payouts) == 600
     prize = sum(p.amount for p in paid.payouts if p.player_id == "sng-ana")
     wait_until(lambda: stack.pool(tid) == 0, 30)
-    assert stack.balance("sng-ana") == 1_000 - 110 + prize and stack.available("sng-ana") == stack.balance("sng-ana")
+    assert stack.balance("sng-ana") == 1_000 - 110 + prize and stack.available("sng-ana") == stack.balance(
+        "sng-ana"
+    )
     assert not player.errors
     standings = ops.GetStandings(pb.GetStandingsRequest(tournament_id=tid))
     assert standings.state == pb.STATE_FINISHED and len(standings.places) == 6
@@ -73,8 +87,11 @@ def test_nk_6_4_a_spin_draws_its_multiplier_with_the_dealer_and_pays_the_pool(st
     draws the multiplier with the dealer's labelled draw (its shoe revealed for checking); the pool is
     multiplier x buy-in, the house adding or keeping the difference; the split follows the multiplier."""
     ops = stack.tournaments()
-    made = ops.CreateTournament(pb.CreateTournamentRequest(
-        request_id="spin-1", format=pb.FORMAT_SPIN, game=tpb.GAME_NO_LIMIT_HOLDEM, buy_in=100, fee=7)).tournament  # fmt: skip
+    made = ops.CreateTournament(
+        pb.CreateTournamentRequest(
+            request_id="spin-1", format=pb.FORMAT_SPIN, game=tpb.GAME_NO_LIMIT_HOLDEM, buy_in=100, fee=7
+        )
+    ).tournament
     tid = made.tournament_id
     assert len(made.spin_table) == 7 and 900_000 < made.spin_expected_return_ppm < 1_000_000
     assert made.spin_multiplier == 0
@@ -96,19 +113,30 @@ def test_nk_6_4_a_spin_draws_its_multiplier_with_the_dealer_and_pays_the_pool(st
 def test_a_cancelled_sit_and_go_refunds_everyone(stack: Stack) -> None:
     """NK-6.6 / issue 12 Money: a cancel before the start releases every hold; the pool stays empty."""
     ops = stack.tournaments()
-    tid = ops.CreateTournament(pb.CreateTournamentRequest(
-        request_id="sng-cancel", format=pb.FORMAT_SIT_AND_GO, game=tpb.GAME_POT_LIMIT_OMAHA, seats_per_table=9,
-        buy_in=50, fee=5)).tournament.tournament_id  # fmt: skip
+    tid = ops.CreateTournament(
+        pb.CreateTournamentRequest(
+            request_id="sng-cancel",
+            format=pb.FORMAT_SIT_AND_GO,
+            game=tpb.GAME_POT_LIMIT_OMAHA,
+            seats_per_table=9,
+            buy_in=50,
+            fee=5,
+        )
+    ).tournament.tournament_id
     for name in ("c-ana", "c-ben"):
         stack.fund(name, 200)
         stack.tournaments(name, Role.PLAYER).Register(pb.RegisterRequest(request_id="r", tournament_id=tid))
-    stack.tournaments("c-ben", Role.PLAYER).Unregister(pb.UnregisterRequest(request_id="u", tournament_id=tid))
+    stack.tournaments("c-ben", Role.PLAYER).Unregister(
+        pb.UnregisterRequest(request_id="u", tournament_id=tid)
+    )
     wait_until(lambda: stack.available("c-ben") == 200, 10)
     ops.CancelTournament(pb.CancelTournamentRequest(request_id="x", tournament_id=tid))
     assert finished(stack, tid).state == pb.STATE_CANCELLED
     wait_until(lambda: stack.available("c-ana") == 200, 10)
     assert stack.balance("c-ana") == 200 and stack.pool(tid) == 0
     with pytest.raises(grpc.RpcError) as over:
-        stack.tournaments("c-ben", Role.PLAYER).Register(pb.RegisterRequest(request_id="r2", tournament_id=tid))
+        stack.tournaments("c-ben", Role.PLAYER).Register(
+            pb.RegisterRequest(request_id="r2", tournament_id=tid)
+        )
     assert reason(over.value) == "TOURNAMENT_OVER"
     _ = wpb
