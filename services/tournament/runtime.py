@@ -336,21 +336,29 @@ class Running:
             backoff = min(backoff * 2, 2.0)
 
     def _table_event(self, table_id: str, event: tpb.TableEvent, starts: dict[int, tpb.HandStarted]) -> bool:
-        """True once the table is closed (the watch ends)."""
+        """True once the table is closed (the watch ends). A hand the table plays out in the same change
+        that deals it (everyone blinded off) logs its events with hand number 0: such a hand is the one
+        the director released last (a tournament table deals only released hands, one at a time)."""
         which = event.WhichOneof("event")
         if which == "hand_started":
-            starts[event.hand_number] = event.hand_started
+            starts.clear()
+            starts[event.hand_number or self._awaited(table_id)] = event.hand_started
         elif which in ("hand_ended", "hand_voided"):
-            started = starts.pop(event.hand_number, None)
+            hand = event.hand_number or next(iter(starts), 0)
+            started = starts.pop(hand, None)
             if started is None:
                 return False
             final = event.hand_ended.stacks if which == "hand_ended" else event.hand_voided.stacks
-            self._hand_finished(
-                table_id, event.hand_number, started, {s.seat: s.chips for s in final}, event.seq
-            )
+            self._hand_finished(table_id, hand, started, {s.seat: s.chips for s in final}, event.seq)
         elif which == "table_closed":
             return True
         return False
+
+    def _awaited(self, table_id: str) -> int:
+        with self.lock:
+            name = next((k for k, v in self.data["tables"].items() if v == table_id), None)
+            table = self.t.tables.get(name) if name else None
+            return table.released if table is not None else 0
 
     def _hand_finished(
         self, table_id: str, hand: int, started: tpb.HandStarted, final: dict[int, int], seq: int
