@@ -219,7 +219,8 @@ class TournamentStore:
     def add_intent(self, tournament_id: str, n: int, player: str, hold: str) -> None:
         self._db.write(
             lambda tx: tx.execute(
-                "INSERT INTO tn_intents (tournament_id, n, player, hold, status) VALUES (?, ?, ?, ?, 'PENDING')",
+                "INSERT INTO tn_intents (tournament_id, n, player, hold, status)"
+                " VALUES (?, ?, ?, ?, 'PENDING')",
                 (tournament_id, n, player, hold),
             )
         )
@@ -227,7 +228,8 @@ class TournamentStore:
     def set_intent(self, tournament_id: str, n: int, status: str) -> None:
         self._db.write(
             lambda tx: tx.execute(
-                "UPDATE tn_intents SET status = ? WHERE tournament_id = ? AND n = ?", (status, tournament_id, n)
+                "UPDATE tn_intents SET status = ? WHERE tournament_id = ? AND n = ?",
+                (status, tournament_id, n),
             )
         )
 

@@ -219,6 +219,18 @@ def reason(error: grpc.RpcError) -> str:
     return details_of(error).reason
 
 
+def retrying(call: Callable[[], Any], seconds: float = 20.0) -> Any:
+    """`call()`, again while a service just restarted is not reachable yet (UNAVAILABLE)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return call()
+        except grpc.RpcError as error:
+            if error.code() is not grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
 def wait_until(check: Callable[[], Any], seconds: float = 60.0, every: float = 0.05) -> Any:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:

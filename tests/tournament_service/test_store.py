@@ -52,10 +52,10 @@ def test_a_change_is_stored_whole_and_read_back_in_order(store: TournamentStore)
     assert store.answer("k1") == ("f", b"r") and store.answer("k0") == ("f", b"first")
     store.commit(Change(tid, "running", {"last_seq": 2}, snapshot=(2, b"later")))
     assert store.snapshot(tid) == (2, b"later")
-    assert [row for row in store.tournaments() if row[0] == tid][0][3] == "running"
+    assert next(row for row in store.tournaments() if row[0] == tid)[3] == "running"
     with pytest.raises(Exception):  # noqa: B017 - a repeated command number: the whole change is refused
         store.commit(Change(tid, "finished", {"last_seq": 9}, (1, command), [(3, b"c")]))
-    assert store.events(tid, 3) == [] and [r for r in store.tournaments() if r[0] == tid][0][3] == "running"
+    assert store.events(tid, 3) == [] and next(r for r in store.tournaments() if r[0] == tid)[3] == "running"
 
 
 def test_every_command_survives_the_log() -> None:
