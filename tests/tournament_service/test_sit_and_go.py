@@ -80,6 +80,16 @@ def test_nk_6_3_a_sit_and_go_played_to_the_end_by_a_person_and_bots(stack: Stack
     assert not player.errors
     standings = ops.GetStandings(pb.GetStandingsRequest(tournament_id=tid))
     assert standings.state == pb.STATE_FINISHED and len(standings.places) == 6
+    metrics = stack.tournament.metrics()
+    for line in (
+        'felt_tournaments{state="finished"} 1.0',
+        'felt_tournament_registrations_total{kind="bot"} 5.0',
+        'felt_tournament_registrations_total{kind="player"} 1.0',
+        "felt_tournament_eliminations_total 5.0",
+        "felt_tournament_payouts_total 2.0",
+        "felt_tournament_paid_chips_total 600.0",
+    ):
+        assert line in metrics, line
 
 
 def test_nk_6_4_a_spin_draws_its_multiplier_with_the_dealer_and_pays_the_pool(stack: Stack) -> None:
