@@ -82,12 +82,12 @@ def test_nk_6_3_a_sit_and_go_played_to_the_end_by_a_person_and_bots(stack: Stack
     assert standings.state == pb.STATE_FINISHED and len(standings.places) == 6
     metrics = stack.tournament.metrics()
     for line in (
-        'felt_tournaments{state="finished"} 1.0',
-        'felt_tournament_registrations_total{kind="bot"} 5.0',
-        'felt_tournament_registrations_total{kind="player"} 1.0',
-        "felt_tournament_eliminations_total 5.0",
-        "felt_tournament_payouts_total 2.0",
-        "felt_tournament_paid_chips_total 600.0",
+        'poker_tournament_tournaments{state="finished"} 1.0',
+        'poker_tournament_registrations_total{kind="bot"} 5.0',
+        'poker_tournament_registrations_total{kind="player"} 1.0',
+        "poker_tournament_eliminations_total 5.0",
+        "poker_tournament_payouts_total 2.0",
+        "poker_tournament_paid_chips_total 600.0",
     ):
         assert line in metrics, line
 
