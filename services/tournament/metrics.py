@@ -15,7 +15,9 @@ ELIMINATIONS = Counter("poker_tournament_eliminations_total", "Players eliminate
 PAYOUTS = Counter("poker_tournament_payouts_total", "Prizes paid (one per paid entry)")
 PAID_CHIPS = Counter("poker_tournament_paid_chips_total", "Wallet chips paid out as prizes")
 HANDS = Counter("poker_tournament_hands_total", "Hand results fed back from the tables")
-STEP_FAILURES = Counter("poker_tournament_step_failures_total", "Outbox steps that failed (retried)", ["kind"])
+STEP_FAILURES = Counter(
+    "poker_tournament_step_failures_total", "Outbox steps that failed (retried)", ["kind"]
+)
 
 for _state in ("announced", "registering", "running", "finished", "cancelled"):
     TOURNAMENTS.labels(state=_state)

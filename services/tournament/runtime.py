@@ -662,7 +662,11 @@ class Hub:
             wake = running.t.next_wakeup()
             if wake is not None and now >= wake:
                 with contextlib.suppress(TournamentError):
-                    running.apply(c.TimePassed(now))
+                    command = c.TimePassed(now)
+                    new, out, draws = running.try_step(command)
+                    # Nothing fell due after all (a wake-up the core moved): nothing to log.
+                    if out.events or out.instructions or new.next_wakeup() != wake:
+                        running.apply(command, precomputed=(new, out, draws))
         fill_at = running.data.get("fill_at")
         if fill_at and now >= int(fill_at) and running.t.phase is Phase.REGISTERING:
             seats = running.spec.seats_to_start or 0
