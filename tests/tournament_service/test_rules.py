@@ -256,3 +256,49 @@ def test_the_last_seat_while_the_table_service_is_away_registers_nothing_and_hol
     # The tournament service reconnects within its channel's back-off: the client retries the same request.
     assert retrying(lambda: last.Register(pb.RegisterRequest(request_id="r", tournament_id=tid)), 60).entry_id
     wait_until(lambda: get(stack, tid).state == pb.STATE_FINISHED, 240)
+
+
+def test_nk_6_5_a_busted_player_re_enters_while_late_registration_is_open(stack: Stack) -> None:
+    """NK-6.5: re-entry: a player busted while registration is open buys a new entry (a second hold and
+    capture, NK-6.6); each entry gets its own place; the pool counts every entry, the prizes add up."""
+    from tests.tournament_service.conftest import Scripted
+
+    ops = stack.tournaments()
+    now = int(time.time() * 1000)
+    level = pb.StructureEntry(level=pb.BlindLevel(small_blind=10, big_blind=20, duration_seconds=120))
+    tid = str(ops.CreateTournament(pb.CreateTournamentRequest(
+        request_id="re-entry", format=pb.FORMAT_SCHEDULED, game=tpb.GAME_NO_LIMIT_HOLDEM, seats_per_table=4,
+        starting_stack=40, levels=[level], buy_in=100, fee=10, registration_opens_ms=now,
+        starts_ms=now + 600_000, registration_closes_ms=now + 12_000, late_registration_levels=1,
+        re_entries=1, decision_seconds=2, time_bank_seconds=1)).tournament.tournament_id)  # fmt: skip
+    people = [f"re-{k}" for k in range(4)]
+    for name in people:
+        stack.fund(name, 1_000)
+        stack.tournaments(name, Role.PLAYER).Register(pb.RegisterRequest(request_id="r", tournament_id=tid))
+    players = {name: Scripted(stack, tid, name, all_in_every=0).start() for name in people}
+    ops.StartTournament(pb.StartTournamentRequest(request_id="go", tournament_id=tid))
+    busted = wait_until(lambda: next((n for n, p in players.items() if not p.thread.is_alive()), None), 30)
+    again = stack.tournaments(busted, Role.PLAYER).Register(
+        pb.RegisterRequest(request_id="r2", tournament_id=tid)
+    )
+    assert again.entry_id and again.tournament.entries == 5
+    players[busted] = Scripted(stack, tid, busted, all_in_every=0).start()
+    wait_until(lambda: get(stack, tid).state == pb.STATE_FINISHED, 120)
+    for p in players.values():
+        p.stop.set()
+    events = [e for r in ops.WatchTournament(pb.WatchTournamentRequest(tournament_id=tid)) for e in r.events]
+    reentry = [
+        e.player_registered
+        for e in events
+        if e.HasField("player_registered") and e.player_registered.re_entry
+    ]
+    assert [r.player_id for r in reentry] == [busted]
+    standings = ops.GetStandings(pb.GetStandingsRequest(tournament_id=tid))
+    assert len({p.entry_id for p in standings.places}) == 5 and standings.prize_pool == 500
+    paid = next(e.prizes_paid for e in events if e.HasField("prizes_paid"))
+    assert sum(p.amount for p in paid.payouts) == 500
+    wait_until(lambda: stack.pool(tid) == 0, 30)
+    won = {p.player_id: 0 for p in paid.payouts}
+    for p in paid.payouts:
+        won[p.player_id] += p.amount
+    assert stack.balance(busted) == 1_000 - 2 * 110 + won.get(busted, 0)
