@@ -730,13 +730,25 @@ class Hub:
             metrics.REGISTRATIONS.labels(kind="bot" if is_bot(player) else "player").inc()
             return running.t, entry
 
-    def add_bots(self, running: Running, count: int) -> list[str]:
+    def add_bots(self, running: Running, count: int, request_key: str = "") -> list[str]:
+        """`count` bots registered. With a request key (AddBots), their numbers are reserved and stored
+        first, so a retry after a crash registers the same bots (those already in are skipped)."""
+        with running.lock:
+            reserved = running.data.setdefault("bot_requests", {})
+            start = reserved.get(request_key) if request_key else None
+            if start is None:
+                start = int(running.data.get("bots", 0)) + 1
+                running.data["bots"] = start + count - 1
+                if request_key:
+                    reserved[request_key] = start
+                    self.deps.store.save_data(running.id, running.t.phase.value, running.data)
         added: list[str] = []
-        for _ in range(count):
+        for k in range(start, start + count):
+            player = f"{BOT_PREFIX}{running.id}:{k}"
             with running.lock:
-                k = int(running.data.get("bots", 0)) + 1
-                running.data["bots"] = k
-                player = f"{BOT_PREFIX}{running.id}:{k}"
+                if any(x.player == player for x in running.t.entries.values()):
+                    added.append(player)  # registered before a crash: the same bot
+                    continue
                 try:
                     self.register(running, player)
                 except TournamentError:

@@ -438,13 +438,14 @@ class TournamentServicer(pb_grpc.TournamentServiceServicer):
         if not 1 <= request.count <= MAX_BOTS:
             raise errors.invalid_argument("count", "COUNT_OUT_OF_RANGE", f"1 to {MAX_BOTS} bots")
 
+        key = idempotency.request_key("AddBots", request.request_id, scope=running.id)
+
         def run(answer: Callable[..., Any]) -> pb.AddBotsResponse:
             try:
-                added = self.hub.add_bots(running, request.count)
+                added = self.hub.add_bots(running, request.count, key)
             except TournamentError as exc:
                 raise refusal_of(exc) from None
             response = pb.AddBotsResponse(player_ids=added, tournament=tournament_message(running))
-            key = idempotency.request_key("AddBots", request.request_id, scope=running.id)
             self.hub.deps.store.save_answer(
                 (key, idempotency.fingerprint(request), response.SerializeToString(), self.hub.deps.clock())
             )

@@ -216,6 +216,15 @@ class TournamentStore:
 
         self._db.write(work)
 
+    def save_data(self, tournament_id: str, state: str, data: dict[str, Any]) -> None:
+        """The service-side data alone (a reservation made before the commands it prepares)."""
+        self._db.write(
+            lambda tx: tx.execute(
+                "UPDATE tn_tournaments SET state = ?, data = ? WHERE tournament_id = ?",
+                (state, json.dumps(data), tournament_id),
+            )
+        )
+
     def add_intent(self, tournament_id: str, n: int, player: str, hold: str) -> None:
         self._db.write(
             lambda tx: tx.execute(
