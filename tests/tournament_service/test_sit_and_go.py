@@ -88,7 +88,7 @@ def test_nk_6_3_a_sit_and_go_played_to_the_end_by_a_person_and_bots(stack: Stack
     assert stack.balance("sng-ana") == 1_000 - 110 + prize and stack.available("sng-ana") == stack.balance(
         "sng-ana"
     )
-    assert not player.errors
+    assert not player.errors, player.errors
     standings = ops.GetStandings(pb.GetStandingsRequest(tournament_id=tid))
     assert standings.state == pb.STATE_FINISHED and len(standings.places) == 6
     metrics = stack.tournament.metrics()
