@@ -325,8 +325,7 @@ class Scripted:
                     "HAND_OVER",
                     "TABLE_CLOSED",
                     "NOT_IN_HAND",
-                ):
-                    if error.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-                        self.errors.append(f"{why or error.code()}: {details_of(error).message}")
+                ) and error.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                    self.errors.append(f"{why or error.code()}: {details_of(error).message}")
                 table_id = "" if why in ("NOT_SEATED", "TABLE_NOT_FOUND", "TABLE_CLOSED") else table_id
                 time.sleep(0.1)
