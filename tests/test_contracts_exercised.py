@@ -22,6 +22,7 @@ from servicekit.errors import details_of
 from servicekit.testing import RunningService, config_for_tests, running
 
 from services.evaluator.server import service_spec as evaluator_spec
+from services.tournament.server import service_spec as tournament_spec
 from tests import reasons
 from tests.table.conftest import Stack, deps, stack  # noqa: F401 (fixtures)
 from tests.test_contracts import SERVICES
@@ -85,8 +86,14 @@ def _call(channel: grpc.Channel, method: MethodDescriptor, body: bytes) -> grpc.
 
 @pytest.fixture
 def servers(stack: Stack, tmp_path: Path) -> Iterator[dict[str, RunningService]]:  # noqa: F811
-    with running(evaluator_spec, config_for_tests("evaluator", tmp_path / "evaluator")) as evaluator:
-        yield {"dealer": stack.dealer, "wallet": stack.wallet, "evaluator": evaluator, "table": stack.table}
+    addresses = {"table_address": stack.table.address, "wallet_address": stack.wallet.address,
+                 "dealer_address": stack.dealer.address}  # fmt: skip
+    with (
+        running(evaluator_spec, config_for_tests("evaluator", tmp_path / "evaluator")) as evaluator,
+        running(tournament_spec, config_for_tests("tournament", stack.data_dir, **addresses)) as tournament,
+    ):
+        yield {"dealer": stack.dealer, "wallet": stack.wallet, "evaluator": evaluator, "table": stack.table,
+               "tournament": tournament}  # fmt: skip
 
 
 SERVED_BY = {
@@ -97,6 +104,7 @@ SERVED_BY = {
     "CasinoService": "table",
     "TableDirectorService": "table",
     "IdentityService": "table",
+    "TournamentService": "tournament",
 }
 
 
