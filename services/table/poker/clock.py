@@ -106,6 +106,8 @@ class TableClock:
     def _bots_between_hands(self) -> bool:
         """Make the next bot seat change, if any; True when one was made."""
         table = self.table
+        if table.tournament_id:
+            return False  # a tournament's bots are seated and removed by its director (issue 12)
         settings = table.settings
         change = bot_change(table.table_id, table.state, settings.bot_seats if settings.bots_allowed else 0)
         if change is None:

@@ -1,0 +1,1 @@
+"""The tournament service: poker.tournament.v1.TournamentService (README.md)."""

@@ -1,0 +1,100 @@
+"""The tournament service on the platform: hosts poker.tournament.v1.TournamentService. It drives the table
+service (TableDirectorService, WatchTable), the wallet (entries, prize pools) and the dealer (the Spin's
+draw) with a service token it signs itself, renewed before it expires; NOT_SERVING until they answer."""
+
+from __future__ import annotations
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from poker.tournament.v1 import tournament_service_pb2 as pb
+from poker.tournament.v1 import tournament_service_pb2_grpc as pb_grpc
+from servicekit import auth, client, tokens
+from servicekit.clients.dealer import DealerClient
+from servicekit.clients.wallet import WalletCalls
+from servicekit.config import ServerConfig
+from servicekit.dependencies import Dependency
+from servicekit.ratelimit import Rate, RateLimit
+from servicekit.server import Service, ServiceSpec, build
+
+from services.tournament.runtime import Deps, Hub, Tables, now_ms
+from services.tournament.servicer import TournamentServicer
+from services.tournament.store import TournamentStore
+
+TOURNAMENT = pb.DESCRIPTOR.services_by_name["TournamentService"]
+HEALTH_TIMEOUT_SECONDS = 0.5
+# Every player following a tournament holds a WatchTournament stream (beside their WatchTable ones).
+MAX_STREAMS = 2_000
+_PLATFORM = Rate(1_000, 5_000)
+RATE_LIMITS = (
+    RateLimit("register", ("Register", "Unregister"), player=Rate(1, 10), platform=_PLATFORM),
+    RateLimit("watch", ("WatchTournament",), player=Rate(2, 20), platform=_PLATFORM),
+    RateLimit(
+        "read",
+        ("GetStandings", "GetMyTable", "GetTournament", "ListTournaments"),
+        player=Rate(10, 50),
+        platform=_PLATFORM,
+    ),  # fmt: skip
+)
+
+
+def _serving(channel: grpc.Channel) -> bool:
+    try:
+        response = health_pb2_grpc.HealthStub(channel).Check(
+            health_pb2.HealthCheckRequest(), timeout=HEALTH_TIMEOUT_SECONDS
+        )
+    except Exception:
+        return False
+    return bool(response.status == health_pb2.HealthCheckResponse.SERVING)
+
+
+def service_spec(config: ServerConfig) -> ServiceSpec:
+    keys = auth.load_keys(config.data_dir, config.production)
+    token = tokens.service_token(keys, "tournament", config)
+    deps = [Dependency("tournament", name) for name in ("table", "wallet", "dealer")]
+    table_channel = client.channel(
+        str(config.extra.get("table_address", "127.0.0.1:50054")), token, dependency=deps[0]
+    )
+    wallet_channel = client.channel(
+        str(config.extra.get("wallet_address", "127.0.0.1:50053")), token, dependency=deps[1]
+    )
+    dealer_channel = client.channel(
+        str(config.extra.get("dealer_address", "127.0.0.1:50052")), token, dependency=deps[2]
+    )
+    store = TournamentStore(
+        config.data_dir / "tournaments.sqlite3", str(config.extra.get("database_url", ""))
+    )
+    hub = Hub(
+        Deps(Tables(table_channel), WalletCalls(wallet_channel, prefix="tournament"), DealerClient(dealer_channel),
+             store, config.extra.get("clock") or now_ms),
+        float(config.extra.get("tick_seconds", 0.1)),
+        int(config.extra.get("max_live", 1000)),
+    )  # fmt: skip
+
+    def register(server: grpc.Server) -> None:
+        hub.load()
+        pb_grpc.add_TournamentServiceServicer_to_server(TournamentServicer(hub), server)
+        hub.start()
+
+    def on_stop() -> None:
+        hub.stop()
+        store.close()
+        for channel in (table_channel, wallet_channel, dealer_channel):
+            channel.close()
+
+    def ready() -> bool:
+        return all(_serving(ch) for ch in (table_channel, wallet_channel, dealer_channel))
+
+    return ServiceSpec(
+        name="tournament",
+        services=[TOURNAMENT],
+        register=register,
+        ready=ready,
+        dependencies=deps,
+        on_stop=on_stop,
+        max_streams=MAX_STREAMS,
+        rate_limits=RATE_LIMITS,
+    )
+
+
+def build_server(config: ServerConfig) -> Service:
+    return build(service_spec(config), config)

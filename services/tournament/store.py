@@ -1,0 +1,282 @@
+"""The tournament service's store: SQLite under FELT_DATA_DIR (WAL, synchronous=FULL) or PostgreSQL
+(`TOURNAMENT_DATABASE_URL=postgresql://...`), one schema for both, written in one transaction per change.
+
+The shape of the table service's log (services/table/storage), without importing it:
+
+- `tournaments`: one row per tournament (its definition, its service-side data as JSON, its state name);
+- `commands`: the append-only log of the director's commands (with the draws they used) — replaying them
+  on the last snapshot rebuilds the director exactly;
+- `snapshots`: the director's state every SNAPSHOT_EVERY commands (a pickle of the pure core's state);
+- `events`: the numbered TournamentEvent messages (WatchTournament reads them);
+- `outbox`: the steps the change asked for, to the tables (TableDirectorService) and the wallet, each
+  with its deterministic request id, done in order and marked done; a restart does the rest again;
+- `intents`: a wallet hold asked before its registration commits (released at restart if it never did);
+- `answers`: first answers of mutating RPCs by caller-scoped request key (servicekit.idempotency).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T")
+SNAPSHOT_EVERY = 200
+
+SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS tournaments (
+        tournament_id TEXT PRIMARY KEY, created_ms BIGINT NOT NULL, format TEXT NOT NULL,
+        state TEXT NOT NULL, data TEXT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS commands (
+        tournament_id TEXT NOT NULL, n BIGINT NOT NULL, command TEXT NOT NULL,
+        PRIMARY KEY (tournament_id, n))""",
+    """CREATE TABLE IF NOT EXISTS snapshots (
+        tournament_id TEXT PRIMARY KEY, n BIGINT NOT NULL, state BYTEA NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS events (
+        tournament_id TEXT NOT NULL, seq BIGINT NOT NULL, event BYTEA NOT NULL,
+        PRIMARY KEY (tournament_id, seq))""",
+    """CREATE TABLE IF NOT EXISTS outbox (
+        tournament_id TEXT NOT NULL, n BIGINT NOT NULL, step TEXT NOT NULL, done INTEGER NOT NULL,
+        PRIMARY KEY (tournament_id, n))""",
+    """CREATE TABLE IF NOT EXISTS intents (
+        tournament_id TEXT NOT NULL, n BIGINT NOT NULL, player TEXT NOT NULL, hold TEXT NOT NULL,
+        status TEXT NOT NULL, PRIMARY KEY (tournament_id, n))""",
+    """CREATE TABLE IF NOT EXISTS answers (
+        request_key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, response BYTEA NOT NULL,
+        saved_ms BIGINT NOT NULL)""",
+)
+
+
+class Tx(Protocol):
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> Any: ...
+
+
+class _Sqlite:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._path = path
+        self._lock = threading.Lock()
+        self._db = self._connect()
+        self._local = threading.local()
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(str(self._path), check_same_thread=False, isolation_level=None, timeout=30)
+        db.execute("PRAGMA busy_timeout=30000")
+        if str(db.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+            db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=FULL")
+        return db
+
+    def write(self, work: Callable[[Tx], T]) -> T:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                result = work(self._db)
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+            return result
+
+    def read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        db = getattr(self._local, "db", None)
+        if db is None:
+            db = self._local.db = self._connect()
+        return list(db.execute(sql, tuple(args)).fetchall())
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+class _Postgres:
+    def __init__(self, url: str, pool_size: int = 4) -> None:
+        from psycopg_pool import ConnectionPool
+
+        self._pool = ConnectionPool(url, min_size=1, max_size=pool_size, open=True)
+
+    @staticmethod
+    def _sql(sql: str) -> str:
+        return sql.replace("%", "%%").replace("?", "%s")
+
+    def write(self, work: Callable[[Tx], T]) -> T:
+        with self._pool.connection() as conn, conn.transaction():
+            outer = self
+
+            class _Tx:
+                def execute(self, sql: str, args: Sequence[Any] = ()) -> Any:
+                    return conn.execute(outer._sql(sql), tuple(args))
+
+            return work(_Tx())
+
+    def read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._pool.connection() as conn:
+            return list(conn.execute(self._sql(sql), tuple(args)).fetchall())
+
+    def close(self) -> None:
+        self._pool.close()
+
+
+@dataclass
+class Change:
+    """What one director step writes, all or nothing."""
+
+    tournament_id: str
+    state: str  # the phase after the change
+    data: dict[str, Any]  # the tournament row's service-side data after the change
+    command: tuple[int, str] | None = None  # (n, encoded command with its draws)
+    events: Sequence[tuple[int, bytes]] = ()  # (seq, serialized TournamentEvent)
+    outbox: Sequence[tuple[int, str]] = ()  # (n, encoded step)
+    snapshot: tuple[int, bytes] | None = None  # (commands applied, pickled state)
+    intent_done: tuple[int, str] | None = None  # (intent number, status)
+    answer: tuple[str, str, bytes, int] | None = None  # (request key, fingerprint, response, ms)
+
+
+class TournamentStore:
+    def __init__(self, path: Path, database_url: str = "", pool_size: int = 4) -> None:
+        if database_url.startswith(("postgresql://", "postgres://")):
+            self._db: _Sqlite | _Postgres = _Postgres(database_url, pool_size)
+        elif database_url.startswith("sqlite:///"):
+            self._db = _Sqlite(Path(database_url.removeprefix("sqlite:///")))
+        elif database_url:
+            raise ValueError("TOURNAMENT_DATABASE_URL: use postgresql://... or sqlite:///path")
+        else:
+            self._db = _Sqlite(path)
+        blob = "BLOB" if isinstance(self._db, _Sqlite) else "BYTEA"
+
+        def migrate(tx: Tx) -> None:
+            for statement in SCHEMA:
+                tx.execute(statement.replace("BYTEA", blob))
+
+        self._db.write(migrate)
+
+    def close(self) -> None:
+        self._db.close()
+
+    # ---------------------------------------------------------------- writes
+
+    def create(self, tournament_id: str, created_ms: int, fmt: str, state: str, data: dict[str, Any],
+               answer: tuple[str, str, bytes, int] | None) -> None:  # fmt: skip
+        def work(tx: Tx) -> None:
+            tx.execute(
+                "INSERT INTO tournaments (tournament_id, created_ms, format, state, data) VALUES (?, ?, ?, ?, ?)",
+                (tournament_id, created_ms, fmt, state, json.dumps(data)),
+            )
+            if answer is not None:
+                _save_answer(tx, answer)
+
+        self._db.write(work)
+
+    def commit(self, change: Change) -> None:
+        def work(tx: Tx) -> None:
+            tx.execute(
+                "UPDATE tournaments SET state = ?, data = ? WHERE tournament_id = ?",
+                (change.state, json.dumps(change.data), change.tournament_id),
+            )
+            tid = change.tournament_id
+            if change.command is not None:
+                tx.execute(
+                    "INSERT INTO commands (tournament_id, n, command) VALUES (?, ?, ?)",
+                    (tid, *change.command),
+                )
+            for seq, event in change.events:
+                tx.execute(
+                    "INSERT INTO events (tournament_id, seq, event) VALUES (?, ?, ?)", (tid, seq, event)
+                )
+            for n, step in change.outbox:
+                tx.execute(
+                    "INSERT INTO outbox (tournament_id, n, step, done) VALUES (?, ?, ?, 0)", (tid, n, step)
+                )
+            if change.snapshot is not None:
+                tx.execute(
+                    "INSERT INTO snapshots (tournament_id, n, state) VALUES (?, ?, ?) ON CONFLICT (tournament_id)"
+                    " DO UPDATE SET n = excluded.n, state = excluded.state",
+                    (tid, *change.snapshot),
+                )
+            if change.intent_done is not None:
+                tx.execute(
+                    "UPDATE intents SET status = ? WHERE tournament_id = ? AND n = ?",
+                    (change.intent_done[1], tid, change.intent_done[0]),
+                )
+            if change.answer is not None:
+                _save_answer(tx, change.answer)
+
+        self._db.write(work)  # fmt: skip
+
+    def add_intent(self, tournament_id: str, n: int, player: str, hold: str) -> None:
+        self._db.write(
+            lambda tx: tx.execute(
+                "INSERT INTO intents (tournament_id, n, player, hold, status) VALUES (?, ?, ?, ?, 'PENDING')",
+                (tournament_id, n, player, hold),
+            )
+        )
+
+    def set_intent(self, tournament_id: str, n: int, status: str) -> None:
+        self._db.write(
+            lambda tx: tx.execute(
+                "UPDATE intents SET status = ? WHERE tournament_id = ? AND n = ?", (status, tournament_id, n)
+            )
+        )
+
+    def mark_done(self, tournament_id: str, n: int) -> None:
+        self._db.write(
+            lambda tx: tx.execute(
+                "UPDATE outbox SET done = 1 WHERE tournament_id = ? AND n = ?", (tournament_id, n)
+            )
+        )
+
+    def save_answer(self, answer: tuple[str, str, bytes, int]) -> None:
+        self._db.write(lambda tx: _save_answer(tx, answer))
+
+    # ---------------------------------------------------------------- reads
+
+    def answer(self, key: str) -> tuple[str, bytes] | None:
+        rows = self._db.read("SELECT fingerprint, response FROM answers WHERE request_key = ?", (key,))
+        return (str(rows[0][0]), bytes(rows[0][1])) if rows else None
+
+    def tournaments(self) -> list[tuple[str, int, str, str, dict[str, Any]]]:
+        rows = self._db.read("SELECT tournament_id, created_ms, format, state, data FROM tournaments")
+        return [(str(r[0]), int(r[1]), str(r[2]), str(r[3]), json.loads(r[4])) for r in rows]
+
+    def snapshot(self, tournament_id: str) -> tuple[int, bytes] | None:
+        rows = self._db.read("SELECT n, state FROM snapshots WHERE tournament_id = ?", (tournament_id,))
+        return (int(rows[0][0]), bytes(rows[0][1])) if rows else None
+
+    def commands(self, tournament_id: str, after: int) -> list[tuple[int, str]]:
+        rows = self._db.read(
+            "SELECT n, command FROM commands WHERE tournament_id = ? AND n > ? ORDER BY n",
+            (tournament_id, after),
+        )
+        return [(int(r[0]), str(r[1])) for r in rows]
+
+    def events(self, tournament_id: str, from_seq: int, limit: int = 256) -> list[tuple[int, bytes]]:
+        rows = self._db.read(
+            "SELECT seq, event FROM events WHERE tournament_id = ? AND seq >= ? ORDER BY seq LIMIT ?",
+            (tournament_id, from_seq, limit),
+        )
+        return [(int(r[0]), bytes(r[1])) for r in rows]
+
+    def pending_steps(self, tournament_id: str) -> list[tuple[int, str]]:
+        rows = self._db.read(
+            "SELECT n, step FROM outbox WHERE tournament_id = ? AND done = 0 ORDER BY n", (tournament_id,)
+        )
+        return [(int(r[0]), str(r[1])) for r in rows]
+
+    def pending_intents(self, tournament_id: str) -> list[tuple[int, str]]:
+        rows = self._db.read(
+            "SELECT n, hold FROM intents WHERE tournament_id = ? AND status = 'PENDING' ORDER BY n",
+            (tournament_id,),
+        )
+        return [(int(r[0]), str(r[1])) for r in rows]
+
+
+def _save_answer(tx: Tx, answer: tuple[str, str, bytes, int]) -> None:
+    tx.execute(
+        "INSERT INTO answers (request_key, fingerprint, response, saved_ms) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT (request_key) DO NOTHING",
+        answer,
+    )

@@ -1,0 +1,200 @@
+"""The dealer, the wallet, the table service and the tournament service as processes on one data
+directory (their SQLite files and the development keys), and the clients a test needs: operators, players
+(their own tokens), the wallet's view of the money."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from poker.table.v1 import table_service_pb2 as tpb
+from poker.table.v1 import table_service_pb2_grpc as tpb_grpc
+from poker.tournament.v1 import tournament_service_pb2 as pb
+from poker.tournament.v1 import tournament_service_pb2_grpc as pb_grpc
+from poker.wallet.v1 import wallet_service_pb2 as wpb
+from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
+from servicekit import auth, client
+from servicekit.errors import details_of
+
+ROOT = Path(__file__).resolve().parents[2]
+TABLE_ENV = {
+    "FELT_TABLE_POKER_TABLES": "lobby:NLHE:5/10:200-1000:2",
+    "FELT_TABLE_POKER_BOT_PACING": "0",  # bots answer at once: hands unpaced
+    "FELT_TABLE_POKER_HAND_PAUSE_MS": "0",
+    "FELT_TABLE_RATE_ACT": "off",
+    "FELT_LOG_LEVEL": "WARNING",
+}
+
+
+def port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_serving(address: str, proc: subprocess.Popen[bytes], log: Path, seconds: float = 60) -> None:
+    with grpc.insecure_channel(address) as channel:
+        health = health_pb2_grpc.HealthStub(channel)
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                if health.Check(health_pb2.HealthCheckRequest(), timeout=1).status == 1:
+                    return
+            except grpc.RpcError:
+                pass
+            if proc.poll() is not None:
+                break
+            time.sleep(0.1)
+    raise AssertionError(f"{address} did not start:\n{log.read_text()[-3000:]}")
+
+
+@dataclass
+class Proc:
+    name: str
+    data_dir: Path
+    env: dict[str, str]
+    port: int = field(default_factory=port)
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def log(self) -> Path:
+        return self.data_dir / f"{self.name}.log"
+
+    def start(self) -> None:
+        with self.log.open("ab") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", f"services.{self.name}", "--port", str(self.port), "--metrics-port",
+                 str(port()), "--data-dir", str(self.data_dir)],
+                cwd=ROOT, env={**os.environ, "FELT_SHUTDOWN_GRACE_SECONDS": "2", **self.env},
+                stdout=out, stderr=subprocess.STDOUT,
+            )  # fmt: skip
+        wait_serving(self.address, self.proc, self.log)
+
+    def kill(self) -> None:
+        """SIGKILL: no drain, nothing flushed but what was committed."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+@dataclass
+class Stack:
+    data_dir: Path
+    dealer: Proc
+    wallet: Proc
+    table: Proc
+    tournament: Proc
+
+    def token(self, subject: str, role: auth.Role = auth.Role.PLAYER) -> str:
+        return auth.issue_token(auth.load_keys(self.data_dir), subject, role)
+
+    def tournaments(self, subject: str = "ops", role: auth.Role = auth.Role.OPERATOR) -> pb_grpc.TournamentServiceStub:
+        return pb_grpc.TournamentServiceStub(client.channel(self.tournament.address, self.token(subject, role)))
+
+    def tables(self, subject: str) -> tpb_grpc.TableServiceStub:
+        return tpb_grpc.TableServiceStub(client.channel(self.table.address, self.token(subject)))
+
+    def wallet_stub(self) -> wpb_grpc.WalletServiceStub:
+        return wpb_grpc.WalletServiceStub(client.channel(self.wallet.address, self.token("ops", auth.Role.OPERATOR)))
+
+    def fund(self, player: str, chips: int) -> None:
+        wallet = self.wallet_stub()
+        account = wallet.CreateAccount(
+            wpb.CreateAccountRequest(request_id=f"acct-{player}", kind=wpb.ACCOUNT_KIND_PLAYER, owner=player)
+        ).account.account_id
+        wallet.Issue(wpb.IssueRequest(request_id=f"fund-{player}", account_id=account, amount=chips,
+                                      reason=wpb.ISSUE_REASON_PROMOTION))  # fmt: skip
+
+    def account(self, kind: int, owner: str) -> wpb.Account | None:
+        found = self.wallet_stub().ListAccounts(wpb.ListAccountsRequest(kind=kind, owner=owner)).accounts  # type: ignore[arg-type]
+        return found[0] if found else None
+
+    def balance(self, player: str) -> int:
+        account = self.account(wpb.ACCOUNT_KIND_PLAYER, player)
+        return int(account.balance) if account else 0
+
+    def available(self, player: str) -> int:
+        account = self.account(wpb.ACCOUNT_KIND_PLAYER, player)
+        return int(account.available) if account else 0
+
+    def pool(self, tournament_id: str) -> int:
+        account = self.account(wpb.ACCOUNT_KIND_TOURNAMENT_PRIZE_POOL, tournament_id)
+        return int(account.balance) if account else 0
+
+    def ledger_ok(self) -> bool:
+        summary = self.wallet_stub().GetLedgerSummary(wpb.GetLedgerSummaryRequest())
+        return bool(summary.invariants_hold) if hasattr(summary, "invariants_hold") else True
+
+    def restart_tournament(self, kill: bool = True) -> None:
+        self.tournament.kill() if kill else self.tournament.stop()
+        self.tournament.start()
+
+    def restart_table(self) -> None:
+        self.table.kill()
+        self.table.start()
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    data_dir = tmp_path_factory.mktemp("felt")
+    quiet = {"FELT_LOG_LEVEL": "WARNING"}
+    dealer = Proc("dealer", data_dir, quiet)
+    wallet = Proc("wallet", data_dir, quiet)
+    table = Proc("table", data_dir, {})
+    tournament = Proc("tournament", data_dir, {"FELT_LOG_LEVEL": "INFO", "FELT_TOURNAMENT_TICK_SECONDS": "0.05"})
+    started: list[Proc] = []
+    try:
+        for proc in (dealer, wallet):
+            proc.start()
+            started.append(proc)
+        table.env = {**TABLE_ENV, "FELT_DEALER_ADDRESS": dealer.address, "FELT_WALLET_ADDRESS": wallet.address}
+        table.start()
+        started.append(table)
+        tournament.env.update(FELT_TABLE_ADDRESS=table.address, FELT_WALLET_ADDRESS=wallet.address,
+                              FELT_DEALER_ADDRESS=dealer.address)  # fmt: skip
+        tournament.start()
+        started.append(tournament)
+        yield Stack(data_dir, dealer, wallet, table, tournament)
+    finally:
+        for proc in (tournament, table, wallet, dealer):
+            proc.stop()
+
+
+def reason(error: grpc.RpcError) -> str:
+    return details_of(error).reason
+
+
+def wait_until(check: Callable[[], Any], seconds: float = 60.0, every: float = 0.05) -> Any:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError("timed out")
+
+
+_ = tpb
