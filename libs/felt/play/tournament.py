@@ -96,7 +96,14 @@ def describe(t: pb.Tournament) -> list[str]:
 
 
 def standings_lines(s: pb.GetStandingsResponse, me: str) -> list[str]:
-    """Between hands: the level, the field, the player's rank and stack, the prizes."""
+    """Between hands: the level, the field, the player's rank and stack, the prizes; once the tournament
+    is over, the places."""
+    if s.state in (pb.STATE_FINISHED, pb.STATE_CANCELLED):
+        places = " · ".join(
+            f"{ordinal(p.place)} {name_of(p.player_id, me)}" + (f" {p.prize}" if p.prize else "")
+            for p in s.places
+        )
+        return [f"Final standings ({s.entries} entries, pool {s.prize_pool}): {places}"]
     if s.on_break:
         level = "on a break"
     else:
@@ -159,7 +166,7 @@ def event_lines(event: pb.TournamentEvent, me: str) -> list[str]:
         return [f"Hand-for-hand on the bubble: {e.players} players left, {e.paid} paid"]
     if kind == "hand_for_hand_ended":
         return ["Hand-for-hand is over: the money is reached"]
-    if kind == "player_eliminated":
+    if kind == "player_eliminated" and e.player_id != me:  # the player's own place: TournamentSession
         shared = f" (shared by {e.shared})" if e.shared > 1 else ""
         prize = f", prize {e.prize}" if e.prize else ""
         return [f"{name_of(e.player_id, me).capitalize()} finished {ordinal(e.place)}{shared}{prize}"]
@@ -249,6 +256,13 @@ class Progress:
             self.moved_from.add(event.player_moved.from_table_id)
         elif kind == "player_eliminated" and event.player_eliminated.player_id == self.me:
             self.place, self.prize = event.player_eliminated.place, event.player_eliminated.prize
+        elif kind == "prizes_paid" and not self.place:  # the winner has no PlayerEliminated
+            mine = [p for p in event.prizes_paid.payouts if p.player_id == self.me]
+            if mine:
+                self.place, self.prize = mine[0].place, mine[0].amount
+        elif kind == "tournament_finished" and event.tournament_finished.winner_player_id == self.me:
+            self.place = self.place or 1
+            self.over = True
         elif kind in ("tournament_finished", "tournament_cancelled"):
             self.over = True
 
