@@ -16,6 +16,7 @@ from pokerrules.tournament import events as ev
 from pokerrules.tournament.levels import Break, Level, Structure
 from pokerrules.tournament.spec import Format, TournamentSpec
 from pokerrules.tournament.spin import DEFAULT_SPIN, Multiplier, SpinTable
+from refusal import Refusal
 from servicekit import errors
 
 MAX_CHIPS = 10**15
@@ -50,8 +51,13 @@ def encode_command(command: c.Command, draws: Sequence[tuple[int, int]]) -> str:
         body["player"] = command.player
     elif isinstance(command, c.HandFinished):
         r = command.result
-        body["r"] = [r.table, r.hand_number, r.button, r.big_blind,
-                     [[s.seat, s.player, s.starting_stack, s.finishing_stack] for s in r.seats]]  # fmt: skip
+        body["r"] = [
+            r.table,
+            r.hand_number,
+            r.button,
+            r.big_blind,
+            [[s.seat, s.player, s.starting_stack, s.finishing_stack] for s in r.seats],
+        ]
     return json.dumps(body, separators=(",", ":"))
 
 
@@ -102,9 +108,16 @@ def event_message(
     if isinstance(event, ev.RegistrationOpened):
         out.registration_opened.SetInParent()
     elif isinstance(event, ev.PlayerRegistered):
-        out.player_registered.CopyFrom(pb.PlayerRegistered(
-            player_id=event.player, entry_id=event.entry, entries=event.entries, buy_in=event.buy_in,
-            fee=event.fee, re_entry=event.re_entry))  # fmt: skip
+        out.player_registered.CopyFrom(
+            pb.PlayerRegistered(
+                player_id=event.player,
+                entry_id=event.entry,
+                entries=event.entries,
+                buy_in=event.buy_in,
+                fee=event.fee,
+                re_entry=event.re_entry,
+            )
+        )
     elif isinstance(event, ev.PlayerUnregistered):
         out.player_unregistered.CopyFrom(
             pb.PlayerUnregistered(player_id=event.player, entry_id=event.entry, refund=event.refund)
@@ -114,30 +127,53 @@ def event_message(
             pb.RegistrationClosed(entries=event.entries, prize_pool=event.prize_pool, prizes=event.prizes)
         )
     elif isinstance(event, ev.SpinMultiplierDrawn):
-        out.spin_multiplier_drawn.CopyFrom(pb.SpinMultiplierDrawn(
-            multiplier=event.multiplier, chance_per_million=event.chance, prize_pool=event.prize_pool,
-            split_basis_points=event.split, shoe_id=str(spin.get("shoe_id", "")),
-            draw=int(spin.get("draw", 0))))  # fmt: skip
+        out.spin_multiplier_drawn.CopyFrom(
+            pb.SpinMultiplierDrawn(
+                multiplier=event.multiplier,
+                chance_per_million=event.chance,
+                prize_pool=event.prize_pool,
+                split_basis_points=event.split,
+                shoe_id=str(spin.get("shoe_id", "")),
+                draw=int(spin.get("draw", 0)),
+            )
+        )
     elif isinstance(event, ev.TournamentStarted):
         out.tournament_started.CopyFrom(pb.TournamentStarted(entries=event.entries, tables=event.tables))
     elif isinstance(event, ev.TableOpened):
         out.table_opened.CopyFrom(pb.TableOpened(table_id=t(event.table)))
     elif isinstance(event, ev.PlayerSeated):
-        out.player_seated.CopyFrom(pb.PlayerSeated(
-            player_id=event.player, entry_id=event.entry, table_id=t(event.table), seat=event.seat,
-            stack=event.stack))  # fmt: skip
+        out.player_seated.CopyFrom(
+            pb.PlayerSeated(
+                player_id=event.player,
+                entry_id=event.entry,
+                table_id=t(event.table),
+                seat=event.seat,
+                stack=event.stack,
+            )
+        )
     elif isinstance(event, ev.PlayerMoved):
-        out.player_moved.CopyFrom(pb.PlayerMoved(
-            player_id=event.player, entry_id=event.entry, from_table_id=t(event.from_table),
-            to_table_id=t(event.to_table), reason=event.reason))  # fmt: skip
+        out.player_moved.CopyFrom(
+            pb.PlayerMoved(
+                player_id=event.player,
+                entry_id=event.entry,
+                from_table_id=t(event.from_table),
+                to_table_id=t(event.to_table),
+                reason=event.reason,
+            )
+        )
     elif isinstance(event, ev.TableBroken):
         out.table_broken.CopyFrom(pb.TableBroken(table_id=t(event.table)))
     elif isinstance(event, ev.FinalTable):
         out.final_table.CopyFrom(pb.FinalTable(table_id=t(event.table), players=event.players))
     elif isinstance(event, ev.LevelStarted):
-        out.level_started.CopyFrom(pb.LevelStarted(
-            level=event.level, blinds=_blinds(event.small_blind, event.big_blind, event.ante),
-            ends_ms=event.ends_at or 0, hands=event.hands))  # fmt: skip
+        out.level_started.CopyFrom(
+            pb.LevelStarted(
+                level=event.level,
+                blinds=_blinds(event.small_blind, event.big_blind, event.ante),
+                ends_ms=event.ends_at or 0,
+                hands=event.hands,
+            )
+        )
     elif isinstance(event, ev.BreakStarted):
         out.break_started.CopyFrom(pb.BreakStarted(ends_ms=event.ends_at))
     elif isinstance(event, ev.BreakEnded):
@@ -147,20 +183,35 @@ def event_message(
     elif isinstance(event, ev.HandForHandEnded):
         out.hand_for_hand_ended.SetInParent()
     elif isinstance(event, ev.PlayerEliminated):
-        out.player_eliminated.CopyFrom(pb.PlayerEliminated(
-            player_id=event.player, entry_id=event.entry, place=event.place, shared=event.shared,
-            prize=event.prize, table_id=t(event.table)))  # fmt: skip
+        out.player_eliminated.CopyFrom(
+            pb.PlayerEliminated(
+                player_id=event.player,
+                entry_id=event.entry,
+                place=event.place,
+                shared=event.shared,
+                prize=event.prize,
+                table_id=t(event.table),
+            )
+        )
     elif isinstance(event, ev.TournamentPaused):
         out.tournament_paused.SetInParent()
     elif isinstance(event, ev.TournamentResumed):
         out.tournament_resumed.SetInParent()
     elif isinstance(event, ev.TournamentCancelled):
-        out.tournament_cancelled.CopyFrom(pb.TournamentCancelled(
-            refunds=[pb.Refund(player_id=p, entry_id=e, amount=a) for p, e, a in event.refunds],
-            reason=event.reason))  # fmt: skip
+        out.tournament_cancelled.CopyFrom(
+            pb.TournamentCancelled(
+                refunds=[pb.Refund(player_id=p, entry_id=e, amount=a) for p, e, a in event.refunds],
+                reason=event.reason,
+            )
+        )
     elif isinstance(event, ev.PrizesPaid):
-        out.prizes_paid.CopyFrom(pb.PrizesPaid(payouts=[
-            pb.Payout(player_id=p, entry_id=e, place=k, amount=a) for p, e, k, a in event.payouts]))  # fmt: skip
+        out.prizes_paid.CopyFrom(
+            pb.PrizesPaid(
+                payouts=[
+                    pb.Payout(player_id=p, entry_id=e, place=k, amount=a) for p, e, k, a in event.payouts
+                ]
+            )
+        )
     elif isinstance(event, ev.TournamentFinished):
         out.tournament_finished.CopyFrom(
             pb.TournamentFinished(winner_player_id=event.winner, winner_entry_id=event.entry)
@@ -173,7 +224,7 @@ def event_message(
 # ------------------------------------------------------------------ the definition
 
 
-def _bad(field: str, reason: str, message: str) -> errors.Refusal:
+def _bad(field: str, reason: str, message: str) -> Refusal:
     return errors.invalid_argument(field, reason, message)
 
 
@@ -200,9 +251,17 @@ def structure_message(levels: Structure) -> list[pb.StructureEntry]:
         if isinstance(entry, Break):
             out.append(pb.StructureEntry(break_time=pb.Break(duration_seconds=entry.duration_ms // 1000)))
         else:
-            out.append(pb.StructureEntry(level=pb.BlindLevel(
-                small_blind=entry.small_blind, big_blind=entry.big_blind, ante=entry.ante,
-                duration_seconds=entry.duration_ms // 1000, hands=entry.hands)))  # fmt: skip
+            out.append(
+                pb.StructureEntry(
+                    level=pb.BlindLevel(
+                        small_blind=entry.small_blind,
+                        big_blind=entry.big_blind,
+                        ante=entry.ante,
+                        duration_seconds=entry.duration_ms // 1000,
+                        hands=entry.hands,
+                    )
+                )
+            )
     return out
 
 
@@ -239,7 +298,9 @@ def spec_of(request: pb.CreateTournamentRequest) -> TournamentSpec:
             base = replace(base, seats_per_table=request.seats_per_table)
     else:
         base = TournamentSpec.scheduled(
-            starts_at=request.starts_ms, buy_in=request.buy_in, fee=request.fee,
+            starts_at=request.starts_ms,
+            buy_in=request.buy_in,
+            fee=request.fee,
             seats_per_table=request.seats_per_table or 9,
             registration_opens_at=request.registration_opens_ms,
             registration_closes_at=request.registration_closes_ms or None,
@@ -248,7 +309,7 @@ def spec_of(request: pb.CreateTournamentRequest) -> TournamentSpec:
             min_entries=request.min_entries or 2,
             max_entries=request.max_entries or 10_000,
             hand_for_hand=not request.no_hand_for_hand,
-        )  # fmt: skip
+        )
     overrides: dict[str, Any] = {"game": game}
     if request.starting_stack:
         overrides["starting_stack"] = request.starting_stack
@@ -257,9 +318,12 @@ def spec_of(request: pb.CreateTournamentRequest) -> TournamentSpec:
     if request.payout_weights:
         overrides["payout"] = tuple(request.payout_weights)
     if request.spin_table:
-        overrides["spin"] = SpinTable(tuple(
-            Multiplier(m.multiplier, m.chance_per_million, tuple(m.split_basis_points)) for m in request.spin_table
-        ))  # fmt: skip
+        overrides["spin"] = SpinTable(
+            tuple(
+                Multiplier(m.multiplier, m.chance_per_million, tuple(m.split_basis_points))
+                for m in request.spin_table
+            )
+        )
     return replace(base, **overrides)
 
 

@@ -17,6 +17,8 @@ Time comes from an injectable clock (integer ms); the service's timer applies Ti
 
 from __future__ import annotations
 
+import contextlib
+import json
 import pickle
 import secrets
 import threading
@@ -66,8 +68,8 @@ class Tables:
 
     def __init__(self, channel: grpc.Channel, deadline_seconds: float = 10.0) -> None:
         calls = Calls("table", CallPolicy(deadline_seconds, 4, 0.1))
-        self.director = RetryingStub(tdpb_grpc.TableDirectorServiceStub(channel), calls)  # type: ignore[no-untyped-call]
-        self.tables = tpb_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
+        self.director = RetryingStub(tdpb_grpc.TableDirectorServiceStub(channel), calls)
+        self.tables = tpb_grpc.TableServiceStub(channel)
         self.lobby = RetryingStub(self.tables, calls)
 
 
@@ -139,8 +141,15 @@ class Running:
             if isinstance(instruction, ins.CreateTable):
                 self._create_table(instruction, data)
                 if instruction.ante:
-                    steps.append({"k": "SetLevel", "table": instruction.table, "sb": instruction.small_blind,
-                                  "bb": instruction.big_blind, "ante": instruction.ante})  # fmt: skip
+                    steps.append(
+                        {
+                            "k": "SetLevel",
+                            "table": instruction.table,
+                            "sb": instruction.small_blind,
+                            "bb": instruction.big_blind,
+                            "ante": instruction.ante,
+                        }
+                    )
             else:
                 steps.append(_instruction_step(instruction))
         money = money_steps(out.events, new, data)
@@ -160,16 +169,26 @@ class Running:
         data["commands"] = n
         first_step = int(data["steps"]) + 1
         data["steps"] = first_step - 1 + len(all_steps)
-        outbox = [(first_step + k, codec.json.dumps(s)) for k, s in enumerate(all_steps)]
+        outbox = [(first_step + k, json.dumps(s)) for k, s in enumerate(all_steps)]
         snapshot = (n, pickle.dumps(new)) if n % SNAPSHOT_EVERY == 0 else None
         saved = None
         if answer is not None:
             made = answer(new, data)
             if made is not None:
                 saved = (*made, self.hub.deps.clock())
-        self.hub.deps.store.commit(Change(
-            self.id, new.phase.value, data, (n, codec.encode_command(command, draws)), messages, outbox,
-            snapshot, (hold[0], "DONE") if hold else None, saved))  # fmt: skip
+        self.hub.deps.store.commit(
+            Change(
+                self.id,
+                new.phase.value,
+                data,
+                (n, codec.encode_command(command, draws)),
+                messages,
+                outbox,
+                snapshot,
+                (hold[0], "DONE") if hold else None,
+                saved,
+            )
+        )
         old_phase = self.t.phase
         self.t, self.data = new, data
         if new.phase is not old_phase:
@@ -234,9 +253,9 @@ class Running:
                 continue
             for n, text in pending:
                 try:
-                    self._do(n, codec.json.loads(text))
+                    self._do(n, json.loads(text))
                 except Exception as exc:  # a dependency away or refusing: retry in order, with back-off
-                    metrics.STEP_FAILURES.labels(kind=codec.json.loads(text)["k"]).inc()
+                    metrics.STEP_FAILURES.labels(kind=json.loads(text)["k"]).inc()
                     self.log.warning("tournament_step_failed", step=n, error=str(exc)[:300])
                     self.hub.stopping.wait(backoff)
                     backoff = min(backoff * 2, 5.0)
@@ -250,16 +269,26 @@ class Running:
         director = self.hub.deps.tables.director
         table = self.real_table(s.get("table"))
         if kind == "SeatPlayer":
-            director.SeatPlayer(tdpb.SeatPlayerRequest(
-                request_id=rid, table_id=table, player_id=s["player"], seat=s["seat"], stack=s["stack"],
-                is_bot=is_bot(s["player"])))  # fmt: skip
+            director.SeatPlayer(
+                tdpb.SeatPlayerRequest(
+                    request_id=rid,
+                    table_id=table,
+                    player_id=s["player"],
+                    seat=s["seat"],
+                    stack=s["stack"],
+                    is_bot=is_bot(s["player"]),
+                )
+            )
         elif kind == "RemovePlayer":
             director.RemovePlayer(
                 tdpb.RemovePlayerRequest(request_id=rid, table_id=table, player_id=s["player"])
             )
         elif kind == "SetLevel":
-            director.SetLevel(tdpb.SetLevelRequest(
-                request_id=rid, table_id=table, small_blind=s["sb"], big_blind=s["bb"], ante=s["ante"]))  # fmt: skip
+            director.SetLevel(
+                tdpb.SetLevelRequest(
+                    request_id=rid, table_id=table, small_blind=s["sb"], big_blind=s["bb"], ante=s["ante"]
+                )
+            )
         elif kind == "ReleaseHand":
             director.ReleaseHands(
                 tdpb.ReleaseHandsRequest(request_id=rid, table_id=table, through_hand=s["hand"])
@@ -348,12 +377,30 @@ class Running:
                 self.apply(c.HandFinished(self.hub.deps.clock(), result), data_update=watched)
                 metrics.HANDS.inc()
             except TournamentError as exc:
-                self.log.error("tournament_hand_refused", table_id=table_id, hand=hand, reason=exc.reason,
-                               details=exc.details)  # fmt: skip
+                self.log.error(
+                    "tournament_hand_refused",
+                    table_id=table_id,
+                    hand=hand,
+                    reason=exc.reason,
+                    details=exc.details,
+                )
+
+
+def _replayed(draws: list[tuple[int, int]]) -> Callable[[int], int]:
+    """The draws a logged command used, in order (the replay asks for the same numbers)."""
+    recorded = iter(draws)
+
+    def draw(n: int) -> int:
+        bound, value = next(recorded)
+        assert bound == n, "the replay diverged from the log"
+        return value
+
+    return draw
 
 
 def _copy(data: dict[str, Any]) -> dict[str, Any]:
-    return codec.json.loads(codec.json.dumps(data))
+    copied: dict[str, Any] = json.loads(json.dumps(data))
+    return copied
 
 
 def _instruction_step(i: ins.Instruction) -> dict[str, Any]:
@@ -393,8 +440,14 @@ def money_steps(
         due = [e for e, m in entries.items() if not m["c"] and m["h"]]
         for k in range(0, len(due), CAPTURES_PER_BATCH):
             chunk = due[k : k + CAPTURES_PER_BATCH]
-            steps.append({"k": "capture", "holds": [entries[e]["h"] for e in chunk], "each": spec.entry_cost,
-                          "fees": spec.fee * len(chunk)})  # fmt: skip
+            steps.append(
+                {
+                    "k": "capture",
+                    "holds": [entries[e]["h"] for e in chunk],
+                    "each": spec.entry_cost,
+                    "fees": spec.fee * len(chunk),
+                }
+            )
         for e in due:
             entries[e]["c"] = True
     for event in events:
@@ -420,8 +473,14 @@ def money_steps(
                 (p, e) for p, e, _ in event.refunds if e in entries and entries[e]["h"] and entries[e]["c"]
             ]
             for k in range(0, len(captured), TRANSFERS_PER_BATCH):
-                steps.append({"k": "refund", "entries": captured[k : k + TRANSFERS_PER_BATCH],
-                              "buy_in": spec.buy_in, "fee": spec.fee})  # fmt: skip
+                steps.append(
+                    {
+                        "k": "refund",
+                        "entries": captured[k : k + TRANSFERS_PER_BATCH],
+                        "buy_in": spec.buy_in,
+                        "fee": spec.fee,
+                    }
+                )
         elif isinstance(event, ev.PrizesPaid):
             paid = [(p, e, a) for p, e, _, a in event.payouts if a > 0]
             for k in range(0, len(paid), TRANSFERS_PER_BATCH):
@@ -449,12 +508,21 @@ class Money:
         """A registration's buy-in and fee held on the player's account (bots: chips issued first)."""
         if is_bot(player):
             account = self.player(player, create=True)
-            issue = wpb.IssueRequest(request_id=f"{hold_id}:issue", account_id=account, amount=amount,
-                                     reason=wpb.ISSUE_REASON_PROMOTION, memo="a tournament bot's entry")  # fmt: skip
+            issue = wpb.IssueRequest(
+                request_id=f"{hold_id}:issue",
+                account_id=account,
+                amount=amount,
+                reason=wpb.ISSUE_REASON_PROMOTION,
+                memo="a tournament bot's entry",
+            )
             self.wallet.call(lambda: self.wallet.stub.Issue(issue))
-        request = wpb.HoldRequest(request_id=hold_id, from_account_id=self.player(player),
-                                  to_account_id=self.pool(tournament_id), amount=amount,
-                                  memo=f"entry to tournament {tournament_id}")  # fmt: skip
+        request = wpb.HoldRequest(
+            request_id=hold_id,
+            from_account_id=self.player(player),
+            to_account_id=self.pool(tournament_id),
+            amount=amount,
+            memo=f"entry to tournament {tournament_id}",
+        )
         self.wallet.hold(request, "not enough free chips in the wallet for this tournament's entry")
 
     def release(self, hold_id: str) -> None:
@@ -478,16 +546,29 @@ class Money:
         debit, credit = wpb.POSTING_SIDE_DEBIT, wpb.POSTING_SIDE_CREDIT
         if kind == "capture":
             for k, hold in enumerate(s["holds"]):
-                resolutions.append(wpb.HoldResolution(hold_request_id=hold, capture_amount=s["each"],
-                                                      capture_request_id=f"{rid}:c{k}"))  # fmt: skip
+                resolutions.append(
+                    wpb.HoldResolution(
+                        hold_request_id=hold, capture_amount=s["each"], capture_request_id=f"{rid}:c{k}"
+                    )
+                )
             if s["fees"]:
-                transfers.append(wpb.TransferSpec(request_id=f"{rid}:fees", memo="tournament fees", postings=[
-                    posting(pool, debit, s["fees"]), posting(self.house(), credit, s["fees"])]))  # fmt: skip
+                transfers.append(
+                    wpb.TransferSpec(
+                        request_id=f"{rid}:fees",
+                        memo="tournament fees",
+                        postings=[posting(pool, debit, s["fees"]), posting(self.house(), credit, s["fees"])],
+                    )
+                )
         elif kind == "spin":
             amount = int(s["amount"])
             source, target = (self.house(), pool) if amount > 0 else (pool, self.house())
-            transfers.append(wpb.TransferSpec(request_id=f"{rid}:t", memo="the Spin's prize pool", postings=[
-                posting(source, debit, abs(amount)), posting(target, credit, abs(amount))]))  # fmt: skip
+            transfers.append(
+                wpb.TransferSpec(
+                    request_id=f"{rid}:t",
+                    memo="the Spin's prize pool",
+                    postings=[posting(source, debit, abs(amount)), posting(target, credit, abs(amount))],
+                )
+            )
         elif kind == "refund":
             for k, (player, _entry) in enumerate(s["entries"]):
                 postings = [posting(pool, debit, s["buy_in"])]
@@ -495,12 +576,25 @@ class Money:
                     postings.append(posting(self.house(), debit, s["fee"]))
                 postings.append(posting(self.player(player, create=True), credit, s["buy_in"] + s["fee"]))
                 if s["buy_in"] + s["fee"]:
-                    transfers.append(wpb.TransferSpec(request_id=f"{rid}:t{k}", memo="tournament cancelled",
-                                                      postings=[p for p in postings if p.amount]))  # fmt: skip
+                    transfers.append(
+                        wpb.TransferSpec(
+                            request_id=f"{rid}:t{k}",
+                            memo="tournament cancelled",
+                            postings=[p for p in postings if p.amount],
+                        )
+                    )
         elif kind == "prizes":
             for k, (player, _entry, amount) in enumerate(s["payouts"]):
-                transfers.append(wpb.TransferSpec(request_id=f"{rid}:t{k}", memo="tournament prize", postings=[
-                    posting(pool, debit, amount), posting(self.player(player, create=True), credit, amount)]))  # fmt: skip
+                transfers.append(
+                    wpb.TransferSpec(
+                        request_id=f"{rid}:t{k}",
+                        memo="tournament prize",
+                        postings=[
+                            posting(pool, debit, amount),
+                            posting(self.player(player, create=True), credit, amount),
+                        ],
+                    )
+                )
         else:  # pragma: no cover
             raise AssertionError(f"unknown money step {kind}")
         if transfers or resolutions:
@@ -526,7 +620,7 @@ class Hub:
     # ------------------------------------------------------------ start and stop
 
     def load(self) -> None:
-        """Every stored tournament: the last snapshot plus the commands after it, replayed with their draws."""
+        """Every stored tournament: its last snapshot and the commands after it, replayed with their draws."""
         store = self.deps.store
         for tournament_id, created_ms, _fmt, _state, data in store.tournaments():
             snap = store.snapshot(tournament_id)
@@ -538,8 +632,7 @@ class Hub:
                 t = Tournament(pickle.loads(bytes.fromhex(data["spec"])), now=created_ms)
             for _n, text in store.commands(tournament_id, after):
                 command, draws = codec.decode_command(text)
-                recorded = iter(draws)
-                t.apply(command, lambda n, r=recorded: next(r)[1])
+                t.apply(command, _replayed(draws))
             running = Running(self, tournament_id, created_ms, t, data)
             self.running[tournament_id] = running
             metrics.moved(None, t.phase.value)
@@ -574,8 +667,9 @@ class Hub:
                 continue  # closed by the director after its last hand
             watcher = running.watchers.get(table_id)
             if watcher is None or not watcher.is_alive():
-                thread = threading.Thread(target=running.watch_table, args=(table_id,), name=f"watch-{table_id}",
-                                          daemon=True)  # fmt: skip
+                thread = threading.Thread(
+                    target=running.watch_table, args=(table_id,), name=f"watch-{table_id}", daemon=True
+                )
                 running.watchers[table_id] = thread
                 thread.start()
 
@@ -596,10 +690,8 @@ class Hub:
         with running.lock:
             wake = running.t.next_wakeup()
             if wake is not None and now >= wake:
-                try:
+                with contextlib.suppress(TournamentError):
                     running.apply(c.TimePassed(now))
-                except TournamentError:
-                    pass
         fill_at = running.data.get("fill_at")
         if fill_at and now >= int(fill_at) and running.t.phase is Phase.REGISTERING:
             seats = running.spec.seats_to_start or 0
@@ -609,9 +701,12 @@ class Hub:
 
     # ------------------------------------------------------------ registration
 
-    def register(self, running: Running, player: str,
-                 answer: Callable[[Tournament, dict[str, Any]], tuple[str, str, bytes] | None] | None = None,
-                 ) -> tuple[Tournament, str]:  # fmt: skip
+    def register(
+        self,
+        running: Running,
+        player: str,
+        answer: Callable[[Tournament, dict[str, Any]], tuple[str, str, bytes] | None] | None = None,
+    ) -> tuple[Tournament, str]:
         """One entry: checked by the core, the hold made (an intent row first), then committed."""
         with running.lock:
             now = self.deps.clock()
@@ -649,7 +744,7 @@ class Hub:
             return running.t, entry
 
     def add_bots(self, running: Running, count: int) -> list[str]:
-        added = []
+        added: list[str] = []
         for _ in range(count):
             with running.lock:
                 k = int(running.data.get("bots", 0)) + 1

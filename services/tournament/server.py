@@ -33,7 +33,7 @@ RATE_LIMITS = (
         ("GetStandings", "GetMyTable", "GetTournament", "ListTournaments"),
         player=Rate(10, 50),
         platform=_PLATFORM,
-    ),  # fmt: skip
+    ),
 )
 
 
@@ -64,11 +64,16 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
         config.data_dir / "tournaments.sqlite3", str(config.extra.get("database_url", ""))
     )
     hub = Hub(
-        Deps(Tables(table_channel), WalletCalls(wallet_channel, prefix="tournament"), DealerClient(dealer_channel),
-             store, config.extra.get("clock") or now_ms),
+        Deps(
+            Tables(table_channel),
+            WalletCalls(wallet_channel, prefix="tournament"),
+            DealerClient(dealer_channel),
+            store,
+            config.extra.get("clock") or now_ms,
+        ),
         float(config.extra.get("tick_seconds", 0.1)),
         int(config.extra.get("max_live", 1000)),
-    )  # fmt: skip
+    )
 
     def register(server: grpc.Server) -> None:
         hub.load()

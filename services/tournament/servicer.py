@@ -18,6 +18,7 @@ from pokerrules.tournament.errors import TournamentError
 from pokerrules.tournament.levels import Level
 from pokerrules.tournament.payouts import basis_points, scheduled_weights, sit_and_go_structure
 from pokerrules.tournament.spec import Format, TournamentSpec
+from refusal import Refusal
 from servicekit import errors, idempotency
 from servicekit.auth import Role, current_caller, require_role
 
@@ -39,12 +40,20 @@ SPEC_FIELDS = {
     "spin": "spin_table",
 }
 PRECONDITIONS = {
-    "REGISTRATION_NOT_OPEN", "REGISTRATION_CLOSED", "TOURNAMENT_FULL", "ALREADY_REGISTERED", "NOT_REGISTERED",
-    "RE_ENTRY_NOT_ALLOWED", "ALREADY_STARTED", "NOT_RUNNING", "TOURNAMENT_OVER", "NOT_SCHEDULED",
-}  # fmt: skip
+    "REGISTRATION_NOT_OPEN",
+    "REGISTRATION_CLOSED",
+    "TOURNAMENT_FULL",
+    "ALREADY_REGISTERED",
+    "NOT_REGISTERED",
+    "RE_ENTRY_NOT_ALLOWED",
+    "ALREADY_STARTED",
+    "NOT_RUNNING",
+    "TOURNAMENT_OVER",
+    "NOT_SCHEDULED",
+}
 
 
-def refusal_of(exc: TournamentError) -> errors.Refusal:
+def refusal_of(exc: TournamentError) -> Refusal:
     if exc.reason in PRECONDITIONS:
         return errors.failed_precondition(exc.reason, str(exc), **exc.details)
     if exc.reason in ("INVALID_SPEC", "INVALID_COMMAND"):
@@ -96,21 +105,39 @@ def tournament_message(running: Running) -> pb.Tournament:
     t, spec, data = running.t, running.spec, running.data
     spin = data.get("spin", {})
     return pb.Tournament(
-        tournament_id=running.id, name=data["name"], format=codec.FORMAT_OF[spec.format],
-        game=codec.GAME_OF[spec.game], state=codec.STATES[t.phase.value], seats_per_table=spec.seats_per_table,
-        starting_stack=spec.starting_stack, levels=codec.structure_message(spec.levels), buy_in=spec.buy_in,
-        fee=spec.fee, registration_opens_ms=spec.registration_opens_at, starts_ms=spec.starts_at,
+        tournament_id=running.id,
+        name=data["name"],
+        format=codec.FORMAT_OF[spec.format],
+        game=codec.GAME_OF[spec.game],
+        state=codec.STATES[t.phase.value],
+        seats_per_table=spec.seats_per_table,
+        starting_stack=spec.starting_stack,
+        levels=codec.structure_message(spec.levels),
+        buy_in=spec.buy_in,
+        fee=spec.fee,
+        registration_opens_ms=spec.registration_opens_at,
+        starts_ms=spec.starts_at,
         registration_closes_ms=spec.registration_closes_at or 0,
-        late_registration_levels=spec.late_registration_levels, re_entries=spec.re_entries,
-        min_entries=spec.min_entries, max_entries=spec.max_entries, hand_for_hand=spec.hand_for_hand,
+        late_registration_levels=spec.late_registration_levels,
+        re_entries=spec.re_entries,
+        min_entries=spec.min_entries,
+        max_entries=spec.max_entries,
+        hand_for_hand=spec.hand_for_hand,
         payout_basis_points=published_payout(spec, len(t.entries), t),
         spin_table=codec.spin_message(spec.spin) if spec.format is Format.SPIN else [],
-        spin_expected_return_ppm=int(spec.spin.expected_return * 1_000_000) if spec.format is Format.SPIN else 0,
-        spin_multiplier=t.multiplier.multiplier if t.multiplier else 0, entries=len(t.entries),
-        prize_pool=t.prize_pool, prizes=list(t.prizes), created_ms=running.created_ms,
-        bot_fill_seconds=int(data.get("bot_fill_seconds", 0)), spin_shoe_id=str(spin.get("shoe_id", "")),
-        spin_draw=int(spin.get("draw", 0)), last_seq=int(data["last_seq"]),
-    )  # fmt: skip
+        spin_expected_return_ppm=int(spec.spin.expected_return * 1_000_000)
+        if spec.format is Format.SPIN
+        else 0,
+        spin_multiplier=t.multiplier.multiplier if t.multiplier else 0,
+        entries=len(t.entries),
+        prize_pool=t.prize_pool,
+        prizes=list(t.prizes),
+        created_ms=running.created_ms,
+        bot_fill_seconds=int(data.get("bot_fill_seconds", 0)),
+        spin_shoe_id=str(spin.get("shoe_id", "")),
+        spin_draw=int(spin.get("draw", 0)),
+        last_seq=int(data["last_seq"]),
+    )
 
 
 class TournamentServicer(pb_grpc.TournamentServiceServicer):
@@ -125,8 +152,14 @@ class TournamentServicer(pb_grpc.TournamentServiceServicer):
             raise errors.not_found("TOURNAMENT_NOT_FOUND", "no such tournament")
         return running
 
-    def _once(self, rpc: str, request: Message, running: Running, kind: type[M],
-              run: Callable[[Callable[..., Any]], M]) -> M:  # fmt: skip
+    def _once(
+        self,
+        rpc: str,
+        request: Message,
+        running: Running,
+        kind: type[M],
+        run: Callable[[Callable[..., Any]], M],
+    ) -> M:
         """The first answer to `request` (by caller-scoped request id), or run it: `run(answer)` gets the
         function that builds the stored answer for the change's own transaction."""
         key = idempotency.request_key(rpc, str(getattr(request, "request_id", "")), scope=running.id)
@@ -154,8 +187,14 @@ class TournamentServicer(pb_grpc.TournamentServiceServicer):
 
         return run(answer)
 
-    def _command(self, rpc: str, request: Any, kind: type[M], make: Callable[[Running], c.Command],
-                 respond: Callable[[Running], M]) -> M:  # fmt: skip
+    def _command(
+        self,
+        rpc: str,
+        request: Any,
+        kind: type[M],
+        make: Callable[[Running], c.Command],
+        respond: Callable[[Running], M],
+    ) -> M:
         _operator()
         running = self._running(request.tournament_id)
 
@@ -201,11 +240,20 @@ class TournamentServicer(pb_grpc.TournamentServiceServicer):
             now = self.hub.deps.clock()
             t = Tournament(spec, now=now)
             data: dict[str, Any] = {
-                "name": request.name or f"{spec.format.value} {tournament_id}", "spec": pickle.dumps(spec).hex(),
-                "decision_seconds": request.decision_seconds, "time_bank_seconds": request.time_bank_seconds,
-                "bot_fill_seconds": request.bot_fill_seconds, "tables": {}, "watch": {}, "entries": {},
-                "last_seq": 0, "commands": 0, "steps": 0, "intents": 0, "bots": 0,
-            }  # fmt: skip
+                "name": request.name or f"{spec.format.value} {tournament_id}",
+                "spec": pickle.dumps(spec).hex(),
+                "decision_seconds": request.decision_seconds,
+                "time_bank_seconds": request.time_bank_seconds,
+                "bot_fill_seconds": request.bot_fill_seconds,
+                "tables": {},
+                "watch": {},
+                "entries": {},
+                "last_seq": 0,
+                "commands": 0,
+                "steps": 0,
+                "intents": 0,
+                "bots": 0,
+            }
             running = Running(self.hub, tournament_id, now, t, data)
             response = pb.CreateTournamentResponse(tournament=tournament_message(running))
             answer = (key, idempotency.fingerprint(request), response.SerializeToString(), now)
@@ -286,8 +334,10 @@ class TournamentServicer(pb_grpc.TournamentServiceServicer):
         def run(answer: Callable[..., Any]) -> pb.UnregisterResponse:
             refund = running.spec.entry_cost
             try:
-                running.apply(c.Unregister(self.hub.deps.clock(), player),
-                              answer=answer(lambda: pb.UnregisterResponse(refund=refund)))  # fmt: skip
+                running.apply(
+                    c.Unregister(self.hub.deps.clock(), player),
+                    answer=answer(lambda: pb.UnregisterResponse(refund=refund)),
+                )
             except TournamentError as exc:
                 raise refusal_of(exc) from None
             return pb.UnregisterResponse(refund=refund)
@@ -307,19 +357,38 @@ class TournamentServicer(pb_grpc.TournamentServiceServicer):
                 key=lambda x: (-x.stack, x.number),
             )
             return pb.GetStandingsResponse(
-                state=codec.STATES[s.phase.value], entries=s.entries, players_left=s.players_left,
-                average_stack=s.average_stack, largest_stack=s.largest_stack, prize_pool=s.prize_pool,
-                paid_places=s.paid_places, prizes=list(t.prizes),
-                places=[pb.Place(place=p.place, player_id=p.player, entry_id=p.entry, shared=p.shared, prize=p.prize)
-                        for p in s.places],
-                players=[pb.PlayerStanding(player_id=x.player, entry_id=x.id, stack=x.stack,
-                                           table_id=running.real_table(x.table) if x.seat is not None else "")
-                         for x in players],
-                level=s.level, blinds=codec._blinds(s.small_blind, s.big_blind, s.ante), on_break=s.on_break,
-                paused=s.paused, hand_for_hand=s.hand_for_hand,
+                state=codec.STATES[s.phase.value],
+                entries=s.entries,
+                players_left=s.players_left,
+                average_stack=s.average_stack,
+                largest_stack=s.largest_stack,
+                prize_pool=s.prize_pool,
+                paid_places=s.paid_places,
+                prizes=list(t.prizes),
+                places=[
+                    pb.Place(
+                        place=p.place, player_id=p.player, entry_id=p.entry, shared=p.shared, prize=p.prize
+                    )
+                    for p in s.places
+                ],
+                players=[
+                    pb.PlayerStanding(
+                        player_id=x.player,
+                        entry_id=x.id,
+                        stack=x.stack,
+                        table_id=running.real_table(x.table) if x.seat is not None else "",
+                    )
+                    for x in players
+                ],
+                level=s.level,
+                blinds=codec._blinds(s.small_blind, s.big_blind, s.ante),
+                on_break=s.on_break,
+                paused=s.paused,
+                hand_for_hand=s.hand_for_hand,
                 next_level_in_ms=-1 if s.next_level_in_ms is None else s.next_level_in_ms,
-                next_level_in_hands=s.next_level_in_hands or 0, tables=len(t.tables),
-            )  # fmt: skip
+                next_level_in_hands=s.next_level_in_hands or 0,
+                tables=len(t.tables),
+            )
 
     def WatchTournament(
         self, request: pb.WatchTournamentRequest, context: grpc.ServicerContext
@@ -346,8 +415,12 @@ class TournamentServicer(pb_grpc.TournamentServiceServicer):
                 return pb.GetMyTableResponse(entry_id=last.id, place=last.place or 0, prize=last.prize)
             entry = t.entries[entry_id]
             if t.phase is not Phase.RUNNING:
-                return pb.GetMyTableResponse(entry_id=entry_id, waiting_for_start=t.phase is Phase.REGISTERING,
-                                             place=entry.place or 0, prize=entry.prize)  # fmt: skip
+                return pb.GetMyTableResponse(
+                    entry_id=entry_id,
+                    waiting_for_start=t.phase is Phase.REGISTERING,
+                    place=entry.place or 0,
+                    prize=entry.prize,
+                )
             if entry.out:
                 return pb.GetMyTableResponse(entry_id=entry_id, place=entry.place or 0, prize=entry.prize)
             seated = entry.seat is not None
@@ -384,33 +457,49 @@ class TournamentServicer(pb_grpc.TournamentServiceServicer):
         self, request: pb.StartTournamentRequest, context: grpc.ServicerContext
     ) -> pb.StartTournamentResponse:
         idempotency.check_request_id(request.request_id)
-        return self._command("StartTournament", request, pb.StartTournamentResponse,
-                             lambda r: c.Start(self.hub.deps.clock()),
-                             lambda r: pb.StartTournamentResponse(tournament=tournament_message(r)))  # fmt: skip
+        return self._command(
+            "StartTournament",
+            request,
+            pb.StartTournamentResponse,
+            lambda r: c.Start(self.hub.deps.clock()),
+            lambda r: pb.StartTournamentResponse(tournament=tournament_message(r)),
+        )
 
     def PauseTournament(
         self, request: pb.PauseTournamentRequest, context: grpc.ServicerContext
     ) -> pb.PauseTournamentResponse:
         idempotency.check_request_id(request.request_id)
-        return self._command("PauseTournament", request, pb.PauseTournamentResponse,
-                             lambda r: c.Pause(self.hub.deps.clock()),
-                             lambda r: pb.PauseTournamentResponse(tournament=tournament_message(r)))  # fmt: skip
+        return self._command(
+            "PauseTournament",
+            request,
+            pb.PauseTournamentResponse,
+            lambda r: c.Pause(self.hub.deps.clock()),
+            lambda r: pb.PauseTournamentResponse(tournament=tournament_message(r)),
+        )
 
     def ResumeTournament(
         self, request: pb.ResumeTournamentRequest, context: grpc.ServicerContext
     ) -> pb.ResumeTournamentResponse:
         idempotency.check_request_id(request.request_id)
-        return self._command("ResumeTournament", request, pb.ResumeTournamentResponse,
-                             lambda r: c.Resume(self.hub.deps.clock()),
-                             lambda r: pb.ResumeTournamentResponse(tournament=tournament_message(r)))  # fmt: skip
+        return self._command(
+            "ResumeTournament",
+            request,
+            pb.ResumeTournamentResponse,
+            lambda r: c.Resume(self.hub.deps.clock()),
+            lambda r: pb.ResumeTournamentResponse(tournament=tournament_message(r)),
+        )
 
     def CancelTournament(
         self, request: pb.CancelTournamentRequest, context: grpc.ServicerContext
     ) -> pb.CancelTournamentResponse:
         idempotency.check_request_id(request.request_id)
-        return self._command("CancelTournament", request, pb.CancelTournamentResponse,
-                             lambda r: c.Cancel(self.hub.deps.clock()),
-                             lambda r: pb.CancelTournamentResponse(tournament=tournament_message(r)))  # fmt: skip
+        return self._command(
+            "CancelTournament",
+            request,
+            pb.CancelTournamentResponse,
+            lambda r: c.Cancel(self.hub.deps.clock()),
+            lambda r: pb.CancelTournamentResponse(tournament=tournament_message(r)),
+        )
 
 
 _ = Level

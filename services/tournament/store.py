@@ -159,11 +159,19 @@ class TournamentStore:
 
     # ---------------------------------------------------------------- writes
 
-    def create(self, tournament_id: str, created_ms: int, fmt: str, state: str, data: dict[str, Any],
-               answer: tuple[str, str, bytes, int] | None) -> None:  # fmt: skip
+    def create(
+        self,
+        tournament_id: str,
+        created_ms: int,
+        fmt: str,
+        state: str,
+        data: dict[str, Any],
+        answer: tuple[str, str, bytes, int] | None,
+    ) -> None:
         def work(tx: Tx) -> None:
             tx.execute(
-                "INSERT INTO tournaments (tournament_id, created_ms, format, state, data) VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO tournaments (tournament_id, created_ms, format, state, data)"
+                " VALUES (?, ?, ?, ?, ?)",
                 (tournament_id, created_ms, fmt, state, json.dumps(data)),
             )
             if answer is not None:
@@ -193,8 +201,8 @@ class TournamentStore:
                 )
             if change.snapshot is not None:
                 tx.execute(
-                    "INSERT INTO snapshots (tournament_id, n, state) VALUES (?, ?, ?) ON CONFLICT (tournament_id)"
-                    " DO UPDATE SET n = excluded.n, state = excluded.state",
+                    "INSERT INTO snapshots (tournament_id, n, state) VALUES (?, ?, ?)"
+                    " ON CONFLICT (tournament_id) DO UPDATE SET n = excluded.n, state = excluded.state",
                     (tid, *change.snapshot),
                 )
             if change.intent_done is not None:
@@ -205,7 +213,7 @@ class TournamentStore:
             if change.answer is not None:
                 _save_answer(tx, change.answer)
 
-        self._db.write(work)  # fmt: skip
+        self._db.write(work)
 
     def add_intent(self, tournament_id: str, n: int, player: str, hold: str) -> None:
         self._db.write(

@@ -78,11 +78,22 @@ class Proc:
     def start(self) -> None:
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", f"services.{self.name}", "--port", str(self.port), "--metrics-port",
-                 str(port()), "--data-dir", str(self.data_dir)],
-                cwd=ROOT, env={**os.environ, "FELT_SHUTDOWN_GRACE_SECONDS": "2", **self.env},
-                stdout=out, stderr=subprocess.STDOUT,
-            )  # fmt: skip
+                [
+                    sys.executable,
+                    "-m",
+                    f"services.{self.name}",
+                    "--port",
+                    str(self.port),
+                    "--metrics-port",
+                    str(port()),
+                    "--data-dir",
+                    str(self.data_dir),
+                ],
+                cwd=ROOT,
+                env={**os.environ, "FELT_SHUTDOWN_GRACE_SECONDS": "2", **self.env},
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
         wait_serving(self.address, self.proc, self.log)
 
     def kill(self) -> None:
@@ -111,22 +122,34 @@ class Stack:
     def token(self, subject: str, role: auth.Role = auth.Role.PLAYER) -> str:
         return auth.issue_token(auth.load_keys(self.data_dir), subject, role)
 
-    def tournaments(self, subject: str = "ops", role: auth.Role = auth.Role.OPERATOR) -> pb_grpc.TournamentServiceStub:
-        return pb_grpc.TournamentServiceStub(client.channel(self.tournament.address, self.token(subject, role)))
+    def tournaments(
+        self, subject: str = "ops", role: auth.Role = auth.Role.OPERATOR
+    ) -> pb_grpc.TournamentServiceStub:
+        return pb_grpc.TournamentServiceStub(
+            client.channel(self.tournament.address, self.token(subject, role))
+        )
 
     def tables(self, subject: str) -> tpb_grpc.TableServiceStub:
         return tpb_grpc.TableServiceStub(client.channel(self.table.address, self.token(subject)))
 
     def wallet_stub(self) -> wpb_grpc.WalletServiceStub:
-        return wpb_grpc.WalletServiceStub(client.channel(self.wallet.address, self.token("ops", auth.Role.OPERATOR)))
+        return wpb_grpc.WalletServiceStub(
+            client.channel(self.wallet.address, self.token("ops", auth.Role.OPERATOR))
+        )
 
     def fund(self, player: str, chips: int) -> None:
         wallet = self.wallet_stub()
         account = wallet.CreateAccount(
             wpb.CreateAccountRequest(request_id=f"acct-{player}", kind=wpb.ACCOUNT_KIND_PLAYER, owner=player)
         ).account.account_id
-        wallet.Issue(wpb.IssueRequest(request_id=f"fund-{player}", account_id=account, amount=chips,
-                                      reason=wpb.ISSUE_REASON_PROMOTION))  # fmt: skip
+        wallet.Issue(
+            wpb.IssueRequest(
+                request_id=f"fund-{player}",
+                account_id=account,
+                amount=chips,
+                reason=wpb.ISSUE_REASON_PROMOTION,
+            )
+        )
 
     def account(self, kind: int, owner: str) -> wpb.Account | None:
         found = self.wallet_stub().ListAccounts(wpb.ListAccountsRequest(kind=kind, owner=owner)).accounts  # type: ignore[arg-type]
@@ -164,17 +187,26 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     dealer = Proc("dealer", data_dir, quiet)
     wallet = Proc("wallet", data_dir, quiet)
     table = Proc("table", data_dir, {})
-    tournament = Proc("tournament", data_dir, {"FELT_LOG_LEVEL": "INFO", "FELT_TOURNAMENT_TICK_SECONDS": "0.05"})
+    tournament = Proc(
+        "tournament", data_dir, {"FELT_LOG_LEVEL": "INFO", "FELT_TOURNAMENT_TICK_SECONDS": "0.05"}
+    )
     started: list[Proc] = []
     try:
         for proc in (dealer, wallet):
             proc.start()
             started.append(proc)
-        table.env = {**TABLE_ENV, "FELT_DEALER_ADDRESS": dealer.address, "FELT_WALLET_ADDRESS": wallet.address}
+        table.env = {
+            **TABLE_ENV,
+            "FELT_DEALER_ADDRESS": dealer.address,
+            "FELT_WALLET_ADDRESS": wallet.address,
+        }
         table.start()
         started.append(table)
-        tournament.env.update(FELT_TABLE_ADDRESS=table.address, FELT_WALLET_ADDRESS=wallet.address,
-                              FELT_DEALER_ADDRESS=dealer.address)  # fmt: skip
+        tournament.env.update(
+            FELT_TABLE_ADDRESS=table.address,
+            FELT_WALLET_ADDRESS=wallet.address,
+            FELT_DEALER_ADDRESS=dealer.address,
+        )
         tournament.start()
         started.append(tournament)
         yield Stack(data_dir, dealer, wallet, table, tournament)
@@ -198,3 +230,80 @@ def wait_until(check: Callable[[], Any], seconds: float = 60.0, every: float = 0
 
 
 _ = tpb
+
+
+# ---- scripted players ------------------------------------------------------------------------------
+
+
+class Scripted:
+    """A person played by a script: follows GetMyTable (table moves by itself), acts at its table through
+    TableService with its own token (checks or calls, now and then all in), until eliminated or the end."""
+
+    def __init__(self, stack: Stack, tournament_id: str, player: str, all_in_every: int = 6) -> None:
+        import threading
+
+        self.stack, self.tid, self.player = stack, tournament_id, player
+        self.all_in_every = all_in_every
+        self.stop = threading.Event()
+        self.acted = 0
+        self.tables_seen: set[str] = set()
+        self.errors: list[str] = []
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> Scripted:
+        self.thread.start()
+        return self
+
+    def _run(self) -> None:
+        tournaments = self.stack.tournaments(self.player, auth.Role.PLAYER)
+        tables = self.stack.tables(self.player)
+        table_id, checked = "", 0.0
+        n = 0
+        while not self.stop.is_set():
+            try:
+                if not table_id or time.monotonic() - checked > 0.5:
+                    mine = tournaments.GetMyTable(pb.GetMyTableRequest(tournament_id=self.tid))
+                    checked = time.monotonic()
+                    if mine.place or (not mine.table_id and not mine.moving and not mine.waiting_for_start):
+                        return
+                    table_id = mine.table_id
+                    if table_id:
+                        self.tables_seen.add(table_id)
+                if not table_id:
+                    time.sleep(0.05)
+                    continue
+                view = tables.GetTableView(tpb.GetTableViewRequest(table_id=table_id)).view
+                if not (view.hand_in_play and view.your_seat and view.seat_to_act == view.your_seat):
+                    time.sleep(0.03)
+                    continue
+                n += 1
+                legal = view.legal
+                if self.all_in_every and n % self.all_in_every == 0 and legal.can_all_in:
+                    kind = tpb.ACTION_KIND_ALL_IN
+                else:
+                    kind = tpb.ACTION_KIND_CHECK if legal.can_check else tpb.ACTION_KIND_CALL
+                tables.Act(
+                    tpb.ActRequest(
+                        request_id=f"{self.player}-{table_id}-{view.version}-{n}",
+                        table_id=table_id,
+                        expected_version=view.version,
+                        kind=kind,
+                    )
+                )
+                self.acted += 1
+            except grpc.RpcError as error:
+                why = reason(error)
+                if why not in (
+                    "STALE_VERSION",
+                    "NOT_YOUR_TURN",
+                    "TIME_EXPIRED",
+                    "NO_HAND_IN_PROGRESS",
+                    "NOT_SEATED",
+                    "TABLE_NOT_FOUND",
+                    "HAND_OVER",
+                    "TABLE_CLOSED",
+                    "NOT_IN_HAND",
+                ):
+                    self.errors.append(f"{why or error.code()}")
+                table_id = "" if why in ("NOT_SEATED", "TABLE_NOT_FOUND", "TABLE_CLOSED") else table_id
+                time.sleep(0.1)

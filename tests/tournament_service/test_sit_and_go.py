@@ -1,0 +1,142 @@
+"""Issue 12 integration: Sit & Go and Spin tournaments over real gRPC, the four services as processes,
+hands unpaced; scripted players (their own tokens, acting through TableService) and bots play them to the
+end. The wallet sees only entries, fees and prizes (NK-6.6) and every payout adds up to the pool."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+from poker.table.v1 import table_service_pb2 as tpb
+from poker.tournament.v1 import tournament_service_pb2 as pb
+from poker.wallet.v1 import wallet_service_pb2 as wpb
+from servicekit.auth import Role
+
+from tests.tournament_service.conftest import Scripted, Stack, reason, wait_until
+
+pytestmark = pytest.mark.slow
+
+
+def events_of(stack: Stack, tid: str) -> list[pb.TournamentEvent]:
+    out: list[pb.TournamentEvent] = []
+    for response in stack.tournaments().WatchTournament(
+        pb.WatchTournamentRequest(tournament_id=tid), timeout=30
+    ):
+        out.extend(response.events)
+    return out
+
+
+def finished(stack: Stack, tid: str) -> pb.Tournament:
+    return stack.tournaments().GetTournament(pb.GetTournamentRequest(tournament_id=tid)).tournament
+
+
+def test_nk_6_3_a_sit_and_go_played_to_the_end_by_a_person_and_bots(stack: Stack) -> None:
+    """NK-6.3: starts when the last seat fills; eliminations give places; prizes by the published table
+    (65/35 for six seats); NK-6.6: the wallet moved only the entry, the fee and the prize."""
+    ops = stack.tournaments()
+    made = ops.CreateTournament(
+        pb.CreateTournamentRequest(
+            request_id="sng-1",
+            name="turbo",
+            format=pb.FORMAT_SIT_AND_GO,
+            game=tpb.GAME_NO_LIMIT_HOLDEM,
+            seats_per_table=6,
+            buy_in=100,
+            fee=10,
+            starting_stack=500,
+            decision_seconds=5,
+        )
+    ).tournament
+    tid = made.tournament_id
+    assert made.state == pb.STATE_REGISTERING and list(made.payout_basis_points) == [6500, 3500]
+    stack.fund("sng-ana", 1_000)
+    ana = stack.tournaments("sng-ana", Role.PLAYER)
+    first = ana.Register(pb.RegisterRequest(request_id="r", tournament_id=tid))
+    assert ana.Register(pb.RegisterRequest(request_id="r", tournament_id=tid)) == first  # a repeat
+    with pytest.raises(grpc.RpcError) as twice:
+        ana.Register(pb.RegisterRequest(request_id="r2", tournament_id=tid))
+    assert reason(twice.value) == "ALREADY_REGISTERED"
+    assert stack.available("sng-ana") == 890 and stack.balance("sng-ana") == 1_000  # a hold, not a move
+    player = Scripted(stack, tid, "sng-ana").start()
+    ops.AddBots(pb.AddBotsRequest(request_id="bots", tournament_id=tid, count=5))
+    wait_until(lambda: finished(stack, tid).state == pb.STATE_FINISHED, 240)
+    player.stop.set()
+    done = finished(stack, tid)
+    assert done.prize_pool == 600 and list(done.prizes) == [390, 210]
+    events = events_of(stack, tid)
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    kinds = [e.WhichOneof("event") for e in events]
+    assert kinds[-1] == "tournament_finished" and "tournament_started" in kinds
+    eliminated = [e.player_eliminated for e in events if e.HasField("player_eliminated")]
+    assert len(eliminated) == 5 and all(e.shared >= 1 for e in eliminated)  # the winner is not eliminated
+    for e in eliminated:  # players busted in one hand with equal stacks share the place (NK-6.3)
+        assert sum(1 for x in eliminated if x.place == e.place) == e.shared
+    paid = next(e.prizes_paid for e in events if e.HasField("prizes_paid"))
+    assert sum(p.amount for p in paid.payouts) == 600
+    prize = sum(p.amount for p in paid.payouts if p.player_id == "sng-ana")
+    wait_until(lambda: stack.pool(tid) == 0, 30)
+    assert stack.balance("sng-ana") == 1_000 - 110 + prize and stack.available("sng-ana") == stack.balance(
+        "sng-ana"
+    )
+    assert not player.errors
+    standings = ops.GetStandings(pb.GetStandingsRequest(tournament_id=tid))
+    assert standings.state == pb.STATE_FINISHED and len(standings.places) == 6
+
+
+def test_nk_6_4_a_spin_draws_its_multiplier_with_the_dealer_and_pays_the_pool(stack: Stack) -> None:
+    """NK-6.4: the table and expected return are published before registering; the third registration
+    draws the multiplier with the dealer's labelled draw (its shoe revealed for checking); the pool is
+    multiplier x buy-in, the house adding or keeping the difference; the split follows the multiplier."""
+    ops = stack.tournaments()
+    made = ops.CreateTournament(
+        pb.CreateTournamentRequest(
+            request_id="spin-1", format=pb.FORMAT_SPIN, game=tpb.GAME_NO_LIMIT_HOLDEM, buy_in=100, fee=7
+        )
+    ).tournament
+    tid = made.tournament_id
+    assert len(made.spin_table) == 7 and 900_000 < made.spin_expected_return_ppm < 1_000_000
+    assert made.spin_multiplier == 0
+    ops.AddBots(pb.AddBotsRequest(request_id="b", tournament_id=tid, count=3))
+    drawn = finished(stack, tid)
+    assert drawn.spin_multiplier in {m.multiplier for m in made.spin_table} and drawn.spin_shoe_id
+    assert drawn.prize_pool == drawn.spin_multiplier * 100
+    wait_until(lambda: finished(stack, tid).state == pb.STATE_FINISHED, 240)
+    events = events_of(stack, tid)
+    spin = next(e.spin_multiplier_drawn for e in events if e.HasField("spin_multiplier_drawn"))
+    assert spin.shoe_id == drawn.spin_shoe_id and spin.multiplier == drawn.spin_multiplier
+    paid = next(e.prizes_paid for e in events if e.HasField("prizes_paid"))
+    assert sum(p.amount for p in paid.payouts) == drawn.prize_pool
+    wait_until(lambda: stack.pool(tid) == 0, 30)
+    bots = {p.player_id for p in paid.payouts}
+    assert sum(stack.balance(b) for b in bots) == drawn.prize_pool
+
+
+def test_a_cancelled_sit_and_go_refunds_everyone(stack: Stack) -> None:
+    """NK-6.6 / issue 12 Money: a cancel before the start releases every hold; the pool stays empty."""
+    ops = stack.tournaments()
+    tid = ops.CreateTournament(
+        pb.CreateTournamentRequest(
+            request_id="sng-cancel",
+            format=pb.FORMAT_SIT_AND_GO,
+            game=tpb.GAME_POT_LIMIT_OMAHA,
+            seats_per_table=9,
+            buy_in=50,
+            fee=5,
+        )
+    ).tournament.tournament_id
+    for name in ("c-ana", "c-ben"):
+        stack.fund(name, 200)
+        stack.tournaments(name, Role.PLAYER).Register(pb.RegisterRequest(request_id="r", tournament_id=tid))
+    stack.tournaments("c-ben", Role.PLAYER).Unregister(
+        pb.UnregisterRequest(request_id="u", tournament_id=tid)
+    )
+    wait_until(lambda: stack.available("c-ben") == 200, 10)
+    ops.CancelTournament(pb.CancelTournamentRequest(request_id="x", tournament_id=tid))
+    assert finished(stack, tid).state == pb.STATE_CANCELLED
+    wait_until(lambda: stack.available("c-ana") == 200, 10)
+    assert stack.balance("c-ana") == 200 and stack.pool(tid) == 0
+    with pytest.raises(grpc.RpcError) as over:
+        stack.tournaments("c-ben", Role.PLAYER).Register(
+            pb.RegisterRequest(request_id="r2", tournament_id=tid)
+        )
+    assert reason(over.value) == "TOURNAMENT_OVER"
+    _ = wpb
