@@ -105,7 +105,7 @@ def test_progress_tracks_moves_the_place_and_the_end() -> None:
 def test_tournament_table_events_are_rendered() -> None:
     seen = render.Seen(3, {3: "ana (you)", 5: "Bot 5 [bot]"})
     lines = [
-        render.event_lines(tpb.TableEvent(**kind), seen)  # type: ignore[arg-type]
+        render.event_lines(tpb.TableEvent(**kind), seen)
         for kind in (
             {"player_busted": tpb.PlayerBusted(seat=5)},
             {"player_removed": tpb.PlayerRemoved(seat=3, stack=1200)},
