@@ -37,10 +37,11 @@ Naiko tables:  before your action: peek (Lirikan Diam-diam) · swap 2d (Tukar Le
                countdown: s shield (Perisai Segel) · n pass (silence lets the window run out)
 
 Tournaments: --sng registers you at the Sit & Go `felt up` keeps open (bots fill the seats left) and
-plays it to the end; --tournament ID plays a tournament you registered for (registering you first
-while its registration is open). The tournament seats you and moves you between tables by itself;
-the standings show after each hand. q or Ctrl-C stops following, but you stay in: a player away is
-folded and blinded off (come back with --tournament ID). In development the buy-in and fee are issued.
+plays it to the end (--spin: its Spin); --tournament ID plays a tournament you registered for
+(registering you first while its registration is open). The tournament seats you and moves you between
+tables by itself; the standings show after each hand. q or Ctrl-C stops following, but you stay in: a
+player away is folded and blinded off (come back with --tournament ID). In development the buy-in and
+fee are issued.
 """
 
 
@@ -70,6 +71,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     where.add_argument(
         "--sng", action="store_true", help="register at the open Sit & Go of `felt up` and play it to the end"
     )
+    where.add_argument("--spin", action="store_true", help="the same with the open Spin of `felt up`")
     where.add_argument("--tournament", metavar="ID", help="play this tournament (registering you if open)")
     parser.add_argument(
         "--tournament-address",
@@ -132,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, lobby.LobbyError) as exc:
         print(f"felt: {exc}", file=sys.stderr)
         return 2
-    if args.sng or args.tournament:
+    if args.sng or args.spin or args.tournament:
         return _play_tournament(args, player, keys, token)
     with client.channel(args.address, token) as table_channel:
         stub = pb_grpc.TableServiceStub(table_channel)  # type: ignore[no-untyped-call]
@@ -179,8 +181,8 @@ def _play_tournament(
         stub = tpb_grpc.TournamentServiceStub(tournament_channel)  # type: ignore[no-untyped-call]
         tables = pb_grpc.TableServiceStub(table_channel)  # type: ignore[no-untyped-call]
         try:
-            if args.sng:
-                found = tournament.find_sit_and_go(stub)
+            if args.sng or args.spin:
+                found = tournament.find_open(stub, tpb.FORMAT_SPIN if args.spin else tpb.FORMAT_SIT_AND_GO)
             else:
                 request = tpb.GetTournamentRequest(tournament_id=args.tournament)
                 found = stub.GetTournament(request).tournament

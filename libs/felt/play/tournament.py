@@ -65,15 +65,18 @@ def name_of(player_id: str, me: str) -> str:
     return render.display_name(player_id, player_id.startswith("bot:"))
 
 
-def find_sit_and_go(stub: pb_grpc.TournamentServiceStub) -> pb.Tournament:
-    """The Sit & Go `felt up` keeps open (by its name), else the newest Sit & Go open for registration."""
-    request = pb.ListTournamentsRequest(
-        format=pb.FORMAT_SIT_AND_GO, state=pb.STATE_REGISTERING, page_size=200
-    )
+def find_open(
+    stub: pb_grpc.TournamentServiceStub, format: pb.Format = pb.FORMAT_SIT_AND_GO
+) -> pb.Tournament:
+    """The Sit & Go (or Spin) `felt up` keeps open, by its name, else the newest of that format open for
+    registration."""
+    request = pb.ListTournamentsRequest(format=format, state=pb.STATE_REGISTERING, page_size=200)
     listed: list[pb.Tournament] = list(stub.ListTournaments(request).tournaments)
+    kind = FORMAT_NAMES.get(format, "tournament")
     if not listed:
-        raise TournamentError("no Sit & Go is open for registration: `felt up` keeps one open")
-    default = [t for t in listed if t.name == DEFAULT_SNG_NAME]
+        raise TournamentError(f"no {kind} is open for registration: `felt up` keeps one open")
+    name = DEFAULT_SPIN_NAME if format == pb.FORMAT_SPIN else DEFAULT_SNG_NAME
+    default = [t for t in listed if t.name == name]
     return (default or listed)[0]
 
 
