@@ -179,6 +179,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hands-per-level", type=int, default=5)
     parser.add_argument("--timeout", type=float, default=1_800.0, help="give up after this many seconds")
     parser.add_argument("--keep", action="store_true", help="keep the data directory (logs)")
+    parser.add_argument(
+        "--profile",
+        metavar="DIR",
+        help="sample the table and tournament services with py-spy during play (collapsed stacks in DIR)",
+    )
     args = parser.parse_args(argv)
     data_dir = Path(tempfile.mkdtemp(prefix="felt-bench-tournament-"))
     print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; load average at the start: {_load()}", flush=True)
@@ -240,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.players} bots registered in {registration_s:.1f} s", flush=True)
         load_start = _load()
         cpu0 = {name: _cpu_seconds(s.proc.pid) for name, s in services.items()}
+        profilers = _profile(args.profile, services) if args.profile else []
         t0 = time.perf_counter()
         started = ops.StartTournament(
             pb.StartTournamentRequest(request_id="go", tournament_id=tid), timeout=600
@@ -267,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
                 )
             time.sleep(0.5)
         wall = time.perf_counter() - t0
+        for profiler in profilers:
+            profiler.send_signal(2)  # SIGINT: py-spy writes its file
         load_end = _load()
         cpu = {name: _cpu_seconds(s.proc.pid) - cpu0[name] for name, s in services.items()}
         stop_sampling.set()
@@ -298,6 +306,20 @@ def main(argv: list[str] | None = None) -> int:
             import shutil
 
             shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def _profile(directory: str, services: dict[str, Service]) -> list[subprocess.Popen[bytes]]:
+    """py-spy (pip install py-spy) on the table and tournament services, with their threads' idle time left
+    out (--idle is not given): where the CPU goes, as collapsed stacks per service."""
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    spy = str(Path(sys.executable).with_name("py-spy"))
+    found = []
+    for name in ("table", "tournament"):
+        command = [spy, "record", "--pid", str(services[name].proc.pid), "--format", "raw", "--rate", "50"]
+        command += ["--nonblocking", "--output", str(out / f"{name}.txt")]
+        found.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    return found
 
 
 def _load() -> str:
