@@ -6,16 +6,18 @@ from __future__ import annotations
 from pokerrules.tournament import events as ev
 from prometheus_client import Counter, Gauge
 
-TOURNAMENTS = Gauge("felt_tournaments", "Tournaments by state (this process)", ["state"])
+TOURNAMENTS = Gauge("poker_tournament_tournaments", "Tournaments by state (this process)", ["state"])
 REGISTRATIONS = Counter(
-    "felt_tournament_registrations_total", "Entries registered (re-entries too)", ["kind"]
+    "poker_tournament_registrations_total", "Entries registered (re-entries too)", ["kind"]
 )
-UNREGISTRATIONS = Counter("felt_tournament_unregistrations_total", "Entries withdrawn before the start")
-ELIMINATIONS = Counter("felt_tournament_eliminations_total", "Players eliminated (with their place)")
-PAYOUTS = Counter("felt_tournament_payouts_total", "Prizes paid (one per paid entry)")
-PAID_CHIPS = Counter("felt_tournament_paid_chips_total", "Wallet chips paid out as prizes")
-HANDS = Counter("felt_tournament_hands_total", "Hand results fed back from the tables")
-STEP_FAILURES = Counter("felt_tournament_step_failures_total", "Outbox steps that failed (retried)", ["kind"])
+UNREGISTRATIONS = Counter("poker_tournament_unregistrations_total", "Entries withdrawn before the start")
+ELIMINATIONS = Counter("poker_tournament_eliminations_total", "Players eliminated (with their place)")
+PAYOUTS = Counter("poker_tournament_payouts_total", "Prizes paid (one per paid entry)")
+PAID_CHIPS = Counter("poker_tournament_paid_chips_total", "Wallet chips paid out as prizes")
+HANDS = Counter("poker_tournament_hands_total", "Hand results fed back from the tables")
+STEP_FAILURES = Counter(
+    "poker_tournament_step_failures_total", "Outbox steps that failed (retried)", ["kind"]
+)
 
 for _state in ("announced", "registering", "running", "finished", "cancelled"):
     TOURNAMENTS.labels(state=_state)

@@ -28,12 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import grpc
-from poker.dealer.v1 import dealer_service_pb2 as dpb
-from poker.table.v1 import table_director_service_pb2 as tdpb
-from poker.table.v1 import table_director_service_pb2_grpc as tdpb_grpc
 from poker.table.v1 import table_service_pb2 as tpb
-from poker.table.v1 import table_service_pb2_grpc as tpb_grpc
-from poker.tournament.v1 import tournament_service_pb2 as pb
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from pokerrules.tournament import commands as c
 from pokerrules.tournament import events as ev
@@ -43,8 +38,8 @@ from pokerrules.tournament.errors import TournamentError
 from pokerrules.tournament.spec import Format, TournamentSpec
 from pokerrules.tournament.spin import CHANCE_SCALE
 from servicekit import errors
-from servicekit.clients.calls import CallPolicy, Calls, RetryingStub
 from servicekit.clients.dealer import DealerClient
+from servicekit.clients.table import TableDirectorClient
 from servicekit.clients.wallet import WalletCalls
 from servicekit.logging import get_logger
 
@@ -63,19 +58,9 @@ def is_bot(player: str) -> bool:
     return player.startswith(BOT_PREFIX)
 
 
-class Tables:
-    """The table service as the tournament service uses it: TableDirectorService and WatchTable."""
-
-    def __init__(self, channel: grpc.Channel, deadline_seconds: float = 10.0) -> None:
-        calls = Calls("table", CallPolicy(deadline_seconds, 4, 0.1))
-        self.director = RetryingStub(tdpb_grpc.TableDirectorServiceStub(channel), calls)
-        self.tables = tpb_grpc.TableServiceStub(channel)
-        self.lobby = RetryingStub(self.tables, calls)
-
-
 @dataclass
 class Deps:
-    tables: Tables
+    tables: TableDirectorClient
     wallet: WalletCalls
     dealer: DealerClient
     store: TournamentStore
@@ -232,12 +217,9 @@ class Running:
             decision_seconds=int(data.get("decision_seconds", 0)),
             time_bank_seconds=int(data.get("time_bank_seconds", 0)),
         )
-        request = tdpb.CreateTournamentTableRequest(
-            request_id=f"{self.id}:table:{instruction.table}", tournament_id=self.id, settings=settings
-        )
-        made = self.hub.deps.tables.director.CreateTournamentTable(request)
-        data["tables"][instruction.table] = str(made.table.table_id)
-        data["watch"][str(made.table.table_id)] = 1
+        made = self.hub.deps.tables.create_table(f"{self.id}:table:{instruction.table}", self.id, settings)
+        data["tables"][instruction.table] = str(made.table_id)
+        data["watch"][str(made.table_id)] = 1
 
     # ------------------------------------------------------------ the outbox
 
@@ -266,35 +248,18 @@ class Running:
     def _do(self, n: int, s: dict[str, Any]) -> None:
         rid = f"{self.id}:s{n}"
         kind = s["k"]
-        director = self.hub.deps.tables.director
+        tables = self.hub.deps.tables
         table = self.real_table(s.get("table"))
         if kind == "SeatPlayer":
-            director.SeatPlayer(
-                tdpb.SeatPlayerRequest(
-                    request_id=rid,
-                    table_id=table,
-                    player_id=s["player"],
-                    seat=s["seat"],
-                    stack=s["stack"],
-                    is_bot=is_bot(s["player"]),
-                )
-            )
+            tables.seat_player(rid, table, s["player"], s["seat"], s["stack"], is_bot(s["player"]))
         elif kind == "RemovePlayer":
-            director.RemovePlayer(
-                tdpb.RemovePlayerRequest(request_id=rid, table_id=table, player_id=s["player"])
-            )
+            tables.remove_player(rid, table, s["player"])
         elif kind == "SetLevel":
-            director.SetLevel(
-                tdpb.SetLevelRequest(
-                    request_id=rid, table_id=table, small_blind=s["sb"], big_blind=s["bb"], ante=s["ante"]
-                )
-            )
+            tables.set_level(rid, table, s["sb"], s["bb"], s["ante"])
         elif kind == "ReleaseHand":
-            director.ReleaseHands(
-                tdpb.ReleaseHandsRequest(request_id=rid, table_id=table, through_hand=s["hand"])
-            )
+            tables.release_hands(rid, table, s["hand"])
         elif kind == "CloseTable":
-            director.CloseTable(tdpb.CloseTableRequest(request_id=rid, table_id=table))
+            tables.close_table(rid, table)
         elif kind == "CloseShoe":
             try:
                 self.hub.deps.dealer.close(s["shoe"], rid)
@@ -314,9 +279,7 @@ class Running:
                 from_seq = int(self.data["watch"].get(table_id, 1))
                 closed = table_id not in {self.real_table(k) for k in self.t.tables}
             try:
-                stream = self.hub.deps.tables.tables.WatchTable(
-                    tpb.WatchTableRequest(table_id=table_id, from_seq=from_seq)
-                )
+                stream = self.hub.deps.tables.watch(table_id, from_seq)
                 for response in stream:
                     backoff = 0.1
                     for event in response.events:
@@ -336,21 +299,29 @@ class Running:
             backoff = min(backoff * 2, 2.0)
 
     def _table_event(self, table_id: str, event: tpb.TableEvent, starts: dict[int, tpb.HandStarted]) -> bool:
-        """True once the table is closed (the watch ends)."""
+        """True once the table is closed (the watch ends). A hand the table plays out in the same change
+        that deals it (everyone blinded off) logs its events with hand number 0: such a hand is the one
+        the director released last (a tournament table deals only released hands, one at a time)."""
         which = event.WhichOneof("event")
         if which == "hand_started":
-            starts[event.hand_number] = event.hand_started
+            starts.clear()
+            starts[event.hand_number or self._awaited(table_id)] = event.hand_started
         elif which in ("hand_ended", "hand_voided"):
-            started = starts.pop(event.hand_number, None)
+            hand = event.hand_number or next(iter(starts), 0)
+            started = starts.pop(hand, None)
             if started is None:
                 return False
             final = event.hand_ended.stacks if which == "hand_ended" else event.hand_voided.stacks
-            self._hand_finished(
-                table_id, event.hand_number, started, {s.seat: s.chips for s in final}, event.seq
-            )
+            self._hand_finished(table_id, hand, started, {s.seat: s.chips for s in final}, event.seq)
         elif which == "table_closed":
             return True
         return False
+
+    def _awaited(self, table_id: str) -> int:
+        with self.lock:
+            name = next((k for k, v in self.data["tables"].items() if v == table_id), None)
+            table = self.t.tables.get(name) if name else None
+            return table.released if table is not None else 0
 
     def _hand_finished(
         self, table_id: str, hand: int, started: tpb.HandStarted, final: dict[int, int], seq: int
@@ -691,7 +662,11 @@ class Hub:
             wake = running.t.next_wakeup()
             if wake is not None and now >= wake:
                 with contextlib.suppress(TournamentError):
-                    running.apply(c.TimePassed(now))
+                    command = c.TimePassed(now)
+                    new, out, draws = running.try_step(command)
+                    # Nothing fell due after all (a wake-up the core moved): nothing to log.
+                    if out.events or out.instructions or new.next_wakeup() != wake:
+                        running.apply(command, precomputed=(new, out, draws))
         fill_at = running.data.get("fill_at")
         if fill_at and now >= int(fill_at) and running.t.phase is Phase.REGISTERING:
             seats = running.spec.seats_to_start or 0
@@ -781,4 +756,4 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-__all__ = ["Deps", "Hub", "Running", "Tables", "dpb", "pb"]
+__all__ = ["Deps", "Hub", "Running"]

@@ -10,13 +10,14 @@ from poker.tournament.v1 import tournament_service_pb2 as pb
 from poker.tournament.v1 import tournament_service_pb2_grpc as pb_grpc
 from servicekit import auth, client, tokens
 from servicekit.clients.dealer import DealerClient
+from servicekit.clients.table import TableDirectorClient
 from servicekit.clients.wallet import WalletCalls
 from servicekit.config import ServerConfig
 from servicekit.dependencies import Dependency
 from servicekit.ratelimit import Rate, RateLimit
 from servicekit.server import Service, ServiceSpec, build
 
-from services.tournament.runtime import Deps, Hub, Tables, now_ms
+from services.tournament.runtime import Deps, Hub, now_ms
 from services.tournament.servicer import TournamentServicer
 from services.tournament.store import TournamentStore
 
@@ -65,7 +66,7 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
     )
     hub = Hub(
         Deps(
-            Tables(table_channel),
+            TableDirectorClient(table_channel),
             WalletCalls(wallet_channel, prefix="tournament"),
             DealerClient(dealer_channel),
             store,

@@ -1,17 +1,18 @@
 """The tournament service's store: SQLite under FELT_DATA_DIR (WAL, synchronous=FULL) or PostgreSQL
-(`TOURNAMENT_DATABASE_URL=postgresql://...`), one schema for both, written in one transaction per change.
+(`TOURNAMENT_DATABASE_URL=postgresql://...`; its tables prefixed `tn_`, so it may share a database with
+the table service), one schema for both, written in one transaction per change.
 
 The shape of the table service's log (services/table/storage), without importing it:
 
-- `tournaments`: one row per tournament (its definition, its service-side data as JSON, its state name);
-- `commands`: the append-only log of the director's commands (with the draws they used) — replaying them
+- `tn_tournaments`: one row per tournament (its definition, its service-side data as JSON, its state name);
+- `tn_commands`: the append-only log of the director's commands (with the draws they used) — replaying them
   on the last snapshot rebuilds the director exactly;
-- `snapshots`: the director's state every SNAPSHOT_EVERY commands (a pickle of the pure core's state);
-- `events`: the numbered TournamentEvent messages (WatchTournament reads them);
-- `outbox`: the steps the change asked for, to the tables (TableDirectorService) and the wallet, each
+- `tn_snapshots`: the director's state every SNAPSHOT_EVERY commands (a pickle of the pure core's state);
+- `tn_events`: the numbered TournamentEvent messages (WatchTournament reads them);
+- `tn_outbox`: the steps the change asked for, to the tables (TableDirectorService) and the wallet, each
   with its deterministic request id, done in order and marked done; a restart does the rest again;
-- `intents`: a wallet hold asked before its registration commits (released at restart if it never did);
-- `answers`: first answers of mutating RPCs by caller-scoped request key (servicekit.idempotency).
+- `tn_intents`: a wallet hold asked before its registration commits (released at restart if it never did);
+- `tn_answers`: first answers of mutating RPCs by caller-scoped request key (servicekit.idempotency).
 """
 
 from __future__ import annotations
@@ -28,24 +29,24 @@ T = TypeVar("T")
 SNAPSHOT_EVERY = 200
 
 SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS tournaments (
+    """CREATE TABLE IF NOT EXISTS tn_tournaments (
         tournament_id TEXT PRIMARY KEY, created_ms BIGINT NOT NULL, format TEXT NOT NULL,
         state TEXT NOT NULL, data TEXT NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS commands (
+    """CREATE TABLE IF NOT EXISTS tn_commands (
         tournament_id TEXT NOT NULL, n BIGINT NOT NULL, command TEXT NOT NULL,
         PRIMARY KEY (tournament_id, n))""",
-    """CREATE TABLE IF NOT EXISTS snapshots (
+    """CREATE TABLE IF NOT EXISTS tn_snapshots (
         tournament_id TEXT PRIMARY KEY, n BIGINT NOT NULL, state BYTEA NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS events (
+    """CREATE TABLE IF NOT EXISTS tn_events (
         tournament_id TEXT NOT NULL, seq BIGINT NOT NULL, event BYTEA NOT NULL,
         PRIMARY KEY (tournament_id, seq))""",
-    """CREATE TABLE IF NOT EXISTS outbox (
+    """CREATE TABLE IF NOT EXISTS tn_outbox (
         tournament_id TEXT NOT NULL, n BIGINT NOT NULL, step TEXT NOT NULL, done INTEGER NOT NULL,
         PRIMARY KEY (tournament_id, n))""",
-    """CREATE TABLE IF NOT EXISTS intents (
+    """CREATE TABLE IF NOT EXISTS tn_intents (
         tournament_id TEXT NOT NULL, n BIGINT NOT NULL, player TEXT NOT NULL, hold TEXT NOT NULL,
         status TEXT NOT NULL, PRIMARY KEY (tournament_id, n))""",
-    """CREATE TABLE IF NOT EXISTS answers (
+    """CREATE TABLE IF NOT EXISTS tn_answers (
         request_key TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, response BYTEA NOT NULL,
         saved_ms BIGINT NOT NULL)""",
 )
@@ -170,7 +171,7 @@ class TournamentStore:
     ) -> None:
         def work(tx: Tx) -> None:
             tx.execute(
-                "INSERT INTO tournaments (tournament_id, created_ms, format, state, data)"
+                "INSERT INTO tn_tournaments (tournament_id, created_ms, format, state, data)"
                 " VALUES (?, ?, ?, ?, ?)",
                 (tournament_id, created_ms, fmt, state, json.dumps(data)),
             )
@@ -182,32 +183,32 @@ class TournamentStore:
     def commit(self, change: Change) -> None:
         def work(tx: Tx) -> None:
             tx.execute(
-                "UPDATE tournaments SET state = ?, data = ? WHERE tournament_id = ?",
+                "UPDATE tn_tournaments SET state = ?, data = ? WHERE tournament_id = ?",
                 (change.state, json.dumps(change.data), change.tournament_id),
             )
             tid = change.tournament_id
             if change.command is not None:
                 tx.execute(
-                    "INSERT INTO commands (tournament_id, n, command) VALUES (?, ?, ?)",
+                    "INSERT INTO tn_commands (tournament_id, n, command) VALUES (?, ?, ?)",
                     (tid, *change.command),
                 )
             for seq, event in change.events:
                 tx.execute(
-                    "INSERT INTO events (tournament_id, seq, event) VALUES (?, ?, ?)", (tid, seq, event)
+                    "INSERT INTO tn_events (tournament_id, seq, event) VALUES (?, ?, ?)", (tid, seq, event)
                 )
             for n, step in change.outbox:
                 tx.execute(
-                    "INSERT INTO outbox (tournament_id, n, step, done) VALUES (?, ?, ?, 0)", (tid, n, step)
+                    "INSERT INTO tn_outbox (tournament_id, n, step, done) VALUES (?, ?, ?, 0)", (tid, n, step)
                 )
             if change.snapshot is not None:
                 tx.execute(
-                    "INSERT INTO snapshots (tournament_id, n, state) VALUES (?, ?, ?)"
+                    "INSERT INTO tn_snapshots (tournament_id, n, state) VALUES (?, ?, ?)"
                     " ON CONFLICT (tournament_id) DO UPDATE SET n = excluded.n, state = excluded.state",
                     (tid, *change.snapshot),
                 )
             if change.intent_done is not None:
                 tx.execute(
-                    "UPDATE intents SET status = ? WHERE tournament_id = ? AND n = ?",
+                    "UPDATE tn_intents SET status = ? WHERE tournament_id = ? AND n = ?",
                     (change.intent_done[1], tid, change.intent_done[0]),
                 )
             if change.answer is not None:
@@ -218,7 +219,8 @@ class TournamentStore:
     def add_intent(self, tournament_id: str, n: int, player: str, hold: str) -> None:
         self._db.write(
             lambda tx: tx.execute(
-                "INSERT INTO intents (tournament_id, n, player, hold, status) VALUES (?, ?, ?, ?, 'PENDING')",
+                "INSERT INTO tn_intents (tournament_id, n, player, hold, status)"
+                " VALUES (?, ?, ?, ?, 'PENDING')",
                 (tournament_id, n, player, hold),
             )
         )
@@ -226,14 +228,15 @@ class TournamentStore:
     def set_intent(self, tournament_id: str, n: int, status: str) -> None:
         self._db.write(
             lambda tx: tx.execute(
-                "UPDATE intents SET status = ? WHERE tournament_id = ? AND n = ?", (status, tournament_id, n)
+                "UPDATE tn_intents SET status = ? WHERE tournament_id = ? AND n = ?",
+                (status, tournament_id, n),
             )
         )
 
     def mark_done(self, tournament_id: str, n: int) -> None:
         self._db.write(
             lambda tx: tx.execute(
-                "UPDATE outbox SET done = 1 WHERE tournament_id = ? AND n = ?", (tournament_id, n)
+                "UPDATE tn_outbox SET done = 1 WHERE tournament_id = ? AND n = ?", (tournament_id, n)
             )
         )
 
@@ -243,40 +246,40 @@ class TournamentStore:
     # ---------------------------------------------------------------- reads
 
     def answer(self, key: str) -> tuple[str, bytes] | None:
-        rows = self._db.read("SELECT fingerprint, response FROM answers WHERE request_key = ?", (key,))
+        rows = self._db.read("SELECT fingerprint, response FROM tn_answers WHERE request_key = ?", (key,))
         return (str(rows[0][0]), bytes(rows[0][1])) if rows else None
 
     def tournaments(self) -> list[tuple[str, int, str, str, dict[str, Any]]]:
-        rows = self._db.read("SELECT tournament_id, created_ms, format, state, data FROM tournaments")
+        rows = self._db.read("SELECT tournament_id, created_ms, format, state, data FROM tn_tournaments")
         return [(str(r[0]), int(r[1]), str(r[2]), str(r[3]), json.loads(r[4])) for r in rows]
 
     def snapshot(self, tournament_id: str) -> tuple[int, bytes] | None:
-        rows = self._db.read("SELECT n, state FROM snapshots WHERE tournament_id = ?", (tournament_id,))
+        rows = self._db.read("SELECT n, state FROM tn_snapshots WHERE tournament_id = ?", (tournament_id,))
         return (int(rows[0][0]), bytes(rows[0][1])) if rows else None
 
     def commands(self, tournament_id: str, after: int) -> list[tuple[int, str]]:
         rows = self._db.read(
-            "SELECT n, command FROM commands WHERE tournament_id = ? AND n > ? ORDER BY n",
+            "SELECT n, command FROM tn_commands WHERE tournament_id = ? AND n > ? ORDER BY n",
             (tournament_id, after),
         )
         return [(int(r[0]), str(r[1])) for r in rows]
 
     def events(self, tournament_id: str, from_seq: int, limit: int = 256) -> list[tuple[int, bytes]]:
         rows = self._db.read(
-            "SELECT seq, event FROM events WHERE tournament_id = ? AND seq >= ? ORDER BY seq LIMIT ?",
+            "SELECT seq, event FROM tn_events WHERE tournament_id = ? AND seq >= ? ORDER BY seq LIMIT ?",
             (tournament_id, from_seq, limit),
         )
         return [(int(r[0]), bytes(r[1])) for r in rows]
 
     def pending_steps(self, tournament_id: str) -> list[tuple[int, str]]:
         rows = self._db.read(
-            "SELECT n, step FROM outbox WHERE tournament_id = ? AND done = 0 ORDER BY n", (tournament_id,)
+            "SELECT n, step FROM tn_outbox WHERE tournament_id = ? AND done = 0 ORDER BY n", (tournament_id,)
         )
         return [(int(r[0]), str(r[1])) for r in rows]
 
     def pending_intents(self, tournament_id: str) -> list[tuple[int, str]]:
         rows = self._db.read(
-            "SELECT n, hold FROM intents WHERE tournament_id = ? AND status = 'PENDING' ORDER BY n",
+            "SELECT n, hold FROM tn_intents WHERE tournament_id = ? AND status = 'PENDING' ORDER BY n",
             (tournament_id,),
         )
         return [(int(r[0]), str(r[1])) for r in rows]
@@ -284,7 +287,7 @@ class TournamentStore:
 
 def _save_answer(tx: Tx, answer: tuple[str, str, bytes, int]) -> None:
     tx.execute(
-        "INSERT INTO answers (request_key, fingerprint, response, saved_ms) VALUES (?, ?, ?, ?)"
+        "INSERT INTO tn_answers (request_key, fingerprint, response, saved_ms) VALUES (?, ?, ?, ?)"
         " ON CONFLICT (request_key) DO NOTHING",
         answer,
     )

@@ -59,12 +59,16 @@ def wait_serving(address: str, proc: subprocess.Popen[bytes], log: Path, seconds
     raise AssertionError(f"{address} did not start:\n{log.read_text()[-3000:]}")
 
 
+free_port = port
+
+
 @dataclass
 class Proc:
     name: str
     data_dir: Path
     env: dict[str, str]
     port: int = field(default_factory=port)
+    metrics_port: int = field(default_factory=lambda: free_port())
     proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -85,7 +89,7 @@ class Proc:
                     "--port",
                     str(self.port),
                     "--metrics-port",
-                    str(port()),
+                    str(self.metrics_port),
                     "--data-dir",
                     str(self.data_dir),
                 ],
@@ -95,6 +99,12 @@ class Proc:
                 stderr=subprocess.STDOUT,
             )
         wait_serving(self.address, self.proc, self.log)
+
+    def metrics(self) -> str:
+        import urllib.request
+
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5) as page:
+            return str(page.read().decode())
 
     def kill(self) -> None:
         """SIGKILL: no drain, nothing flushed but what was committed."""
@@ -217,6 +227,18 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 
 def reason(error: grpc.RpcError) -> str:
     return details_of(error).reason
+
+
+def retrying(call: Callable[[], Any], seconds: float = 20.0) -> Any:
+    """`call()`, again while a service just restarted is not reachable yet (UNAVAILABLE)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return call()
+        except grpc.RpcError as error:
+            if error.code() is not grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
 
 
 def wait_until(check: Callable[[], Any], seconds: float = 60.0, every: float = 0.05) -> Any:

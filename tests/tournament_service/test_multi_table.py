@@ -13,7 +13,7 @@ from poker.tournament.v1 import tournament_service_pb2 as pb
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from servicekit.auth import Role
 
-from tests.tournament_service.conftest import Scripted, Stack, wait_until
+from tests.tournament_service.conftest import Scripted, Stack, retrying, wait_until
 
 pytestmark = pytest.mark.slow
 PLAYERS = 30
@@ -80,18 +80,24 @@ def test_nk_6_5_thirty_players_on_four_tables_to_the_end_through_two_crashes(sta
     t0 = time.monotonic()
 
     def left() -> int:
-        return int(stack.tournaments().GetStandings(pb.GetStandingsRequest(tournament_id=tid)).players_left)
+        return int(
+            retrying(
+                lambda: stack.tournaments().GetStandings(pb.GetStandingsRequest(tournament_id=tid))
+            ).players_left
+        )
 
     wait_until(lambda: left() <= 24, 240)
     before = stack.tournaments().GetStandings(pb.GetStandingsRequest(tournament_id=tid))
     stack.restart_tournament(kill=True)
-    after = stack.tournaments().GetStandings(pb.GetStandingsRequest(tournament_id=tid))
+    after = retrying(lambda: stack.tournaments().GetStandings(pb.GetStandingsRequest(tournament_id=tid)))
     assert len(after.places) >= len(before.places) and after.players_left <= before.players_left
     assert sum(p.stack for p in after.players) == PLAYERS * 1_000  # tournament chips: none lost
     print(f"tournament service killed at {before.players_left} players ({time.monotonic() - t0:.1f} s)")
     wait_until(lambda: left() <= 14, 240)
     stack.restart_table()
-    chips = stack.tournaments().GetStandings(pb.GetStandingsRequest(tournament_id=tid)).players
+    chips = retrying(
+        lambda: stack.tournaments().GetStandings(pb.GetStandingsRequest(tournament_id=tid))
+    ).players
     assert sum(p.stack for p in chips) == PLAYERS * 1_000
     print(f"table service killed at {left()} players ({time.monotonic() - t0:.1f} s)")
     wait_until(

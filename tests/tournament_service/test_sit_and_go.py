@@ -80,6 +80,16 @@ def test_nk_6_3_a_sit_and_go_played_to_the_end_by_a_person_and_bots(stack: Stack
     assert not player.errors
     standings = ops.GetStandings(pb.GetStandingsRequest(tournament_id=tid))
     assert standings.state == pb.STATE_FINISHED and len(standings.places) == 6
+    metrics = stack.tournament.metrics()
+    for line in (
+        'poker_tournament_tournaments{state="finished"} 1.0',
+        'poker_tournament_registrations_total{kind="bot"} 5.0',
+        'poker_tournament_registrations_total{kind="player"} 1.0',
+        "poker_tournament_eliminations_total 5.0",
+        "poker_tournament_payouts_total 2.0",
+        "poker_tournament_paid_chips_total 600.0",
+    ):
+        assert line in metrics, line
 
 
 def test_nk_6_4_a_spin_draws_its_multiplier_with_the_dealer_and_pays_the_pool(stack: Stack) -> None:
@@ -140,3 +150,19 @@ def test_a_cancelled_sit_and_go_refunds_everyone(stack: Stack) -> None:
         )
     assert reason(over.value) == "TOURNAMENT_OVER"
     _ = wpb
+
+
+def test_nk_6_3_a_naiko_sit_and_go_of_bots(stack: Stack) -> None:
+    """NK-6.3 in Naiko mode (NK-1.5): the tables are Naiko tables; bots play to the end; one winner."""
+    ops = stack.tournaments()
+    tid = ops.CreateTournament(
+        pb.CreateTournamentRequest(request_id="naiko", format=pb.FORMAT_SIT_AND_GO, game=tpb.GAME_NAIKO,
+                                   seats_per_table=2, buy_in=10, fee=1, starting_stack=400)
+    ).tournament.tournament_id  # fmt: skip
+    ops.AddBots(pb.AddBotsRequest(request_id="b", tournament_id=tid, count=2))
+    wait_until(lambda: finished(stack, tid).state == pb.STATE_FINISHED, 240)
+    events = events_of(stack, tid)
+    table = next(e.table_opened.table_id for e in events if e.HasField("table_opened"))
+    info = stack.tables("naiko-fan").GetTableView(tpb.GetTableViewRequest(table_id=table)).view.table
+    assert info.settings.game == tpb.GAME_NAIKO and info.tournament_id == tid and info.closed
+    assert events[-1].HasField("tournament_finished")

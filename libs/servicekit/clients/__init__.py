@@ -7,6 +7,8 @@
   credentials is UNAVAILABLE `<DEPENDENCY>_REFUSED_CREDENTIALS` for the caller (it is our fault, not the
   player's, and passes once the token is renewed or the key fixed).
 - `dealer.DealerClient`: shoes for the table and tournament services.
+- `table.TableDirectorClient`: the tournament service's calls to its tables (TableDirectorService,
+  WatchTable).
 - `wallet.WalletCalls`: accounts by (kind, owner), holds and releases, for the table service's poker
   escrow and casino bets (and the tournament service's entries).
 

@@ -1,0 +1,84 @@
+"""A small client of the table service for the tournament service: TableDirectorService (its tournament
+tables, each call idempotent by the request id the caller derives) with the platform's call policy, and
+TableService's WatchTable stream (as a service: public events only, no hole card) and lobby reads.
+
+A director call that failed in transit is sent again with the same request id (the table service answers
+a repeat with its first answer); after the last attempt the caller gets UNAVAILABLE `TABLE_UNAVAILABLE`.
+The table's own refusals (HAND_IN_PROGRESS, TABLE_NOT_FOUND, ...) come back as the grpc.RpcError they are.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+from poker.table.v1 import table_director_service_pb2 as dpb
+from poker.table.v1 import table_director_service_pb2_grpc as dpb_grpc
+from poker.table.v1 import table_service_pb2 as pb
+from poker.table.v1 import table_service_pb2_grpc as pb_grpc
+
+from servicekit.clients.calls import CallPolicy, Calls, RetryingStub
+
+
+class TableDirectorClient:
+    def __init__(
+        self,
+        channel: grpc.Channel,
+        attempts: int = 4,
+        backoff_seconds: float = 0.1,
+        deadline_seconds: float = 10.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        calls = Calls("table", CallPolicy(deadline_seconds, attempts, backoff_seconds), sleep)
+        self.director = RetryingStub(dpb_grpc.TableDirectorServiceStub(channel), calls)  # type: ignore[no-untyped-call]
+        self._tables = pb_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
+        self.lobby = RetryingStub(self._tables, calls)
+
+    def create_table(self, request_id: str, tournament_id: str, settings: pb.TableSettings) -> pb.TableInfo:
+        request = dpb.CreateTournamentTableRequest(
+            request_id=request_id, tournament_id=tournament_id, settings=settings
+        )
+        response: dpb.CreateTournamentTableResponse = self.director.CreateTournamentTable(request)
+        return response.table
+
+    def seat_player(
+        self, request_id: str, table_id: str, player_id: str, seat: int, stack: int, is_bot: bool
+    ) -> None:
+        self.director.SeatPlayer(
+            dpb.SeatPlayerRequest(
+                request_id=request_id, table_id=table_id, player_id=player_id, seat=seat, stack=stack,
+                is_bot=is_bot,
+            )
+        )  # fmt: skip
+
+    def remove_player(self, request_id: str, table_id: str, player_id: str) -> int:
+        request = dpb.RemovePlayerRequest(request_id=request_id, table_id=table_id, player_id=player_id)
+        response: dpb.RemovePlayerResponse = self.director.RemovePlayer(request)
+        return int(response.stack)
+
+    def set_level(self, request_id: str, table_id: str, small_blind: int, big_blind: int, ante: int) -> None:
+        self.director.SetLevel(
+            dpb.SetLevelRequest(
+                request_id=request_id, table_id=table_id, small_blind=small_blind, big_blind=big_blind,
+                ante=ante,
+            )
+        )  # fmt: skip
+
+    def release_hands(self, request_id: str, table_id: str, through_hand: int) -> None:
+        self.director.ReleaseHands(
+            dpb.ReleaseHandsRequest(request_id=request_id, table_id=table_id, through_hand=through_hand)
+        )
+
+    def close_table(self, request_id: str, table_id: str) -> list[dpb.RemovedPlayer]:
+        response: dpb.CloseTableResponse = self.director.CloseTable(
+            dpb.CloseTableRequest(request_id=request_id, table_id=table_id)
+        )
+        return list(response.removed)
+
+    def watch(self, table_id: str, from_seq: int) -> Any:
+        """The table's events from `from_seq` (no deadline: the stream lasts as long as the table): the
+        caller iterates its WatchTableResponse messages, cancels it with `.cancel()`, and after a failure
+        resumes from the next seq it needs."""
+        return self._tables.WatchTable(pb.WatchTableRequest(table_id=table_id, from_seq=from_seq))
