@@ -10,7 +10,7 @@ and held), starts it, and waits for TournamentFinished. Meanwhile the RSS of eac
 tree) is sampled every 0.5 s.
 
 Reported: wall time from StartTournament to the finish, table-hands (the tournament service's
-felt_tournament_hands_total: hands fed back by the tables), table-hands per second, the peak RSS of each
+poker_tournament_hands_total: hands fed back by the tables), table-hands per second, the peak RSS of each
 service, CPU seconds of each service, the load average. The end is checked: one place per entry, the
 prizes add up to the pool. Target: under 10 minutes on this machine (2 cores, shared).
 
@@ -265,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
             if elapsed - last_print >= 30:
                 last_print = elapsed
                 s = ops.GetStandings(pb.GetStandingsRequest(tournament_id=tid))
-                hands = services["tournament"].metric("felt_tournament_hands_total")
+                hands = services["tournament"].metric("poker_tournament_hands_total")
                 print(
                     f"  {elapsed:6.0f} s: {s.players_left} left on {s.tables} tables, level {s.level}, "
                     f"{hands:,.0f} table-hands, load {_load()}",
@@ -278,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         load_end = _load()
         cpu = {name: _cpu_seconds(s.proc.pid) - cpu0[name] for name, s in services.items()}
         stop_sampling.set()
-        hands = services["tournament"].metric("felt_tournament_hands_total")
+        hands = services["tournament"].metric("poker_tournament_hands_total")
         standings = ops.GetStandings(pb.GetStandingsRequest(tournament_id=tid))
         assert t.state == pb.STATE_FINISHED, t
         places = sorted(p.place for p in standings.places)
