@@ -152,5 +152,5 @@ def test_the_lobby_line_shows_the_entry_and_the_spin_table() -> None:
     assert describe(spin) == [
         "Felt Spin (t9): Spin, No-Limit Hold'em, registering; buy-in 500 + 25 fee, starting stack 500, "
         "3 seats a table, 1 registered",
-        "Spin multipliers: x2 75% (expected return 284%)",
+        "Spin multipliers: x2 75% (expected return 284.0%)",
     ]

@@ -65,9 +65,7 @@ def name_of(player_id: str, me: str) -> str:
     return render.display_name(player_id, player_id.startswith("bot:"))
 
 
-def find_open(
-    stub: pb_grpc.TournamentServiceStub, format: pb.Format = pb.FORMAT_SIT_AND_GO
-) -> pb.Tournament:
+def find_open(stub: pb_grpc.TournamentServiceStub, format: pb.Format = pb.FORMAT_SIT_AND_GO) -> pb.Tournament:
     """The Sit & Go (or Spin) `felt up` keeps open, by its name, else the newest of that format open for
     registration."""
     request = pb.ListTournamentsRequest(format=format, state=pb.STATE_REGISTERING, page_size=200)
@@ -94,7 +92,8 @@ def describe(t: pb.Tournament) -> list[str]:
         lines.append(f"Prizes by place: {shares}")
     if t.format == pb.FORMAT_SPIN and t.spin_table:
         table = ", ".join(f"x{m.multiplier} {m.chance_per_million / 10_000:g}%" for m in t.spin_table)
-        lines.append(f"Spin multipliers: {table} (expected return {t.spin_expected_return_ppm / 10_000:g}%)")
+        expected = t.spin_expected_return_ppm / 10_000
+        lines.append(f"Spin multipliers: {table} (expected return {expected:.1f}%)")
     return lines
 
 
@@ -343,6 +342,7 @@ class TournamentSession:
         self._clock = clock
         self.progress = Progress(me)
         self._watcher: _EventWatcher | None = None
+        self._shown: list[str] = []  # the standings shown last
 
     def _write(self, *lines: str) -> None:
         for line in lines:
@@ -370,7 +370,11 @@ class TournamentSession:
             answer = self._tournaments.GetStandings(pb.GetStandingsRequest(tournament_id=self._id))
         except grpc.RpcError as error:
             return [f"Could not read the standings: {describe_error(error)}"]
-        return standings_lines(answer, self._me)
+        lines = standings_lines(answer, self._me)
+        if lines == self._shown:
+            return []  # the final standings once (the last hand's, or the end's)
+        self._shown = lines
+        return lines
 
     def _where(self) -> pb.GetMyTableResponse | None:
         try:
