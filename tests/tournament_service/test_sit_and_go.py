@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import grpc
 import pytest
+from dealing.verifier import draw_value
+from poker.dealer.v1 import dealer_service_pb2 as dealer_pb
+from poker.dealer.v1 import dealer_service_pb2_grpc as dealer_grpc
 from poker.table.v1 import table_service_pb2 as tpb
 from poker.tournament.v1 import tournament_service_pb2 as pb
 from poker.wallet.v1 import wallet_service_pb2 as wpb
+from servicekit import client
 from servicekit.auth import Role
 
 from tests.tournament_service.conftest import Scripted, Stack, reason, wait_until
@@ -23,6 +27,13 @@ def events_of(stack: Stack, tid: str) -> list[pb.TournamentEvent]:
     ):
         out.extend(response.events)
     return out
+
+
+def _reveal(dealer: dealer_grpc.DealerServiceStub, shoe_id: str) -> dealer_pb.RevealResponse | None:
+    try:
+        return dealer.Reveal(dealer_pb.RevealRequest(shoe_id=shoe_id))
+    except grpc.RpcError:
+        return None  # closed by the tournament service's outbox just after the draw
 
 
 def finished(stack: Stack, tid: str) -> pb.Tournament:
@@ -113,6 +124,21 @@ def test_nk_6_4_a_spin_draws_its_multiplier_with_the_dealer_and_pays_the_pool(st
     events = events_of(stack, tid)
     spin = next(e.spin_multiplier_drawn for e in events if e.HasField("spin_multiplier_drawn"))
     assert spin.shoe_id == drawn.spin_shoe_id and spin.multiplier == drawn.spin_multiplier
+    # Verifiable like a shuffle: the revealed shoe's seed recomputes the draw, the draw the multiplier.
+    dealer = dealer_grpc.DealerServiceStub(
+        client.channel(stack.dealer.address, stack.token("auditor", Role.OPERATOR))
+    )
+    revealed = wait_until(lambda: _reveal(dealer, spin.shoe_id), 20)
+    value = draw_value(
+        bytes.fromhex(revealed.server_seed), revealed.client_seed, revealed.nonce, "spin", 10**6
+    )
+    assert value == spin.draw == drawn.spin_draw
+    roll = value
+    for m in made.spin_table:
+        if roll < m.chance_per_million:
+            assert m.multiplier == spin.multiplier
+            break
+        roll -= m.chance_per_million
     paid = next(e.prizes_paid for e in events if e.HasField("prizes_paid"))
     assert sum(p.amount for p in paid.payouts) == drawn.prize_pool
     wait_until(lambda: stack.pool(tid) == 0, 30)
