@@ -9,6 +9,11 @@ structure), registers `--players` bots with AddBots (each bot's buy-in issued to
 and held), starts it, and waits for TournamentFinished. Meanwhile the RSS of each service (its process
 tree) is sampled every 0.5 s.
 
+The director's lag is seen from outside: `--watch-tables` of the tournament's tables are followed with
+WatchTable (as an operator) and, the next hand following at once, the gap between a hand's HandEnded
+and the next HandStarted at that table is the time the tournament service took to learn the result,
+apply it (moves, level) and release the next hand (p50 / p90 / p99 over every gap seen).
+
 Reported: wall time from StartTournament to the finish, table-hands (the tournament service's
 poker_tournament_hands_total: hands fed back by the tables), table-hands per second, the peak RSS of each
 service, CPU seconds of each service, the load average. The end is checked: one place per entry, the
@@ -22,6 +27,7 @@ from __future__ import annotations
 import argparse
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -38,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "libs")]
 
 from poker.table.v1 import table_service_pb2 as tpb  # noqa: E402
+from poker.table.v1 import table_service_pb2_grpc as tpb_grpc  # noqa: E402
 from poker.tournament.v1 import tournament_service_pb2 as pb  # noqa: E402
 from poker.tournament.v1 import tournament_service_pb2_grpc as pb_grpc  # noqa: E402
 from servicekit import auth, client  # noqa: E402
@@ -180,6 +187,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=1_800.0, help="give up after this many seconds")
     parser.add_argument("--keep", action="store_true", help="keep the data directory (logs)")
     parser.add_argument(
+        "--watch-tables", type=int, default=8, help="tables whose gaps between hands are timed"
+    )
+    parser.add_argument(
         "--profile",
         metavar="DIR",
         help="sample the table and tournament services with py-spy during play (collapsed stacks in DIR)",
@@ -250,7 +260,17 @@ def main(argv: list[str] | None = None) -> int:
         started = ops.StartTournament(
             pb.StartTournamentRequest(request_id="go", tournament_id=tid), timeout=600
         )
-        tables = started.tournament.entries
+        gaps: list[int] = []
+        table_stub = tpb_grpc.TableServiceStub(client.channel(services["table"].address, token))  # type: ignore[no-untyped-call]
+        listed = table_stub.ListTables(tpb.ListTablesRequest(tournament_id=tid, page_size=args.watch_tables))
+        watchers = [
+            threading.Thread(
+                target=_time_gaps, args=(table_stub, t.table_id, gaps, stop_sampling), daemon=True
+            )
+            for t in listed.tables[: args.watch_tables]
+        ]
+        for watcher in watchers:
+            watcher.start()
         print(
             f"started: {started.tournament.entries} entries, pool {started.tournament.prize_pool}", flush=True
         )
@@ -284,7 +304,6 @@ def main(argv: list[str] | None = None) -> int:
         places = sorted(p.place for p in standings.places)
         assert len(places) == args.players, (len(places), args.players)
         assert sum(t.prizes) == t.prize_pool == 100 * args.players, (sum(t.prizes), t.prize_pool)
-        del tables
         print()
         print(
             f"players {args.players}, tables of {args.seats}, stack {args.stack}, {args.hands_per_level} hands a level"
@@ -296,6 +315,12 @@ def main(argv: list[str] | None = None) -> int:
         print("peak RSS MiB: " + ", ".join(f"{n} {s.peak_mib:.0f}" for n, s in services.items()))
         print("CPU s during play: " + ", ".join(f"{n} {c:.1f}" for n, c in cpu.items()))
         print(f"load average: {load_start} at the start, {load_end} at the end")
+        if gaps:
+            q = statistics.quantiles(gaps, n=100, method="inclusive")
+            print(
+                f"between hands (HandEnded -> next HandStarted, {len(gaps)} gaps at {len(watchers)} tables): "
+                f"p50 {q[49]:.0f} ms, p90 {q[89]:.0f} ms, p99 {q[98]:.0f} ms, max {max(gaps)} ms"
+            )
         print(f"every entry placed ({len(places)}), prizes add up to the pool ({t.prize_pool})")
         return 0
     finally:
@@ -306,6 +331,28 @@ def main(argv: list[str] | None = None) -> int:
             import shutil
 
             shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def _time_gaps(
+    stub: tpb_grpc.TableServiceStub, table_id: str, gaps: list[int], stop: threading.Event
+) -> None:
+    """Every gap between a HandEnded (or HandVoided) and the next HandStarted at one table, in ms."""
+    ended = 0
+    try:
+        for response in stub.WatchTable(tpb.WatchTableRequest(table_id=table_id, from_seq=1)):
+            for event in response.events:
+                kind = event.WhichOneof("event")
+                if kind in ("hand_ended", "hand_voided"):
+                    ended = event.time_ms
+                elif kind == "hand_started" and ended:
+                    gaps.append(event.time_ms - ended)
+                    ended = 0
+                elif kind == "table_closed":
+                    return
+            if stop.is_set():
+                return
+    except grpc.RpcError:
+        return
 
 
 def _profile(directory: str, services: dict[str, Service]) -> list[subprocess.Popen[bytes]]:
