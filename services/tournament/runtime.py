@@ -295,6 +295,9 @@ class Running:
                 if closed:
                     return
                 self.log.info("tournament_watch_retry", table_id=table_id, code=error.code().name)
+            except Exception as exc:  # a dependency away while the hand was processed (a new table, the
+                # store): nothing was committed, so the watch resumes before that hand and tries again
+                self.log.warning("tournament_hand_retry", table_id=table_id, error=str(exc)[:300])
             self.hub.stopping.wait(backoff)
             backoff = min(backoff * 2, 2.0)
 
@@ -712,9 +715,18 @@ class Hub:
                 if not is_bot(player) and data.get("bot_fill_seconds") and not data.get("fill_at"):
                     data["fill_at"] = now + int(data["bot_fill_seconds"]) * 1000
 
-            running.apply(
-                command, hold=hold, answer=answer, data_update=update, precomputed=(new, out, draws)
-            )
+            try:
+                running.apply(
+                    command, hold=hold, answer=answer, data_update=update, precomputed=(new, out, draws)
+                )
+            except BaseException:
+                # Not registered after all (the table service away while the last seat opened the
+                # tables, the store): the hold goes back now (else at the next start, from its intent).
+                if hold is not None:
+                    with contextlib.suppress(Exception):
+                        self.money.release(hold[1])
+                        self.deps.store.set_intent(running.id, hold[0], "FAILED")
+                raise
             metrics.REGISTRATIONS.labels(kind="bot" if is_bot(player) else "player").inc()
             return running.t, entry
 

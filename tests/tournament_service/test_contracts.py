@@ -24,6 +24,8 @@ PLATFORM = {
 # What the wallet and dealer clients answer for the service (servicekit.clients).
 DEPENDENCIES = {
     "WALLET_UNAVAILABLE", "WALLET_REFUSED_CREDENTIALS", "DEALER_UNAVAILABLE", "DEALER_REFUSED_CREDENTIALS",
+    "TABLE_UNAVAILABLE",
+    "TABLE_REFUSED_CREDENTIALS",
     "INSUFFICIENT_FUNDS", "NO_PLAYER_ACCOUNT",
 }  # fmt: skip
 # `_text(field, ...)` refuses an empty id with <FIELD>_REQUIRED.

@@ -13,7 +13,7 @@ from poker.tournament.v1 import tournament_service_pb2 as pb
 from servicekit.auth import Role
 from servicekit.errors import details_of
 
-from tests.tournament_service.conftest import Stack, reason, wait_until
+from tests.tournament_service.conftest import Stack, reason, retrying, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -235,3 +235,24 @@ def test_registrations_survive_a_sigkill_before_the_start(stack: Stack) -> None:
     stack.tournaments().AddBots(pb.AddBotsRequest(request_id="b", tournament_id=tid, count=2))
     wait_until(lambda: get(stack, tid).state == pb.STATE_FINISHED, 240)
     wait_until(lambda: stack.pool(tid) == 0, 30)
+
+
+def test_the_last_seat_while_the_table_service_is_away_registers_nothing_and_holds_nothing(
+    stack: Stack,
+) -> None:
+    """The last registration opens the tables: with the table service down it is refused UNAVAILABLE
+    TABLE_UNAVAILABLE, the hold is released at once; the same request later registers and starts."""
+    tid = sng(stack, "tables-away", decision_seconds=1, time_bank_seconds=1)
+    stack.tournaments().AddBots(pb.AddBotsRequest(request_id="b", tournament_id=tid, count=2))
+    stack.fund("last-seat", 500)
+    last = stack.tournaments("last-seat", Role.PLAYER)
+    stack.table.stop()
+    try:
+        error = refused(last.Register, pb.RegisterRequest(request_id="r", tournament_id=tid))
+        assert reason(error) == "TABLE_UNAVAILABLE" and stack.available("last-seat") == 500
+        assert get(stack, tid).entries == 2
+    finally:
+        stack.table.start()
+    # The tournament service reconnects within its channel's back-off: the client retries the same request.
+    assert retrying(lambda: last.Register(pb.RegisterRequest(request_id="r", tournament_id=tid)), 60).entry_id
+    wait_until(lambda: get(stack, tid).state == pb.STATE_FINISHED, 240)
