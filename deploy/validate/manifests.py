@@ -302,7 +302,9 @@ def check_felt_container(
     if known_env is not None:
         names = set(env) | {e["name"] for e in c.get("env", [])}
         for name in sorted(
-            n for n in names if n.startswith(("FELT_", "WALLET_", "TABLE_")) and n not in known_env
+            n
+            for n in names
+            if n.startswith(("FELT_", "WALLET_", "TABLE_", "TOURNAMENT_")) and n not in known_env
         ):
             problems.append(
                 f"{where}: {name} is read by no code in libs/ or services/ (a typo, or not built yet)"

@@ -11,11 +11,13 @@ from collections.abc import Callable
 
 import grpc
 from poker.table.v1 import table_service_pb2_grpc as pb_grpc
+from poker.tournament.v1 import tournament_service_pb2 as tpb
+from poker.tournament.v1 import tournament_service_pb2_grpc as tpb_grpc
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
 from servicekit import auth, client, tokens
 from servicekit.config import ConfigError, data_dir, default_port, setting
 
-from felt.play import lobby, render
+from felt.play import lobby, render, tournament
 from felt.play.session import Console, Session, describe_error
 
 EPILOG = """\
@@ -33,6 +35,13 @@ At your turn:  f fold · x check · c call (checks when nothing is to call) · b
 Naiko tables:  before your action: peek (Lirikan Diam-diam) · swap 2d (Tukar Lengan Baju, discards 2d)
                · anchor 4 (Jangkar Pendek on seat 4); a Jangkar Pendek on you asks at once, with its
                countdown: s shield (Perisai Segel) · n pass (silence lets the window run out)
+
+Tournaments: --sng registers you at the Sit & Go `felt up` keeps open (bots fill the seats left) and
+plays it to the end (--spin: its Spin); --tournament ID plays a tournament you registered for
+(registering you first while its registration is open). The tournament seats you and moves you between
+tables by itself; the standings show after each hand. q or Ctrl-C stops following, but you stay in: a
+player away is folded and blinded off (come back with --tournament ID). In development the buy-in and
+fee are issued.
 """
 
 
@@ -59,6 +68,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--table", metavar="ID", help="sit at this table (default: the first with a free seat)"
     )
     where.add_argument("--create", choices=sorted(lobby.GAMES), help="host a new private table of this game")
+    where.add_argument(
+        "--sng", action="store_true", help="register at the open Sit & Go of `felt up` and play it to the end"
+    )
+    where.add_argument("--spin", action="store_true", help="the same with the open Spin of `felt up`")
+    where.add_argument("--tournament", metavar="ID", help="play this tournament (registering you if open)")
+    parser.add_argument(
+        "--tournament-address",
+        default=setting("FELT_TOURNAMENT_ADDRESS", f"127.0.0.1:{default_port('tournament')}"),
+        help="the tournament service (FELT_TOURNAMENT_ADDRESS, default %(default)s)",
+    )
     parser.add_argument("--blinds", default="50/100", help="with --create: small/big blind (%(default)s)")
     parser.add_argument(
         "--bots", type=int, default=3, help="with --create: seats filled by bots (%(default)s)"
@@ -115,18 +134,14 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, lobby.LobbyError) as exc:
         print(f"felt: {exc}", file=sys.stderr)
         return 2
+    if args.sng or args.spin or args.tournament:
+        return _play_tournament(args, player, keys, token)
     with client.channel(args.address, token) as table_channel:
         stub = pb_grpc.TableServiceStub(table_channel)  # type: ignore[no-untyped-call]
         try:
             table = lobby.choose_table(stub, args.table, create)
             buy_in = lobby.buy_in_for(table.settings, args.buy_in)
-            if keys is not None and setting("FELT_ENV", "development") != "production":
-                service_token = auth.issue_token(keys, "felt-play", auth.Role.SERVICE, 300)
-                with client.channel(args.wallet_address, service_token) as wallet_channel:
-                    wallet = wpb_grpc.WalletServiceStub(wallet_channel)  # type: ignore[no-untyped-call]
-                    issued = lobby.ensure_chips(wallet, player, buy_in)
-                if issued:
-                    print(f"Issued {issued} development chips to {player}'s wallet.", flush=True)
+            _development_chips(args, keys, player, buy_in)
         except lobby.LobbyError as exc:
             print(f"felt: {exc}", file=sys.stderr)
             return 2
@@ -141,3 +156,61 @@ def run(args: argparse.Namespace) -> int:
         print(header, flush=True)
         console = Console(_terminal_read, _terminal_write)
         return Session(stub, table.table_id, console, buy_in, invite_code=args.invite).run()
+
+
+def _development_chips(args: argparse.Namespace, keys: auth.KeyPair | None, player: str, amount: int) -> None:
+    """In development with the local key: make sure the player's wallet holds `amount`."""
+    if keys is None or setting("FELT_ENV", "development") == "production":
+        return
+    service_token = auth.issue_token(keys, "felt-play", auth.Role.SERVICE, 300)
+    with client.channel(args.wallet_address, service_token) as wallet_channel:
+        wallet = wpb_grpc.WalletServiceStub(wallet_channel)  # type: ignore[no-untyped-call]
+        issued = lobby.ensure_chips(wallet, player, amount)
+    if issued:
+        print(f"Issued {issued} development chips to {player}'s wallet.", flush=True)
+
+
+def _play_tournament(
+    args: argparse.Namespace, player: str, keys: auth.KeyPair | None, token: tokens.TokenSource
+) -> int:
+    """--sng / --tournament: register if needed (chips issued in development), then follow it."""
+    with (
+        client.channel(args.tournament_address, token) as tournament_channel,
+        client.channel(args.address, token) as table_channel,
+    ):
+        stub = tpb_grpc.TournamentServiceStub(tournament_channel)  # type: ignore[no-untyped-call]
+        tables = pb_grpc.TableServiceStub(table_channel)  # type: ignore[no-untyped-call]
+        try:
+            if args.sng or args.spin:
+                found = tournament.find_open(stub, tpb.FORMAT_SPIN if args.spin else tpb.FORMAT_SIT_AND_GO)
+            else:
+                request = tpb.GetTournamentRequest(tournament_id=args.tournament)
+                found = stub.GetTournament(request).tournament
+            for line in tournament.describe(found):
+                print(line, flush=True)
+            if not _registered(stub, found.tournament_id):
+                _development_chips(args, keys, player, found.buy_in + found.fee)
+                found = tournament.register(stub, found.tournament_id, _terminal_write)
+        except tournament.TournamentError as exc:
+            print(f"felt: {exc}", file=sys.stderr)
+            return 2
+        except grpc.RpcError as error:
+            print(f"felt: {describe_error(error)}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            return 130
+        console = Console(_terminal_read, _terminal_write)
+        session = tournament.TournamentSession(
+            stub, tables, found.tournament_id, player, console, from_seq=found.last_seq + 1
+        )
+        return session.run()
+
+
+def _registered(stub: tpb_grpc.TournamentServiceStub, tournament_id: str) -> bool:
+    try:
+        stub.GetMyTable(tpb.GetMyTableRequest(tournament_id=tournament_id))
+    except grpc.RpcError as error:
+        if "NOT_REGISTERED" in describe_error(error):
+            return False
+        raise
+    return True  # eliminated too: felt play shows the place and follows the rest (no re-entry here)

@@ -3,6 +3,10 @@
 Ports are fixed and documented: evaluator, dealer, wallet, table, tournament in that order from
 --base-port (default 50051), metrics likewise from --metrics-base-port (default 9101).
 
+With the tournament service, `felt up` keeps a turbo Sit & Go and a Spin open for registration (bots fill
+the seats left --bot-fill-seconds after the first person registers): created at start-up, created again
+as soon as one starts (felt.play.tournament names them; `felt play --sng` finds the Sit & Go).
+
 A service that exits is started again, the others keep running: after 1 s, then 2, 4, ... up to 30 s
 while it keeps exiting, from 1 s again once it has run for a minute. Each restart is printed, and the
 restarted service counts it (felt_service_restarts_total, from FELT_RESTARTS).
@@ -22,14 +26,20 @@ from types import FrameType
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from servicekit import files
+from poker.table.v1 import table_service_pb2 as tablepb
+from poker.tournament.v1 import tournament_service_pb2 as tpb
+from poker.tournament.v1 import tournament_service_pb2_grpc as tpb_grpc
+from servicekit import auth, client, files, tokens
 from servicekit.config import DEFAULT_BASE_PORT, DEFAULT_METRICS_BASE_PORT, SERVICES, data_dir
 
 from felt import registry
+from felt.play.tournament import DEFAULT_SNG_NAME, DEFAULT_SPIN_NAME
 
 READY_TIMEOUT_SECONDS = 30.0
 STOP_TIMEOUT_SECONDS = 15.0
 POLL_SECONDS = 0.2
+KEEP_OPEN_SECONDS = 1.0  # how often the default tournaments are checked
+DEFAULT_BOT_FILL_SECONDS = 10
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -38,7 +48,76 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--metrics-base-port", type=int, default=DEFAULT_METRICS_BASE_PORT)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--data-dir", help="local state directory (FELT_DATA_DIR)")
+    parser.add_argument(
+        "--bot-fill-seconds",
+        type=int,
+        default=DEFAULT_BOT_FILL_SECONDS,
+        help="the default Sit & Go and Spin: bots fill the seats left this long after the first person "
+        "registers (%(default)s; 0: no bot fill)",
+    )
+    parser.add_argument(
+        "--no-tournaments", action="store_true", help="do not keep a default Sit & Go and Spin open"
+    )
     parser.set_defaults(func=run)
+
+
+def default_tournaments(bot_fill_seconds: int) -> dict[str, tpb.CreateTournamentRequest]:
+    """What `felt up` keeps open, by name: a turbo Sit & Go (six seats, levels every 10 hands: the
+    format's published structure) and a Spin (three seats, the published multiplier table)."""
+    sng = tpb.CreateTournamentRequest(
+        name=DEFAULT_SNG_NAME,
+        format=tpb.FORMAT_SIT_AND_GO,
+        game=tablepb.GAME_NO_LIMIT_HOLDEM,
+        seats_per_table=6,
+        buy_in=1_000,
+        fee=100,
+        bot_fill_seconds=bot_fill_seconds,
+    )
+    spin = tpb.CreateTournamentRequest(
+        name=DEFAULT_SPIN_NAME,
+        format=tpb.FORMAT_SPIN,
+        game=tablepb.GAME_NO_LIMIT_HOLDEM,
+        buy_in=500,
+        fee=25,
+        bot_fill_seconds=bot_fill_seconds,
+    )
+    return {DEFAULT_SNG_NAME: sng, DEFAULT_SPIN_NAME: spin}
+
+
+class KeepOpen:
+    """Keeps one tournament of each default open for registration: whenever none of that name is
+    registering (at start-up, or once the last one filled and started), creates one. Calls that fail
+    (the service restarting) are tried again at the next check."""
+
+    def __init__(self, address: str, keys: auth.KeyPair, bot_fill_seconds: int) -> None:
+        source = tokens.RenewingToken(keys, "felt-up", auth.Role.OPERATOR)
+        self._channel = client.channel(address, source)
+        self._stub = tpb_grpc.TournamentServiceStub(self._channel)  # type: ignore[no-untyped-call]
+        self._wanted = default_tournaments(bot_fill_seconds)
+        self._next = 0.0
+        self.created: list[str] = []
+
+    def check(self, now: float) -> None:
+        if now < self._next:
+            return
+        self._next = now + KEEP_OPEN_SECONDS
+        try:
+            for name, request in self._wanted.items():
+                wanted = tpb.ListTournamentsRequest(format=request.format, state=tpb.STATE_REGISTERING)
+                listed = self._stub.ListTournaments(wanted, timeout=5.0).tournaments
+                if any(t.name == name for t in listed):
+                    continue
+                made = tpb.CreateTournamentRequest()
+                made.CopyFrom(request)
+                made.request_id = f"felt-up-{time.time_ns()}"
+                tournament = self._stub.CreateTournament(made, timeout=5.0).tournament
+                self.created.append(tournament.tournament_id)
+                print(f"Felt: {name} {tournament.tournament_id} open for registration", flush=True)
+        except grpc.RpcError:
+            return
+
+    def close(self) -> None:
+        self._channel.close()
 
 
 @dataclass
@@ -173,13 +252,21 @@ def run(args: argparse.Namespace) -> int:
             stopping, code = True, 1
             break
         print(f"  {child.name:<11} grpc {child.address:<18} metrics {child.metrics_url}", flush=True)
+    keeper = None
+    if not stopping and not args.no_tournaments and any(c.name == "tournament" for c in children):
+        address = next(c.address for c in children if c.name == "tournament")
+        keeper = KeepOpen(address, auth.load_keys(state), args.bot_fill_seconds)
     if not stopping:
         print("Felt is up. Ctrl-C stops every service.", flush=True)
     while not stopping:
         now = time.monotonic()
         for child in children:
             child.watch(now)
+        if keeper is not None:
+            keeper.check(now)
         time.sleep(POLL_SECONDS)
+    if keeper is not None:
+        keeper.close()
     _terminate(children)
     print("Felt stopped.", flush=True)
     return code

@@ -95,7 +95,12 @@ def header(view: pb.TableView) -> str:
     settings = view.table.settings
     game = GAME_NAMES.get(settings.game, "Poker")
     parts = [f"Table {settings.name or view.table.table_id} ({view.table.table_id})", game]
-    parts.append(f"blinds {settings.small_blind}/{settings.big_blind}")
+    if view.table.tournament_id and view.table.HasField("level"):  # the tournament's level, not settings
+        level = view.table.level
+        ante = f" ante {level.ante}" if level.ante else ""
+        parts.append(f"blinds {level.small_blind}/{level.big_blind}{ante}")
+    else:
+        parts.append(f"blinds {settings.small_blind}/{settings.big_blind}")
     if view.hand_number:
         state = STREET_NAMES.get(view.street, "") if view.hand_in_play else "finished"
         parts.append(f"hand #{view.hand_number} {state}".rstrip())
@@ -394,6 +399,27 @@ def _anchor_resolved(e: pb.AnchorResolved, _hand: int, s: Seen) -> str:
     return f"{s.name(e.target_seat)}'s raises are capped at pot size this round ({why})"
 
 
+def _ante(e: pb.AntePosted, _hand: int, s: Seen) -> str:
+    return f"{s.name(e.seat)} posts the ante {e.amount}{' and is all-in' if e.all_in else ''}"
+
+
+def _busted(e: pb.PlayerBusted, _hand: int, s: Seen) -> str:
+    return f"{s.name(e.seat)} is out of chips: eliminated"
+
+
+def _removed(e: pb.PlayerRemoved, _hand: int, s: Seen) -> str:
+    return f"{s.name(e.seat)} leaves seat {e.seat} for another table with {e.stack}"
+
+
+def _level_set(e: pb.LevelSet, _hand: int, _s: Seen) -> str:
+    ante = f", ante {e.level.ante}" if e.level.ante else ""
+    return f"Blinds go up: {e.level.small_blind}/{e.level.big_blind}{ante} from the next hand"
+
+
+def _closed(_e: pb.TableClosed, _hand: int, _s: Seen) -> str:
+    return "This table is closed."
+
+
 def _returned(e: pb.DestellosReturned, _hand: int, s: Seen) -> str:
     back = ", ".join(f"{s.name(r.seat)} {r.destellos}" for r in e.refunds) or "none"
     return f"Destellos spent in the voided hand come back: {back}"
@@ -428,6 +454,11 @@ _LINES: dict[str, Callable[[Any, int, Seen], str]] = {
     "anchor_declared": _anchor_declared,
     "anchor_resolved": _anchor_resolved,
     "destellos_returned": _returned,
+    "ante_posted": _ante,
+    "player_busted": _busted,
+    "player_removed": _removed,
+    "level_set": _level_set,
+    "table_closed": _closed,
 }
 
 

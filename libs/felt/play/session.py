@@ -150,10 +150,14 @@ class Session:
             self._write(f"Could not sit down: {describe_error(error)}")
             return 1
         self._seat = joined.seat
-        view = joined.view
+        self._write(f"You sit in seat {self._seat} with {self._buy_in} chips. ? for help, q to leave.")
+        self._play(joined.view)
+        return 0
+
+    def _play(self, view: pb.TableView) -> None:
+        """Follow the table from `view` (the caller seated at self._seat) until the session is done."""
         self._hole_cards = render.HOLE_CARDS.get(view.table.settings.game, 2)
         self._names = render.seat_names(view)
-        self._write(f"You sit in seat {self._seat} with {self._buy_in} chips. ? for help, q to leave.")
         self._write(*render.table_lines(view))
         watcher = _Watcher(self._stub, self._table_id, view.last_seq + 1)
         watcher.start()
@@ -161,13 +165,22 @@ class Session:
             self._follow(watcher, view)
         finally:
             watcher.stop()
-        return 0
+
+    def _stream_closed(self) -> None:
+        self._write("The table stream is closed.")
+        self._leave()
+
+    def _poll(self) -> None:
+        """Called between events (at least every POLL_SECONDS): news from elsewhere (a tournament)."""
 
     def _follow(self, watcher: _Watcher, view: pb.TableView) -> None:
         interrupted = False
         turn_now = view.seat_to_act == self._seat and view.HasField("legal")
         while not self._done:
             try:
+                self._poll()
+                if self._done:
+                    return
                 if turn_now:
                     turn_now = False
                     self._take_turn()
@@ -176,8 +189,7 @@ class Session:
                     item = watcher.events.get(timeout=POLL_SECONDS)
                 except queue.Empty:
                     if not watcher.is_alive():
-                        self._write("The table stream is closed.")
-                        self._leave()
+                        self._stream_closed()
                         return
                     continue
                 if isinstance(item, str):
