@@ -457,6 +457,7 @@ class TournamentServicer(pb_grpc.TournamentServiceServicer):
     def StartTournament(
         self, request: pb.StartTournamentRequest, context: grpc.ServicerContext
     ) -> pb.StartTournamentResponse:
+        _operator()  # the role before the request: a player learns nothing of what it sent
         idempotency.check_request_id(request.request_id)
         return self._command(
             "StartTournament",
@@ -469,6 +470,7 @@ class TournamentServicer(pb_grpc.TournamentServiceServicer):
     def PauseTournament(
         self, request: pb.PauseTournamentRequest, context: grpc.ServicerContext
     ) -> pb.PauseTournamentResponse:
+        _operator()  # the role before the request: a player learns nothing of what it sent
         idempotency.check_request_id(request.request_id)
         return self._command(
             "PauseTournament",
@@ -481,6 +483,7 @@ class TournamentServicer(pb_grpc.TournamentServiceServicer):
     def ResumeTournament(
         self, request: pb.ResumeTournamentRequest, context: grpc.ServicerContext
     ) -> pb.ResumeTournamentResponse:
+        _operator()  # the role before the request: a player learns nothing of what it sent
         idempotency.check_request_id(request.request_id)
         return self._command(
             "ResumeTournament",
@@ -493,6 +496,7 @@ class TournamentServicer(pb_grpc.TournamentServiceServicer):
     def CancelTournament(
         self, request: pb.CancelTournamentRequest, context: grpc.ServicerContext
     ) -> pb.CancelTournamentResponse:
+        _operator()  # the role before the request: a player learns nothing of what it sent
         idempotency.check_request_id(request.request_id)
         return self._command(
             "CancelTournament",
