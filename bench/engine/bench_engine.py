@@ -161,6 +161,7 @@ class NaikoScript:
     """One Naiko hand as the live loop played it: its inputs and every command in order, so that the
     engine rows replay exactly the same decisions (betting and powers) without the bots deciding."""
 
+    before: object  # the table's NaikoTable before the hand (Destellos carried over): a replay may start here
     stacks: dict[int, int]
     deck: tuple[int, ...]
     draw: int  # the Carrusel draw
@@ -172,6 +173,7 @@ class NaikoScript:
 
 
 EXPIRE, RESPOND, POWER = "expire", "respond", "power"
+CHUNKS = 8  # the engine rows alternate on this many chunks of each run's hands
 
 
 def felt_naiko(
@@ -204,6 +206,7 @@ def felt_naiko(
     turns: list[tuple[int, int, tuple[tuple[object, ...], ...], Action]] = []
     started = time.process_time()
     for (stacks, deck_order), draw in zip(deals, draws, strict=True):
+        before = naiko
         t = start_hand(config, stacks, BUTTON, deck_order, rank)
         out = deal(naiko, t.state, CARRUSELS[draw], draw)
         naiko, state = out.naiko, out.hand
@@ -247,7 +250,9 @@ def felt_naiko(
                 turns.append((now, seat, commands, action))  # type: ignore[arg-type]
         if record:
             scripts.append(
-                NaikoScript(stacks, deck_order, draw, turns, list(state.stacks), dict(naiko.destellos))
+                NaikoScript(
+                    before, stacks, deck_order, draw, turns, list(state.stacks), dict(naiko.destellos)
+                )
             )
     elapsed = time.process_time() - started
     return elapsed, {power.value: count for power, count in uses.items()}, scripts
@@ -282,18 +287,9 @@ def replay_naiko(
     the live loop does (its result is the recorded one): the bots' thinking, counted apart."""
     from pokerrules.bots.powers import bot_power, bot_shields
     from pokerrules.multiplayer import start_hand
-    from pokerrules.naiko import (
-        CARRUSELS,
-        NaikoTable,
-        act,
-        deal,
-        expire,
-        legal_actions,
-        respond_to_anchor,
-        use_power,
-    )
+    from pokerrules.naiko import CARRUSELS, act, deal, expire, legal_actions, respond_to_anchor, use_power
 
-    naiko = NaikoTable(destellos=dict.fromkeys(SEATS, 0))
+    naiko = scripts[0].before  # the Destellos as the live loop had them before these hands
     started = time.process_time()
     for script in scripts:
         t = start_hand(config, script.stacks, BUTTON, script.deck, rank)
@@ -434,10 +430,25 @@ def main() -> int:
             # replayed, so that all four rows make exactly the same betting decisions.
             _, _, naiko_scripts = felt_naiko(config, args.hands, args.seed + run, rank, record=True)
             naiko_turns += sum(len(s.turns) for s in naiko_scripts)
-            plain_rates.append(args.hands / replay_plain(config, naiko_scripts, rank))
-            idle_rates.append(args.hands / replay_naiko(config, naiko_scripts, rank, powers=False))
-            powers_rates.append(args.hands / replay_naiko(config, naiko_scripts, rank))
-            policy_rates.append(args.hands / replay_naiko(config, naiko_scripts, rank, policy=True))
+            # Interleaved: the four rows take turns on chunks of the hands (the order rotating), so that a
+            # change of load on the shared machine falls on all four alike.
+            times = [0.0, 0.0, 0.0, 0.0]
+            rows_of = (
+                lambda chunk: replay_plain(config, chunk, rank),
+                lambda chunk: replay_naiko(config, chunk, rank, powers=False),
+                lambda chunk: replay_naiko(config, chunk, rank),
+                lambda chunk: replay_naiko(config, chunk, rank, policy=True),
+            )
+            size = -(-len(naiko_scripts) // CHUNKS)
+            for c in range(CHUNKS):
+                chunk = naiko_scripts[c * size : (c + 1) * size]
+                for k in range(4):
+                    row = (c + k) % 4
+                    times[row] += rows_of[row](chunk)
+            plain_rates.append(args.hands / times[0])
+            idle_rates.append(args.hands / times[1])
+            powers_rates.append(args.hands / times[2])
+            policy_rates.append(args.hands / times[3])
         if not args.no_pokerkit:
             pk_scripts = scripts[: max(1, args.hands // 10)]  # PokerKit is slow: a tenth of the hands
             elapsed, bad, ok = pokerkit_replay(config, pk_scripts)

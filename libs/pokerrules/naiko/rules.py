@@ -13,7 +13,8 @@
 
 Nothing here mutates: each call returns an `Outcome` (new Naiko state, new hand, events). A refused call
 raises `PowerRefused` (or the engine's `IllegalAction`) and changes nothing, costs nothing (NK-5.10).
-Hand changes go through the engine's copy-on-write functions (`cap_raises_to_pot`, `swap_hole_card`).
+Hand changes are the engine's hooks (`cap_raises_to_pot`, `swap_hole_card`) on a fresh copy, as the engine's
+copy-on-write functions of the same names do (inlined on the hot path).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pokerrules.multiplayer.actions import Action, LegalActions
-from pokerrules.multiplayer.engine import cap_raises_to_pot, swap_hole_card
+from pokerrules.multiplayer.engine import cap_raises_to_pot
 from pokerrules.multiplayer.events import PREFLOP, RIVER, Event
 from pokerrules.multiplayer.state import HandState
 from pokerrules.naiko import errors as e
@@ -41,6 +42,7 @@ from pokerrules.naiko.events import (
     DestellosReturned,
     PowerUsed,
 )
+from pokerrules.naiko.powers import CARRUSELS as _DRAWN
 from pokerrules.naiko.powers import Carrusel, Power, carrusel_of
 from pokerrules.naiko.state import (
     ACTIVATIONS_PER_ROUND,
@@ -56,6 +58,7 @@ _ANCHOR = Power.JANGKAR_PENDEK
 _PEEK = Power.LIRIKAN_DIAM_DIAM
 _SWAP = Power.TUKAR_LENGAN_BAJU
 _NOBODY: frozenset[int] = frozenset()
+_SHIELD_COST = _SHIELD.cost
 _NONE_USED: frozenset[tuple[int, Power]] = frozenset()
 # The hot path builds its named tuples with tuple.__new__ and every field given, in field order: the
 # same values as the class call, without the Python-level __new__ of `NamedTuple` (about half the cost).
@@ -84,7 +87,8 @@ def deal(naiko: NaikoTable, hand: HandState, carrusel: Carrusel, draw: int | Non
     """The deal of a Naiko hand: the Carrusel (NK-5.4, drawn by the dealer: `draw` is its value) and +1
     Destello to each seat dealt in, usable in this hand, never above 3 (NK-5.1; NK-A2: a grant at 3 is
     lost)."""
-    carrusel = carrusel_of(carrusel)  # NK-5.12: only the three valid selections
+    if carrusel is not _DRAWN[0] and carrusel is not _DRAWN[1] and carrusel is not _DRAWN[2]:
+        carrusel = carrusel_of(carrusel)  # NK-5.12: only the three valid selections
     balances = dict(naiko.destellos)
     get = balances.get
     after = {}
@@ -260,33 +264,31 @@ def use_power(
         peeks = (*peeks, (seat, peeked.street, peeked.card))
     elif power is _SWAP:
         assert card is not None
-        swapped = swap_hole_card(hand, seat, card)  # NK-11.2: raises (nothing paid) if the deck has no spare
-        hand = swapped.state
-        events.extend(swapped.events)
+        # engine.swap_hole_card, inlined: a copy, swapped (NK-11.2: raises, nothing paid, if the deck has
+        # no spare card; the state given is never touched)
+        hand = hand.copy()
+        events.extend(hand.swap_hole_card(seat, card))
     else:
         assert target is not None
         anchored = anchored | {target}  # NK-12.5, NK-13.8: the quota is used, blocked or not
-        if _can_shield(nh, target, destellos):
+        if (  # the target can shield: Perisai Segel in the Carrusel, not used yet, a Destello for it
+            _SHIELD in nh.carrusel
+            and (target, _SHIELD) not in used
+            and destellos.get(target, 0) >= _SHIELD_COST
+        ):
             deadline = now + naiko.settings.shield_window_ms
             windows = (*windows, _new(AnchorWindow, (seat, target, deadline)))
             events.append(AnchorDeclared(seat, target, deadline))
         else:
             # NK-EX-12 variants: a target who cannot defend gets no window; the cap applies at once.
             events.append(AnchorDeclared(seat, target, None))
-            hand = cap_raises_to_pot(hand, target).state
+            hand = hand.copy()  # engine.cap_raises_to_pot, inlined
+            hand.cap_raises_to_pot(target)
             events.append(AnchorResolved(seat, target, CANNOT_SHIELD))
     after = _new(
         NaikoHand, (nh.carrusel, nh.granted, used, street, activations, anchored, turn, windows, peeks, False)
     )
     return _new(Outcome, (_new(NaikoTable, (naiko.settings, destellos, after)), hand, events))
-
-
-def _can_shield(nh: NaikoHand, target: int, destellos: dict[int, int]) -> bool:
-    return (
-        _SHIELD in nh.carrusel
-        and (target, _SHIELD) not in nh.used
-        and destellos.get(target, 0) >= _SHIELD.cost
-    )
 
 
 def _shield(naiko: NaikoTable, hand: HandState, seat: int) -> Outcome:
