@@ -11,9 +11,15 @@ Run (PokerKit lives only in its own venv, never a project dependency):
 4. The loop behind `felt simulate` (stacks carried over, button moving).
 5. PokerKit 0.7.7 replays the same hands (same cards, same actions). -> "pokerkit, replay"
 6. Felt plays the same deals with random legal actions through the copy-on-write API (apply), and
-   7. in Naiko mode: the same random betting through `naiko.act`, with the bots' power policy
-   (`bots.powers.bot_power`: swap, peek, anchor, shield) and a Carrusel per hand. The Naiko row's cost
-   of the powers is measured against row 6, like for like (both copy-on-write, as the table uses them).
+7. in Naiko mode, live: the same random betting through `naiko.act`, with the bots' power policy
+   (`bots.powers.bot_power`: swap, peek, anchor, shield) and a Carrusel per hand; both rows include the
+   bots deciding (not the same decisions: the powers change the legal amounts, so the betting diverges).
+8. The engine rows of Naiko mode, on the hands of 7, recorded (outside the clock) and replayed, all four
+   making exactly the same decisions: (a) their betting through the plain engine (`legal_actions`,
+   `apply`), (b) through `naiko.deal` / `naiko.legal_actions` / `naiko.act` with no power, (c) the same
+   plus every recorded power, answer and window expiry (`use_power`, `respond_to_anchor`, `expire`),
+   (d) (c) plus the bots' power policy run at every decision: the bots' thinking, counted apart. The
+   powers' cost is 1 - (c) / (a); the four rows take turns on chunks of the hands.
 Finishing stacks are compared hand by hand: the two engines must agree (a differential test), except
 where the rules knowingly differ: odd chips of a split pot. MP-6.6 settles every pot separately and
 MP-A10 gives each pot's odd chips one at a time from the button's left; PokerKit merges the pots of the
