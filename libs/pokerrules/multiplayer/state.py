@@ -76,7 +76,7 @@ class HandState:
     config: GameConfig
     seats: tuple[int, ...]
     rank: Ranker
-    deck: Sequence[int]
+    deck: tuple[int, ...]  # always a tuple (`start`), shared by copies, never mutated
     deck_pos: int
     button_index: int
     sb_index: int
