@@ -9,7 +9,7 @@ The Naiko powers' effects on a hand (`cap_raises_to_pot`, `swap_hole_card`) copy
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from pokerrules.multiplayer.actions import Action, LegalActions
 from pokerrules.multiplayer.config import GameConfig
@@ -17,8 +17,10 @@ from pokerrules.multiplayer.events import Event
 from pokerrules.multiplayer.state import HandState, Ranker
 
 
-@dataclass(frozen=True, slots=True)
-class Transition:
+class Transition(NamedTuple):
+    """A new state and its events. A named tuple: as immutable as a frozen dataclass and about three
+    times cheaper to build, which every `apply` does."""
+
     state: HandState
     events: list[Event]
 

@@ -76,7 +76,7 @@ class HandState:
     config: GameConfig
     seats: tuple[int, ...]
     rank: Ranker
-    deck: Sequence[int]
+    deck: tuple[int, ...]  # always a tuple (`start`), shared by copies, never mutated
     deck_pos: int
     button_index: int
     sb_index: int
@@ -439,12 +439,13 @@ class HandState:
             raise IllegalAction(e.NOT_YOUR_CARD, "the card is not one of the seat's hole cards")
         if self.street == RIVER:
             raise IllegalAction(e.NO_NEXT_STREET, "no card left to draw")
-        if len(self.deck) - 1 < len(self.seats) * self.config.variant.hole_cards + 8:
+        deck = self.deck
+        if len(deck) - 1 < len(self.seats) * len(hole) + 8:  # every hand has config.variant.hole_cards
             raise IllegalAction(e.DECK_EXHAUSTED, "the deck has no card to spare for a swap")
         position = self.deck_pos + 1
-        received = self.deck[position]
-        deck = self.deck
-        self.deck = tuple(deck[:position]) + tuple(deck[position + 1 :])  # shared by copies: never mutated
+        received = deck[position]
+        # A new tuple, shared by copies, never mutated (`start` makes the deck a tuple).
+        self.deck = deck[:position] + deck[position + 1 :]
         k = hole.index(card)
         self.holes[i] = (*hole[:k], received, *hole[k + 1 :])
         self.version += 1

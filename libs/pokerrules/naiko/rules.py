@@ -5,15 +5,16 @@
   +1 Destello to every seat dealt in, never above 3 (NK-5.1).
 - `use_power`: a power command (NK-9 to NK-13); `respond_to_anchor`: the target's answer (shield or pass).
 - `act`: every betting action at a Naiko table (people's, bots', time-outs, leavers'): resolves the actor's
-  own open window as a pass and applies the action through `engine.apply` (a new round's counts start by
-  themselves: they are stored with their round).
+  own open window as a pass and applies the action as `engine.apply` does (copy, then act; a new round's
+  counts start by themselves: they are stored with their round).
 - `expire`: when time passes (`NaikoTable.next_deadline`): windows past their deadline apply the cap.
 - `void`: the hand is voided: every Destello spent in it comes back.
 - `refusal` / `usable_powers`: why a power cannot be used now (the same checks `use_power` makes).
 
 Nothing here mutates: each call returns an `Outcome` (new Naiko state, new hand, events). A refused call
 raises `PowerRefused` (or the engine's `IllegalAction`) and changes nothing, costs nothing (NK-5.10).
-Hand changes go through the engine's copy-on-write functions (`cap_raises_to_pot`, `swap_hole_card`).
+Hand changes are the engine's hooks (`cap_raises_to_pot`, `swap_hole_card`) on a fresh copy, as the engine's
+copy-on-write functions of the same names do (inlined on the hot path).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pokerrules.multiplayer.actions import Action, LegalActions
-from pokerrules.multiplayer.engine import apply, cap_raises_to_pot, swap_hole_card
+from pokerrules.multiplayer.engine import cap_raises_to_pot
 from pokerrules.multiplayer.events import PREFLOP, RIVER, Event
 from pokerrules.multiplayer.state import HandState
 from pokerrules.naiko import errors as e
@@ -41,6 +42,7 @@ from pokerrules.naiko.events import (
     DestellosReturned,
     PowerUsed,
 )
+from pokerrules.naiko.powers import CARRUSELS as _DRAWN
 from pokerrules.naiko.powers import Carrusel, Power, carrusel_of
 from pokerrules.naiko.state import (
     ACTIVATIONS_PER_ROUND,
@@ -49,7 +51,6 @@ from pokerrules.naiko.state import (
     NaikoHand,
     NaikoTable,
     Outcome,
-    turn_of,
 )
 
 _SHIELD = Power.PERISAI_SEGEL
@@ -57,6 +58,11 @@ _ANCHOR = Power.JANGKAR_PENDEK
 _PEEK = Power.LIRIKAN_DIAM_DIAM
 _SWAP = Power.TUKAR_LENGAN_BAJU
 _NOBODY: frozenset[int] = frozenset()
+_SHIELD_COST = _SHIELD.cost
+_NONE_USED: frozenset[tuple[int, Power]] = frozenset()
+# The hot path builds its named tuples with tuple.__new__ and every field given, in field order: the
+# same values as the class call, without the Python-level __new__ of `NamedTuple` (about half the cost).
+_new = tuple.__new__
 
 
 # ---------------------------------------------------------------------------------------------- seats
@@ -81,22 +87,24 @@ def deal(naiko: NaikoTable, hand: HandState, carrusel: Carrusel, draw: int | Non
     """The deal of a Naiko hand: the Carrusel (NK-5.4, drawn by the dealer: `draw` is its value) and +1
     Destello to each seat dealt in, usable in this hand, never above 3 (NK-5.1; NK-A2: a grant at 3 is
     lost)."""
-    carrusel = carrusel_of(carrusel)  # NK-5.12: only the three valid selections
+    if carrusel is not _DRAWN[0] and carrusel is not _DRAWN[1] and carrusel is not _DRAWN[2]:
+        carrusel = carrusel_of(carrusel)  # NK-5.12: only the three valid selections
     balances = dict(naiko.destellos)
+    get = balances.get
     after = {}
     granted = []
     for seat in hand.seats:
-        balance = balances.get(seat, 0)
+        balance = get(seat, 0)
         if balance < MAX_DESTELLOS:
             balance += 1
             granted.append(seat)
         balances[seat] = after[seat] = balance
-    new_hand = NaikoHand(carrusel, after, frozenset(), hand.street)
+    new_hand = _new(NaikoHand, (carrusel, after, _NONE_USED, hand.street, 0, _NOBODY, None, (), (), False))
     events: list[Event] = [
         CarruselDrawn(carrusel, draw),
         DestellosGranted(tuple(after.items()), tuple(granted)),
     ]
-    return Outcome(NaikoTable(naiko.settings, balances, new_hand), hand, events)
+    return _new(Outcome, (_new(NaikoTable, (naiko.settings, balances, new_hand)), hand, events))
 
 
 # ------------------------------------------------------------------------------------------- refusals
@@ -133,7 +141,10 @@ def refusal(
     nh = naiko.hand
     if nh is None or nh.finished or hand.finished:
         return Refusal(e.HAND_OVER, "no hand is being played")  # (also right after a deal that ended it)
-    if seat not in hand.seats:
+    # (The checks read the state's fields directly, the seat's position looked up once: `use_power`
+    # makes all of them on every use, and a bot's or view's query makes most of them.)
+    seats = hand.seats
+    if seat not in seats:
         return Refusal(e.NOT_IN_HAND, "the seat is not in this hand")
     if power not in nh.carrusel:
         return Refusal(e.NOT_IN_CARRUSEL, "the power is not in this hand's Carrusel (NK-5.4)")
@@ -142,24 +153,30 @@ def refusal(
     if naiko.destellos.get(seat, 0) < power.cost:
         return Refusal(e.NOT_ENOUGH_DESTELLOS, f"{power.title} costs {power.cost} Destellos (NK-9.4)")
     if power is _SHIELD:
-        window = nh.window_of(seat)
-        if window is None:
+        for window in nh.windows:
+            if window.target == seat:
+                if now >= window.deadline:
+                    return Refusal(e.ANCHOR_WINDOW_EXPIRED, "the response window has closed (NK-13.5)")
+                break
+        else:
             return Refusal(e.NO_ANCHOR_WINDOW, "no Jangkar Pendek aimed at you awaits an answer (NK-13.3)")
-        if now >= window.deadline:
-            return Refusal(e.ANCHOR_WINDOW_EXPIRED, "the response window has closed (NK-13.5)")
     else:
-        if hand.seat_to_act != seat:
+        actor = hand.actor
+        if actor < 0 or seats[actor] != seat:  # hand.seat_to_act != seat
             return Refusal(e.NOT_YOUR_TURN, "powers are used on your turn, before your action (NK-5.7)")
-        if nh.powered is not None and nh.powered == turn_of(hand, seat):
+        street = hand.street
+        acted = hand.acted_at[actor]
+        powered = nh.powered
+        if powered is not None and powered == (seat, street, acted):  # turn_of(hand, seat)
             return Refusal(e.ONE_POWER_PER_TURN, "at most one power per turn (NK-5.7)")
-        if power is _PEEK and hand.street == RIVER:
+        if power is _PEEK and street == RIVER:
             return Refusal(e.WRONG_STREET, "Lirikan Diam-diam cannot be used on the river (NK-10.3)")
         if power is _SWAP:
-            if hand.street != PREFLOP:
+            if street != PREFLOP:
                 return Refusal(e.WRONG_STREET, "Tukar Lengan Baju is for the pre-flop round (NK-11.3)")
-            if hand.has_acted_this_round(seat):
+            if acted >= 0:  # hand.has_acted_this_round(seat)
                 return Refusal(e.ALREADY_ACTED, "Tukar Lengan Baju comes before your first betting action")
-        if nh.activations_in(hand.street) >= ACTIVATIONS_PER_ROUND:
+        if nh.round == street and nh.activations >= ACTIVATIONS_PER_ROUND:  # nh.activations_in(street)
             return Refusal(e.ACTIVATION_LIMIT_REACHED, "3 normal activations per betting round (NK-5.8)")
     if check_target:
         return _target_refusal(nh, hand, seat, power, target, card)
@@ -176,7 +193,7 @@ def _target_refusal(
     if target is not None:
         return Refusal(e.INVALID_TARGET, f"{power.title} takes no target")
     if power is _SWAP:
-        if card is None or card not in hand.hole_cards(seat):
+        if card is None or card not in hand.holes[hand.seats.index(seat)]:  # hand.hole_cards(seat)
             return Refusal(e.INVALID_CARD, "choose one of your own hole cards to discard (NK-11.2)")
     elif card is not None:
         return Refusal(e.INVALID_CARD, f"{power.title} takes no card")
@@ -238,7 +255,7 @@ def use_power(
     events: list[Event] = [PowerUsed(seat, power, target, cost, balance, activations)]
     anchored = nh.anchored if same_round else _NOBODY
     windows = nh.windows
-    turn = turn_of(hand, seat)
+    turn = (seat, street, hand.acted_at[hand.actor])  # turn_of(hand, seat): the seat is the one to act
     peeks = nh.peeks
     if power is _PEEK:
         # NK-10.2, NK-A6: the card that, with the deck as it is now, starts the next street; not moved.
@@ -247,31 +264,31 @@ def use_power(
         peeks = (*peeks, (seat, peeked.street, peeked.card))
     elif power is _SWAP:
         assert card is not None
-        swapped = swap_hole_card(hand, seat, card)  # NK-11.2: raises (nothing paid) if the deck has no spare
-        hand = swapped.state
-        events.extend(swapped.events)
+        # engine.swap_hole_card, inlined: a copy, swapped (NK-11.2: raises, nothing paid, if the deck has
+        # no spare card; the state given is never touched)
+        hand = hand.copy()
+        events.extend(hand.swap_hole_card(seat, card))
     else:
         assert target is not None
         anchored = anchored | {target}  # NK-12.5, NK-13.8: the quota is used, blocked or not
-        if _can_shield(nh, target, destellos):
+        if (  # the target can shield: Perisai Segel in the Carrusel, not used yet, a Destello for it
+            _SHIELD in nh.carrusel
+            and (target, _SHIELD) not in used
+            and destellos.get(target, 0) >= _SHIELD_COST
+        ):
             deadline = now + naiko.settings.shield_window_ms
-            windows = (*windows, AnchorWindow(seat, target, deadline))
+            windows = (*windows, _new(AnchorWindow, (seat, target, deadline)))
             events.append(AnchorDeclared(seat, target, deadline))
         else:
             # NK-EX-12 variants: a target who cannot defend gets no window; the cap applies at once.
             events.append(AnchorDeclared(seat, target, None))
-            hand = cap_raises_to_pot(hand, target).state
+            hand = hand.copy()  # engine.cap_raises_to_pot, inlined
+            hand.cap_raises_to_pot(target)
             events.append(AnchorResolved(seat, target, CANNOT_SHIELD))
-    after = NaikoHand(nh.carrusel, nh.granted, used, street, activations, anchored, turn, windows, peeks)
-    return Outcome(NaikoTable(naiko.settings, destellos, after), hand, events)
-
-
-def _can_shield(nh: NaikoHand, target: int, destellos: dict[int, int]) -> bool:
-    return (
-        _SHIELD in nh.carrusel
-        and (target, _SHIELD) not in nh.used
-        and destellos.get(target, 0) >= _SHIELD.cost
+    after = _new(
+        NaikoHand, (nh.carrusel, nh.granted, used, street, activations, anchored, turn, windows, peeks, False)
     )
+    return _new(Outcome, (_new(NaikoTable, (naiko.settings, destellos, after)), hand, events))
 
 
 def _shield(naiko: NaikoTable, hand: HandState, seat: int) -> Outcome:
@@ -288,10 +305,22 @@ def _shield(naiko: NaikoTable, hand: HandState, seat: int) -> Outcome:
     ]
     used = nh.used | {(seat, _SHIELD)}
     windows = _without(nh.windows, window)
-    after = NaikoHand(
-        nh.carrusel, nh.granted, used, nh.round, nh.activations, nh.anchored, nh.powered, windows, nh.peeks
+    after = _new(
+        NaikoHand,
+        (
+            nh.carrusel,
+            nh.granted,
+            used,
+            nh.round,
+            nh.activations,
+            nh.anchored,
+            nh.powered,
+            windows,
+            nh.peeks,
+            False,
+        ),
     )
-    return Outcome(NaikoTable(naiko.settings, destellos, after), hand, events)
+    return _new(Outcome, (_new(NaikoTable, (naiko.settings, destellos, after)), hand, events))
 
 
 def _without(windows: tuple[AnchorWindow, ...], window: AnchorWindow) -> tuple[AnchorWindow, ...]:
@@ -322,10 +351,22 @@ def _apply_anchor(
     hand = cap_raises_to_pot(hand, window.target).state
     events.append(AnchorResolved(window.declarer, window.target, outcome))
     windows = _without(nh.windows, window)
-    after = NaikoHand(
-        nh.carrusel, nh.granted, nh.used, nh.round, nh.activations, nh.anchored, nh.powered, windows, nh.peeks
+    after = _new(
+        NaikoHand,
+        (
+            nh.carrusel,
+            nh.granted,
+            nh.used,
+            nh.round,
+            nh.activations,
+            nh.anchored,
+            nh.powered,
+            windows,
+            nh.peeks,
+            False,
+        ),
     )
-    return Outcome(NaikoTable(naiko.settings, naiko.destellos, after), hand, events)
+    return _new(Outcome, (_new(NaikoTable, (naiko.settings, naiko.destellos, after)), hand, events))
 
 
 # ------------------------------------------------------------------------------------ betting and time
@@ -339,15 +380,15 @@ def act(naiko: NaikoTable | None, hand: HandState, seat: int, action: Action, no
     turn (NK-5.7); a new betting round resets the activation count and the anchors (NK-5.8, NK-12.7)."""
     nh = naiko.hand if naiko is not None else None
     if nh is None or not nh.windows:  # the common case: nothing of Naiko's changes
-        moved = apply(hand, seat, action)
-        return Outcome(naiko, moved.state, moved.events)
+        moved = hand.copy()  # engine.apply, inlined: copy, then act (raises before anything is returned)
+        return _new(Outcome, (naiko, moved, moved.act(seat, action)))
     assert naiko is not None
     window = nh.window_of(seat)
     if window is None:
-        moved = apply(hand, seat, action)
-        after, events = moved.state, moved.events
+        after = hand.copy()
+        events = after.act(seat, action)
         if not after.finished:
-            return Outcome(naiko, after, events)  # another seat's window stays as it is
+            return _new(Outcome, (naiko, after, events))  # another seat's window stays as it is
     else:
         # The cap, then the action, on one fresh copy (copy-on-write: a refused action raises before
         # anything is returned, and the state given is never touched).
@@ -357,16 +398,20 @@ def act(naiko: NaikoTable | None, hand: HandState, seat: int, action: Action, no
         outcome = TIMED_OUT if now >= window.deadline else ACTED
         events = [AnchorResolved(window.declarer, seat, outcome), *acted]
         windows = _without(nh.windows, window)
-        nh = NaikoHand(
-            nh.carrusel,
-            nh.granted,
-            nh.used,
-            nh.round,
-            nh.activations,
-            nh.anchored,
-            nh.powered,
-            windows,
-            nh.peeks,
+        nh = _new(
+            NaikoHand,
+            (
+                nh.carrusel,
+                nh.granted,
+                nh.used,
+                nh.round,
+                nh.activations,
+                nh.anchored,
+                nh.powered,
+                windows,
+                nh.peeks,
+                False,
+            ),
         )
     if after.finished and nh.windows:
         # The hand ended inside windows (everyone else folded): nothing is left to cap. A window never
@@ -374,7 +419,7 @@ def act(naiko: NaikoTable | None, hand: HandState, seat: int, action: Action, no
         for open_window in nh.windows:
             events.append(AnchorResolved(open_window.declarer, open_window.target, HAND_ENDED))
         nh = nh._replace(windows=())
-    return Outcome(NaikoTable(naiko.settings, naiko.destellos, nh), after, events)
+    return _new(Outcome, (_new(NaikoTable, (naiko.settings, naiko.destellos, nh)), after, events))
 
 
 def expire(naiko: NaikoTable | None, hand: HandState, now: int) -> Outcome:
