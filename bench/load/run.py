@@ -184,7 +184,7 @@ def _flood(address: str, token: str, table_id: str, seconds: float, out: Any) ->
         thread.start()
     for thread in threads:
         thread.join()
-    out.put(dict(codes))
+    out.put({**codes, "cpu_s": round(time.process_time(), 1)})  # the flooder's own CPU on this machine
 
 
 def run_level(level: int, seconds: float, warmup: float, flood: bool) -> dict[str, Any]:
@@ -241,11 +241,16 @@ def run_level(level: int, seconds: float, warmup: float, flood: bool) -> dict[st
                 )
                 flooder.start()
             load_start = os.getloadavg()[0]
+            pids = stack.pids()
+            cpu0 = {name: table_bench._cpu_seconds(pid) for name, pid in pids.items()}
             latencies.recording = calls.recording = True
             t0 = time.monotonic()
             time.sleep(seconds)
             latencies.recording = calls.recording = False
             elapsed = time.monotonic() - t0
+            cores = {
+                name: (table_bench._cpu_seconds(pid) - cpu0[name]) / elapsed for name, pid in pids.items()
+            }
             hands = table_bench._hands(stack.ops, all_tables) - hands0
             load_end = os.getloadavg()[0]
             flood_codes: dict[str, int] = {}
@@ -282,7 +287,9 @@ def run_level(level: int, seconds: float, warmup: float, flood: bool) -> dict[st
                 "casino_p50_p99": {n: (_pct(ms, 0.5), _pct(ms, 0.99)) for n, ms in sorted(calls.ms.items())},
                 "acts": len(latencies.act_ms),
                 "load": (load_start, load_end),
-                "flood": flood_codes,
+                "flood": {k: v for k, v in flood_codes.items() if k != "cpu_s"},
+                # Cores each process used over the window (CPU seconds / seconds); "bench" = all the clients.
+                "cores": {**cores, **({"flooder": flood_codes["cpu_s"] / elapsed} if flood_codes else {})},
                 "ledger_ok": stack.invariants_hold(),
             }
             return result
@@ -302,12 +309,13 @@ def _line(r: dict[str, Any]) -> str:
     rates = ", ".join(f"{k} {v:.1f}/s" for k, v in r["rates"].items())
     casino = ", ".join(f"{k} {a:.1f}/{b:.1f}" for k, (a, b) in r["casino_p50_p99"].items())
     flood = f"; flooder {r['flood']}" if r["flood"] else ""
+    cores = ", ".join(f"{k} {v:.2f}" for k, v in r.get("cores", {}).items())
     return (
         f"level {r['level']} ({r['bot_tables']} bot tables, {r['people']} people, {r['casino_players']} casino"
         f" players): {r['hands_per_s']:.2f} hands/s, {r['rounds_per_s']:.2f} rounds/s; {rates}; errors"
         f" {r['errors']} (refusals {r['error_kinds'] or 'none'}); Act p50/p99 {r['act_p50']:.1f}/{r['act_p99']:.1f} ms"
         f" ({r['acts']} acts), Act->others {r['act_to_others_p50']:.1f}/{r['act_to_others_p99']:.1f} ms;"
-        f" casino p50/p99 ms {casino}; load {r['load'][0]:.2f}->{r['load'][1]:.2f}{flood}"
+        f" casino p50/p99 ms {casino}; cores {cores}; load {r['load'][0]:.2f}->{r['load'][1]:.2f}{flood}"
     )
 
 
@@ -349,16 +357,18 @@ def write_results(path: Path, command: str, rows: list[dict[str, Any]]) -> None:
         f"## {now}: `{command}`",
         "",
         "| level | bot tables | people | casino | hands/s | Act p50 / p99 ms (runs' p99) | Act→others p99 ms |"
-        " errors | flooder's answers | load | holds |",
-        "|---:|---:|---:|---:|---:|---|---:|---:|---|---|:---:|",
+        " errors | flooder's answers | cores: table service / flooder | load | holds |",
+        "|---:|---:|---:|---:|---:|---|---:|---:|---|---|---|:---:|",
     ]
     for r in rows:
         tag = " + flood" if r.get("flood") else ""
         flood = ", ".join(f"{k} {v}" for k, v in sorted(r.get("flood", {}).items())) or "—"
+        used = r.get("cores", {})
+        cores = f"{used.get('table', 0):.2f} / " + (f"{used['flooder']:.2f}" if "flooder" in used else "—")
         lines.append(
             f"| {r['level']}{tag} | {r['bot_tables']} | {r['people']} | {r['casino_players']} |"
             f" {r['hands_per_s']:.2f} | {r['act_p50']:.1f} / {r['act_p99']:.1f} ({r.get('act_p99_runs', '')}) |"
-            f" {r['act_to_others_p99']:.1f} | {r['errors']} | {flood} | {r['load'][0]:.1f}–{r['load'][1]:.1f} |"
+            f" {r['act_to_others_p99']:.1f} | {r['errors']} | {flood} | {cores} | {r['load'][0]:.1f}–{r['load'][1]:.1f} |"
             f" {'yes' if holds(r) else 'no'} |"
         )
     lines += ["", "The median runs in full:", ""] + [f"- {_line(r)}" for r in rows]

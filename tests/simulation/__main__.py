@@ -12,7 +12,7 @@ from servicekit.logging import configure_logging
 
 from tests.simulation.simulation import run_seed
 
-STEPS = 150
+STEPS = 120
 
 
 def _seeds(text: str) -> range:

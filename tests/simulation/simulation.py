@@ -335,11 +335,15 @@ class Simulation:
             platform.processes[name].crash()
             self.down_until[name] = self.step + rng.randint(1, 4)
             self.say(f"crash {name}")
-        elif roll < 0.5:
+        elif roll < 0.4:
             self._tick(rng.randint(50, 4_000))
         else:
             self._tick(rng.randint(0, 300))
             self._play(rng.choice(self.players))
+            if rng.random() < 0.6:  # the people at the poker tables look and act if it is their turn
+                for player in self.players:
+                    if player.poker is not None and player.retry is None and self.network.up.get("table"):
+                        self._poker(player)
 
     def _tick(self, ms: int) -> None:
         self.platform.clock.advance(ms)
@@ -489,11 +493,23 @@ class Simulation:
             for table_id in CASINO:
                 request = cpb.LeaveCasinoTableRequest(request_id=player.request_id(), table_id=table_id)
                 self.call(player.name, player.casino.LeaveCasinoTable, request)
+        room = self.platform.table.room
+        assert room is not None
+
+        def settled() -> bool:  # nothing owed or in flight, and no player left at a poker table
+            return not any(
+                room.store.open_payouts(t)
+                or room.store.open_money(t)
+                or any(room.tables[t].state.find_seat(p.name) is not None for p in self.players)
+                for t in POKER
+            )
+
+        # At most two virtual minutes (a payout's back-off is at most one), as soon as everything is settled.
         for _ in range(120):
             self._tick(1_000)
             self.checker.check()
-        room = self.platform.table.room
-        assert room is not None
+            if settled():
+                break
         for table_id in POKER:
             if room.store.open_payouts(table_id) or room.store.open_money(table_id):
                 raise InvariantBroken(f"{table_id}: payouts or buy-ins still open after the drain")
@@ -503,7 +519,7 @@ class Simulation:
         self.say(f"balances {self.checker.balances()}")
 
 
-def run_seed(seed: int, steps: int = 150, root: Path | None = None) -> Result:
+def run_seed(seed: int, steps: int = 120, root: Path | None = None) -> Result:
     """One run in a fresh directory (a temporary one unless `root` is given)."""
     with contextlib.ExitStack() as stack:
         if root is None:

@@ -14,7 +14,7 @@ from servicekit.logging import configure_logging
 from tests.simulation.simulation import run_seed
 
 SEEDS = int(os.environ.get("FELT_SIM_SEEDS", "200"))
-STEPS = int(os.environ.get("FELT_SIM_STEPS", "150"))
+STEPS = int(os.environ.get("FELT_SIM_STEPS", "120"))
 
 
 @pytest.fixture(autouse=True)
