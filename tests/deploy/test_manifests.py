@@ -652,7 +652,8 @@ def _serve_probe_and_drain(
 ) -> None:
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
     try:
-        status = _wait_serving(info["grpc_port"], time.monotonic() + 30)
+        # 120 s: a loaded CI machine (load 15) once took over 30 s to serve the table
+        status = _wait_serving(info["grpc_port"], time.monotonic() + 120)
         assert status == health_pb2.HealthCheckResponse.SERVING
         if argv[0] == "unshare":  # the service really runs on a read-only root filesystem
             root = next(

@@ -204,6 +204,8 @@ def tame(message: Message) -> None:
                     tame(item)
     if message.DESCRIPTOR.full_name == "poker.wallet.v1.HoldRequest" and 0 < message.ttl_ms < HOUR_MS:  # type: ignore[attr-defined]
         message.ttl_ms = HOUR_MS  # type: ignore[attr-defined] # a hold that expired mid-run would move the ledger
+    if message.DESCRIPTOR.full_name == "poker.tournament.v1.CreateTournamentRequest":
+        message.bot_fill_seconds = 0  # type: ignore[attr-defined] # bots would fill and play it mid-run
     if message.DESCRIPTOR.full_name == "poker.table.v1.TableSettings":
         message.bots_allowed = False  # type: ignore[attr-defined]
         message.bot_seats = 0  # type: ignore[attr-defined]

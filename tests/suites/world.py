@@ -28,6 +28,7 @@ QUIET_ENV = {
     "FELT_RATE_LIMITS": "off",  # the suites call far faster than any person (the limits have tests of their own)
     "FELT_TABLE_POKER_TABLES": POKER_TABLES,
     "FELT_TABLE_BETTING_SECONDS": "3600",
+    "FELT_TABLE_DECISION_SECONDS": "3600",  # a dealt round waits for its decision (no automatic fold)
     "FELT_TABLE_CASINO_IDLE_SECONDS": "36000",
 }
 

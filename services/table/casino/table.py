@@ -114,6 +114,7 @@ class CasinoTable:
         self.changed = threading.Condition(self.lock)
         self.book = RoundBook.empty(spec, config)
         self.deadline: float | None = None
+        self._deadline_shown: tuple[float, int] | None = None  # (deadline, its wall-clock ms, computed once)
         self._deadline_phase: Phase | None = None
         self.seq = store.last_seq(spec.table_id)
         self.recovered = False
@@ -618,9 +619,15 @@ class CasinoTable:
     # Views -----------------------------------------------------------------------------------------------
 
     def deadline_ms(self) -> int:
+        """The deadline on the wall clock, converted once per deadline: recomputed on every view, the two
+        clocks' rounding made it flicker by a millisecond between identical views."""
         if self.deadline is None:
             return 0
-        return self._now_ms() + max(0, int((self.deadline - self._clock()) * 1000))
+        shown = self._deadline_shown
+        if shown is None or shown[0] != self.deadline:
+            shown = (self.deadline, self._now_ms() + max(0, int((self.deadline - self._clock()) * 1000)))
+            self._deadline_shown = shown
+        return shown[1]
 
 
 def unhold(hold_id: str) -> Entry:
