@@ -650,7 +650,10 @@ def test_container_command_serves_probes_and_drains(name: str, tmp_path: Path) -
 def _serve_probe_and_drain(
     name: str, argv: list[str], env: dict[str, str], info: Doc, tmp_path: Path
 ) -> None:
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    # Files, not pipes: nobody reads a pipe while the service runs, and a full one blocks its logging.
+    out_path, err_path = tmp_path / f"{name}.out", tmp_path / f"{name}.err"
+    with out_path.open("wb") as out_file, err_path.open("wb") as err_file:
+        proc = subprocess.Popen(argv, env=env, stdout=out_file, stderr=err_file, cwd=tmp_path)
     try:
         # 120 s: a loaded CI machine (load 15) once took over 30 s to serve the table
         status = _wait_serving(info["grpc_port"], time.monotonic() + 120)
@@ -693,7 +696,8 @@ def _serve_probe_and_drain(
     finally:
         if proc.poll() is None:
             proc.kill()
-        out, err = proc.communicate(timeout=10)
+        proc.wait(timeout=10)
+    out, err = out_path.read_bytes(), err_path.read_bytes()
     logs = [
         json.loads(line)
         for line in out.decode().splitlines() + err.decode().splitlines()
