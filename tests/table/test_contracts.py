@@ -98,6 +98,8 @@ PLATFORM = {
     "INTERNAL",
 }
 STREAMS = {"STREAMS_EXHAUSTED", "STREAMS_PER_CALLER_EXHAUSTED"}
+# A call for a table another shard serves, or that is being taken over (services/table/routing.py).
+SHARDS = {"TABLE_MOVED", "TABLE_MOVING"}
 
 CASINO_REASONS = (
     raised_in("services/table/casino")
@@ -116,6 +118,7 @@ CASINO_REASONS = (
     | SHARED
     | PLATFORM
     | STREAMS
+    | SHARDS
     | {"TOKEN_MISSING", "REQUEST_ID_REUSED"}
 )
 TABLE_REASONS = (
@@ -142,6 +145,7 @@ TABLE_REASONS = (
     | SHARED
     | PLATFORM
     | STREAMS
+    | SHARDS
     | {"TOKEN_MISSING", "REQUEST_ID_REUSED"}
 )
 

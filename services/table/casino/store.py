@@ -65,12 +65,13 @@ class CasinoStore:
         shard: Shard | None = None,
         lease_ms: int = DEFAULT_TTL_MS,
         pool_size: int = 8,
+        sharded: bool = False,
     ) -> None:
         """`path`: the SQLite file, unless `database_url` names the database (TABLE_DATABASE_URL).
         `shard`: this process as a shard (one per service, shared with the poker tables' store)."""
         self._db = open_database(database_url, path, [CASINO], pool_size=pool_size)
         try:
-            self.owned = ShardTables(self._db, "casino", shard, ttl_ms=lease_ms)
+            self.owned = ShardTables(self._db, "casino", shard, ttl_ms=lease_ms, sharded=sharded)
         except BaseException:
             self._db.close()
             raise
