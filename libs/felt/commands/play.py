@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import getpass
 import os
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 import grpc
 from poker.table.v1 import table_service_pb2_grpc as pb_grpc
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
-from servicekit import auth, client, tokens
+from servicekit import auth, client, shards, tokens
 from servicekit.config import ConfigError, data_dir, default_port, setting
 
 from felt.play import lobby, render
@@ -47,7 +49,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument(
         "--address",
         default=setting("FELT_TABLE_ADDRESS", f"127.0.0.1:{default_port('table')}"),
-        help="the table service (FELT_TABLE_ADDRESS, default %(default)s)",
+        help="the table service, or some of its shards comma-separated: felt play follows its table to "
+        "the shard serving it, through takeovers (FELT_TABLE_ADDRESS, default %(default)s)",
     )
     parser.add_argument(
         "--wallet-address",
@@ -115,8 +118,10 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, lobby.LobbyError) as exc:
         print(f"felt: {exc}", file=sys.stderr)
         return 2
-    with client.channel(args.address, token) as table_channel:
-        stub = pb_grpc.TableServiceStub(table_channel)  # type: ignore[no-untyped-call]
+    seeds = [a.strip() for a in args.address.split(",") if a.strip()]
+    pool = shards.ChannelPool(lambda address: client.channel(address, token))
+    with contextlib.closing(pool):
+        stub: Any = shards.RoutedStub(shards.Router(pool, seeds), pb_grpc.TableServiceStub)
         try:
             table = lobby.choose_table(stub, args.table, create)
             buy_in = lobby.buy_in_for(table.settings, args.buy_in)
