@@ -17,12 +17,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import prometheus_client
 from refusal import Refusal
 from servicekit import errors
 
 from services.table.storage.leases import Owner, Shard
 
 MOVING_RETRY_SECONDS = 1.0
+ROUTED = prometheus_client.Counter(
+    "poker_table_routed_away_total",
+    "Calls and streams for a table this shard does not serve, by the answer (TABLE_MOVED, TABLE_MOVING).",
+    ["reason"],
+)
+for _reason in ("TABLE_MOVED", "TABLE_MOVING"):
+    ROUTED.labels(_reason)
 
 
 @dataclass(frozen=True)
@@ -43,6 +51,7 @@ def place_of(owner: Owner | None, now_ms: int) -> Place | None:
 def moved(table_id: str, place: Place | None, **more: object) -> Refusal:
     """TABLE_MOVED to a live owner with an address, else TABLE_MOVING (retry)."""
     if place is not None and place.live and place.address:
+        ROUTED.labels("TABLE_MOVED").inc()
         return errors.failed_precondition(
             "TABLE_MOVED",
             f"table {table_id!r} is served by shard {place.shard_id} at {place.address}; call it there",
@@ -55,6 +64,7 @@ def moved(table_id: str, place: Place | None, **more: object) -> Refusal:
 
 
 def moving(table_id: str, **more: object) -> Refusal:
+    ROUTED.labels("TABLE_MOVING").inc()
     return errors.unavailable(
         "TABLE_MOVING",
         f"table {table_id!r} is moving to another shard; retry",
