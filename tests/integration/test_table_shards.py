@@ -447,6 +447,23 @@ def test_a_paused_shard_loses_its_tables_and_commits_nothing_for_them_after(stac
     assert all(owners.get(k) != victim.name for k in held) or stack.held_by(victim.name)
 
 
+def test_a_drained_shard_hands_its_tables_over_before_it_exits(stack: Stack) -> None:
+    """SIGTERM: the shard releases its leases first, so the others serve its tables well before a lease
+    would have expired, and it exits 0."""
+    victim = _busiest(stack, stack.shards)
+    held = stack.held_by(victim.name)
+    assert held
+    drained_at = time.monotonic()
+    victim.signal(signal.SIGTERM)
+    times = _served_again(stack, held, drained_at)
+    assert victim.process is not None and victim.process.wait(30) == 0
+    print(f"{victim.name} drained: " + ", ".join(f"{k} {v:.1f} s" for k, v in sorted(times.items())))
+    assert set(times) == set(held), f"not served again: {sorted(set(held) - set(times))}"
+    # Handed over, not expired: the slowest table came back before its lease could have run out.
+    assert max(times.values()) < LEASE_SECONDS + SCAN_SECONDS
+    victim.start()
+
+
 def test_no_chip_is_lost_or_duplicated_and_every_hand_is_settled_once(stack: Stack) -> None:
     for player in stack.casino_players:
         player.stop.set()
