@@ -43,6 +43,7 @@ from poker.table.v1 import table_service_pb2_grpc as pb_grpc
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
 from servicekit import auth, client, errors, shards
+from servicekit.clients.tables import TableStubs
 
 ROOT = Path(__file__).resolve().parents[2]
 PG_URL = os.environ.get("FELT_TEST_POSTGRES_URL", "")
@@ -484,7 +485,9 @@ def test_no_chip_is_lost_or_duplicated_and_every_hand_is_settled_once(stack: Sta
             time.sleep(0.3)
             account = stack.account(wpb.ACCOUNT_KIND_PLAYER, player.player)
         assert account is not None and account.pending == 0, player.player
-    poker = stack.tables()
+    # The services' client (servicekit.clients.tables, the tournament service's director client).
+    tables = TableStubs([s.address for s in stack.shards], stack.token("ops", auth.Role.OPERATOR))
+    poker = tables.tables
     for table_id in POKER:
         # The escrow equals the chips on the table (stacks and chips in the hand), once it settles.
         def balanced(table_id: str = table_id) -> bool:
