@@ -454,9 +454,31 @@ def test_a_drained_shard_hands_its_tables_over_before_it_exits(stack: Stack) -> 
     victim = _busiest(stack, stack.shards)
     held = stack.held_by(victim.name)
     assert held
+    # A stream of one of its tables, held at the shard itself: it ends saying where to resume from.
+    watched = next(k.split("/")[1] for k in held if k.startswith("poker/"))
+    direct = pb_grpc.TableServiceStub(client.channel(victim.address, stack.token("ops", auth.Role.OPERATOR)))  # type: ignore[no-untyped-call]
+    stream = direct.WatchTable(pb.WatchTableRequest(table_id=watched, from_seq=1))
+    ended: list[grpc.RpcError] = []
+    seen = [0]
+
+    def follow() -> None:
+        try:
+            for reply in stream:
+                seen[0] = max([seen[0], *(e.seq for e in reply.events)])
+        except grpc.RpcError as error:
+            ended.append(error)
+
+    follower = threading.Thread(target=follow, daemon=True)
+    follower.start()
+    time.sleep(1)
     drained_at = time.monotonic()
     victim.signal(signal.SIGTERM)
     times = _served_again(stack, held, drained_at)
+    follower.join(10)
+    assert ended, "the stream of a drained table did not end"
+    details = errors.details_of(ended[0])
+    assert details.reason in ("TABLE_MOVING", "TABLE_MOVED"), details
+    assert int(details.metadata["from_seq"]) == seen[0] + 1  # the next event, at the new shard
     assert victim.process is not None and victim.process.wait(30) == 0
     print(f"{victim.name} drained: " + ", ".join(f"{k} {v:.1f} s" for k, v in sorted(times.items())))
     assert set(times) == set(held), f"not served again: {sorted(set(held) - set(times))}"

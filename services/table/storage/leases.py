@@ -265,17 +265,6 @@ class Leases:
         row = tx.execute("SELECT incarnation FROM table_shards WHERE shard_id = ?", (me,)).fetchone()
         superseded = row is not None and row[0] != mine
         owned: dict[str, int] = {}
-        if not superseded:
-            self._upsert_shard(tx, now, draining=self._draining)
-            tx.execute(
-                "UPDATE table_leases SET expires_ms = ? WHERE kind = ? AND owner = ? AND incarnation = ?",
-                (now + self.ttl_ms, self.kind, me, mine),
-            )
-            rows = tx.execute(
-                "SELECT table_id, epoch FROM table_leases WHERE kind = ? AND owner = ? AND incarnation = ?",
-                (self.kind, me, mine),
-            ).fetchall()
-            owned = {str(r[0]): int(r[1]) for r in rows}
         unowned = tx.execute(
             "SELECT COUNT(*) FROM table_leases WHERE kind = ? AND (owner IS NULL OR expires_ms <= ?)",
             (self.kind, now),
@@ -283,6 +272,16 @@ class Leases:
         live = tx.execute(
             "SELECT COUNT(*) FROM table_shards WHERE heartbeat_ms > ? AND draining = 0", (now - self.ttl_ms,)
         ).fetchone()[0]
+        if not superseded:
+            self._upsert_shard(tx, now, draining=self._draining)
+            # The leases' rows last, with nothing after: the row locks this takes (which a fenced write of
+            # the same table waits for) are held only until the commit that follows.
+            rows = tx.execute(
+                "UPDATE table_leases SET expires_ms = ? WHERE kind = ? AND owner = ? AND incarnation = ?"
+                " RETURNING table_id, epoch",
+                (now + self.ttl_ms, self.kind, me, mine),
+            ).fetchall()
+            owned = {str(r[0]): int(r[1]) for r in rows}
         return owned, int(unowned), int(live), superseded
 
     def release(self, table_id: str) -> None:
