@@ -267,7 +267,8 @@ def capacity(args: argparse.Namespace) -> None:
                 for s in range(args.live_players):
                     name = f"lat-{t}-{s}"
                     players.append(Player(stack.player(name), name, table_id, latencies, think))  # type: ignore[arg-type]
-            for player in players:
+            for player in players:  # where its table is, before the stream opens (GetTable: any shard)
+                player.stub.GetTable(pb.GetTableRequest(table_id=player.table))
                 player.start()
             _every_table_dealing(stack.ops, {p.table for p in players}, args.live_players, hands=2)
             bot_ids: set[str] = set()
