@@ -491,6 +491,7 @@ class LeaseKeeper:
         self.leases = leases
         self._on_lost, self._on_gained, self._take_over = on_lost, on_gained, take_over
         self._give_away = give_away
+        self._orphaned_rounds = 0
         self.interval_s = interval_s if interval_s is not None else leases.ttl_ms / 3000
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -502,9 +503,22 @@ class LeaseKeeper:
         lost = list(renewal.lost)
         if self._take_over and not renewal.superseded and renewal.unowned:
             room = self.leases.fair_share(renewal) - len(self.leases.held())
+            # Tables nobody took for two rounds (every live shard at its share, counted while a dead one
+            # still looked alive): take one a round anyway; a table is never left without an owner.
+            self._orphaned_rounds = self._orphaned_rounds + 1 if room <= 0 else 0
+            if room <= 0 and self._orphaned_rounds >= 2:
+                room = 1
             if room > 0:
                 gained += self.leases.take_over(room)
-        if self._give_away is not None and not renewal.superseded and renewal.live_shards > 1:
+        else:
+            self._orphaned_rounds = 0
+        # Tables are given away only while none is orphaned (never shed what nobody would take).
+        if (
+            self._give_away is not None
+            and not renewal.superseded
+            and renewal.live_shards > 1
+            and not renewal.unowned
+        ):
             held = sorted(self.leases.held())
             if len(held) > self.leases.fair_share(renewal):
                 table_id = self._give_away(held)
