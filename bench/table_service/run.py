@@ -34,7 +34,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -51,6 +51,7 @@ from poker.table.v1 import table_service_pb2_grpc as pb_grpc  # noqa: E402
 from poker.wallet.v1 import wallet_service_pb2 as wpb  # noqa: E402
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc  # noqa: E402
 from servicekit import auth, client  # noqa: E402
+from servicekit.errors import details_of  # noqa: E402
 
 SERVER_ENV = {
     # One idle public table instead of the default bot table: only the tables the benchmark creates play.
@@ -172,6 +173,7 @@ class Player:
         self.bets: dict[int, int] = {}
         self.calls = 0
         self.refused = 0  # Act calls refused (the preset is retried as a plain check/call once)
+        self.reasons: Counter[str] = Counter()  # ... by reason
         self.failures: list[str] = []
         self.call: Any = None
         self.work: queue.Queue[tuple[float, Callable[[], None]]] = queue.Queue()
@@ -261,8 +263,9 @@ class Player:
                     self.latencies.act_ms.append((time.perf_counter() - t0) * 1000)
                 self.made[hand] += 1
                 return
-            except grpc.RpcError:
+            except grpc.RpcError as error:
                 self.refused += 1
+                self.reasons[details_of(error).reason or error.code().name] += 1
 
 
 class Stack:

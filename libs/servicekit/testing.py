@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from prometheus_client.multiprocess import MultiProcessCollector
 
 from servicekit import auth, client
@@ -143,11 +145,87 @@ class Supervised:
 
     def stop(self, timeout: float = 30.0) -> int:
         """SIGTERM (the supervisor drains its workers), SIGKILL after `timeout`; the exit code."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+        return terminate(self.proc, timeout)
+
+
+def terminate(proc: subprocess.Popen[bytes], timeout: float) -> int:
+    """SIGTERM, SIGKILL after `timeout` seconds; the exit code."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return proc.returncode
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class ServiceProcess:
+    """`python -m services.<service>` as one process on ports fixed at construction, so that a restart after
+    a SIGKILL comes back where its clients (and the other services) look for it. Its stdout and stderr are
+    appended to `<service>.log` in `data_dir`. `start` returns once health says SERVING (a table service is
+    SERVING once its dealer and wallet answer)."""
+
+    def __init__(
+        self, service: str, data_dir: Path, *, cwd: Path, env: Mapping[str, str] | None = None
+    ) -> None:
+        self.service = service
+        self.data_dir = data_dir
+        self.cwd = cwd
+        self.env = dict(env or {})
+        self.port, self.metrics_port = free_port(), free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self.metrics_url = f"http://127.0.0.1:{self.metrics_port}/metrics"
+        self.log = data_dir / f"{service}.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.starts = 0
+
+    def start(self, ready_seconds: float = 60.0) -> None:
+        argv = [
+            sys.executable, "-m", f"services.{self.service}", "--port", str(self.port),
+            "--metrics-port", str(self.metrics_port), "--data-dir", str(self.data_dir),
+        ]  # fmt: skip
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(
+                argv, cwd=self.cwd, env={**os.environ, **self.env}, stdout=log, stderr=subprocess.STDOUT
+            )
+        self.starts += 1
+        if not self.wait_serving(ready_seconds):
+            self.kill()
+            raise AssertionError(f"{self.service} did not become SERVING:\n{self.log.read_text()[-3000:]}")
+
+    def serving(self, timeout: float = 1.0) -> bool:
+        with grpc.insecure_channel(self.address) as channel:
             try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
+                reply = health_pb2_grpc.HealthStub(channel).Check(
+                    health_pb2.HealthCheckRequest(), timeout=timeout
+                )
+            except grpc.RpcError:
+                return False
+        return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
+
+    def wait_serving(self, seconds: float) -> bool:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if self.proc is not None and self.proc.poll() is not None:
+                return False
+            if self.serving():
+                return True
+            time.sleep(0.1)
+        return False
+
+    def kill(self) -> None:
+        """SIGKILL: no drain, no cleanup; what it committed stays."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def stop(self, timeout: float = 30.0) -> int | None:
+        """SIGTERM (it drains), SIGKILL after `timeout`; the exit code."""
+        return None if self.proc is None else terminate(self.proc, timeout)

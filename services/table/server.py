@@ -106,7 +106,9 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
         "pool_size": int(config.extra.get("pg_pool_size", 8)),
         "sharded": sharded,
     }
-    store = CasinoStore(config.data_dir / "casino.sqlite3", **stored)
+    store = CasinoStore(
+        config.data_dir / "casino.sqlite3", wall_clock_ms=config.extra.get("wall_clock_ms"), **stored
+    )
     casino = Casino(
         casino_tables(config),
         store,

@@ -19,7 +19,7 @@ import prometheus_client
 from ledger import commands as c
 from ledger import model as m
 from ledger.errors import ErrorKind, LedgerError
-from ledger.validation import validate_id, validate_owner
+from ledger.validation import validate_amount, validate_id, validate_owner
 from poker.wallet.v1 import wallet_service_pb2 as pb
 from poker.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
 from servicekit import errors
@@ -190,10 +190,8 @@ class WalletServicer(pb_grpc.WalletServiceServicer):
 
     @staticmethod
     def _precheck_amount(amount: int) -> None:
-        if amount <= 0:
-            raise errors.invalid_argument(
-                "amount", "AMOUNT_NOT_POSITIVE", f"amount must be a positive number of chips, got {amount}"
-            )
+        """The request's own `amount` named, positive or too large (the postings would name theirs)."""
+        validate_amount("amount", amount)
 
     def TransferBatch(
         self, request: pb.TransferBatchRequest, context: grpc.ServicerContext

@@ -1,27 +1,21 @@
 """The contracts are complete from `protos/` alone: every event kind the casino engines and
-service log is a typed CasinoEvent documented in the proto, and every ErrorInfo reason CasinoService,
-TableService and EvaluatorService can refuse with is listed in the proto's comments (a client switches on
-them without reading Felt's source)."""
+service log is a typed CasinoEvent documented in the proto. (Every ErrorInfo reason of every service is
+listed in its proto's comments: tests/test_contracts.py.)"""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from types import ModuleType
 
+import grpc
 import pytest
 from poker.table.v1 import casino_service_pb2 as pb
-from pokerrules.casino import errors as casino_errors
-from pokerrules.multiplayer import errors as betting_errors
-from pokerrules.naiko import errors as naiko_errors
-from pokerrules.table import errors as table_errors
 
 from services.table.casino.convert import EVENTS
+from tests.table.conftest import Stack, bets, rid
 
 ROOT = Path(__file__).resolve().parents[2]
 PROTO = ROOT / "protos/poker/table/v1/casino_service.proto"
-TABLE_PROTO = ROOT / "protos/poker/table/v1/table_service.proto"
-EVALUATOR_PROTO = ROOT / "protos/poker/evaluator/v1/evaluator_service.proto"
 SOURCES = [
     *sorted((ROOT / "libs/pokerrules/casino").glob("*.py")),
     *sorted((ROOT / "services/table/casino").glob("*.py")),
@@ -49,131 +43,123 @@ def test_every_event_message_is_documented_in_the_proto() -> None:
         assert match, f"{name} has no comment in the proto"
 
 
-# A reason raised through servicekit.errors: `errors.not_found("TABLE_NOT_FOUND", ...)`,
-# `errors.invalid_argument("seat", "SEAT_REQUIRED", ...)`.
-RAISED = re.compile(r'errors\.\w+\(\s*(?:"[a-z_.]+",\s*)?"([A-Z][A-Z0-9_]+)"')
-# What every service answers through servicekit (auth, idempotency) and the wallet calls both games share.
-SHARED = {
-    "ROLE_NOT_ALLOWED",
-    "REQUEST_ID_REQUIRED",
-    "WALLET_UNAVAILABLE",
-    "NO_PLAYER_ACCOUNT",
-    "INSUFFICIENT_FUNDS",
-}
+# ---- In the client's terms, for every game (issue 14) ----------------------------------------------
+
+LIST_GAMES_SECONDS = 60.0  # the first ListGames computes the exact RTPs (tests/table/test_casino_round.py)
+OUTCOMES = {"WIN", "PUSH", "LOSE", "VOID"}
 
 
-def raised_in(*folders: str, besides: tuple[str, ...] = ()) -> set[str]:
-    paths = [p for folder in folders for p in (ROOT / folder).glob("*.py") if p.name not in besides]
-    return {r for path in paths for r in RAISED.findall(path.read_text())}
+def _play_round(stack: Stack, player: str, table_id: str) -> pb.RoundView:
+    """One round at a Touch table: an Ante, then the first decision that is not a fold, to the end."""
+    casino = stack.casino(player)
+    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(request_id=rid(), table_id=table_id, seat=1))
+    casino.PlaceBets(pb.PlaceBetsRequest(request_id=rid(), table_id=table_id, seat=1, bets=bets(ante=10)))
+    view = casino.DealRound(pb.DealRoundRequest(request_id=rid(), table_id=table_id)).round
+    for _ in range(5):
+        if view.phase == "SETTLED":
+            return view
+        seat = next(s for s in view.seats if s.own)
+        choice = next(d.decision for d in seat.legal_decisions if d.decision != pb.CASINO_DECISION_FOLD)
+        view = casino.Decide(
+            pb.DecideRequest(request_id=rid(), table_id=table_id, seat=1, decision=choice, phase=view.phase)
+        ).round
+    assert view.phase == "SETTLED", view.phase
+    return view
 
 
-def reasons_of(module: ModuleType, internal: set[str]) -> set[str]:
-    """A core's reason constants, without those only the service's own commands can meet."""
-    found = {v for k, v in vars(module).items() if k.isupper() and isinstance(v, str)}
-    assert internal <= found
-    return found - internal
+def test_every_game_states_its_rules_with_its_own_rule_ids(stack: Stack) -> None:
+    """ListGames in the client's terms: each game's bets, decisions, paytables, readings and settlement
+    lines cite rule IDs of that game's own document (THB-*, CH-*, TCP-*), every reading has a value."""
+    games = stack.casino("alice").ListGames(pb.ListGamesRequest(), timeout=LIST_GAMES_SECONDS).games
+    assert len(games) == 3
+    for game in games:
+        cited = [
+            *(b.rule for b in game.bets),
+            *(d.rule for d in game.decisions),
+            *(p.rule for p in game.paytables),
+            *(r.rule for r in game.readings),
+            *(s.rule for s in game.settlement_lines),
+        ]
+        assert cited and all(cited), game.rule_prefix
+        # "THB-6.2, THB-7.10", or the game's document where it is silent: "TCP (silent; as CH-11.2)".
+        for rule in cited:
+            assert re.match(rf"{game.rule_prefix}(-[0-9A]|\b)", rule), (game.rule_prefix, rule)
+        assert all(r.value and r.meaning for r in game.readings)
+        assert all(set(s.outcomes) <= OUTCOMES for s in game.settlement_lines)
 
 
-def listed_in(proto: Path, service: str) -> set[str]:
-    """The reasons named in the service's own comment (the lines right above it) and its RPCs' comments."""
-    text = proto.read_text()
-    start = text.index(f"service {service} {{")
-    block = text[start : text.index("\n}", start)]
-    above = text[:start].rstrip("\n").split("\n")
-    while above and above[-1].startswith("//"):
-        block = above.pop() + "\n" + block
-    return set(re.findall(r"\b[A-Z][A-Z0-9_]{2,}\b", block))
-
-
-# What servicekit answers for any RPC: tokens, the caps on fields and lists, undecodable bodies, rate
-# limits (servicekit.auth, .caps, .interceptor, .ratelimit).
-PLATFORM = {
-    "TOKEN_MALFORMED",
-    "TOKEN_INVALID",
-    "TOKEN_EXPIRED",
-    "FIELD_TOO_LONG",
-    "TOO_MANY_ITEMS",
-    "REQUEST_UNDECODABLE",
-    "RATE_LIMITED",
-    "INTERNAL",
-}
-STREAMS = {"STREAMS_EXHAUSTED", "STREAMS_PER_CALLER_EXHAUSTED"}
-# A call for a table another shard serves, or that is being taken over (services/table/routing.py).
-SHARDS = {"TABLE_MOVED", "TABLE_MOVING"}
-
-CASINO_REASONS = (
-    raised_in("services/table/casino")
-    | reasons_of(
-        casino_errors,
-        # The service never passes a balance (the wallet says INSUFFICIENT_FUNDS), deals and voids itself.
-        {
-            "INSUFFICIENT_CHIPS",
-            "DECK_INVALID",
-            "DECK_TOO_SHORT",
-            "CARRY_INVALID",
-            "WRONG_DECK_SET",
-            "ROUND_FINISHED",
-        },
-    )
-    | SHARED
-    | PLATFORM
-    | STREAMS
-    | SHARDS
-    | {"TOKEN_MISSING", "REQUEST_ID_REUSED"}
-)
-TABLE_REASONS = (
-    raised_in("services/table/poker", besides=("director.py",))  # TableDirectorService's own
-    | reasons_of(
-        table_errors,
-        # Configuration is checked field by field first (settings.*); the rest are the service's own commands.
-        {
-            "INVALID_CONFIG",
-            "HAND_IN_PROGRESS",
-            "NOT_ENOUGH_PLAYERS",
-            "ALREADY_CONNECTED",
-            "ALREADY_DISCONNECTED",
-            "HANDS_HELD",  # the table starts hands itself
-            "NOT_TOURNAMENT_TABLE",  # the director's commands
-        },
-    )
-    | reasons_of(naiko_errors, set())  # UsePower, RespondToAnchor (Naiko mode)
-    | reasons_of(
-        betting_errors,
-        # The dealing and setup commands are the table's, and it acts for the seat it found.
-        {"INVALID_SETUP", "NO_NEXT_STREET", "NOT_YOUR_CARD", "DECK_EXHAUSTED", "UNKNOWN_SEAT"},
-    )
-    | SHARED
-    | PLATFORM
-    | STREAMS
-    | SHARDS
-    | {"TOKEN_MISSING", "REQUEST_ID_REUSED"}
-)
-
-
-HANDEVAL_REASON = re.compile(r'reason="([A-Z][A-Z0-9_]+)"')
-EVALUATOR_REASONS = (
-    raised_in("services/evaluator")
-    | (
-        set(HANDEVAL_REASON.findall((ROOT / "libs/handeval/api.py").read_text()))
-        # The service maps the rule first and checks the buffer's type and the seed's range by the proto's types;
-        # category_of and equity_vs_random are not RPCs.
-        - {"UNKNOWN_RULE", "BAD_BUFFER", "BAD_SEED", "BAD_STRENGTH", "BAD_OPPONENTS"}
-    )
-    | PLATFORM
-)
-
-
-@pytest.mark.parametrize(
-    ("proto", "service", "reasons"),
-    [
-        (PROTO, "CasinoService", CASINO_REASONS),
-        (TABLE_PROTO, "TableService", TABLE_REASONS),
-        (EVALUATOR_PROTO, "EvaluatorService", EVALUATOR_REASONS),
-    ],
-)
-def test_every_reason_a_service_returns_is_listed_in_its_proto(
-    proto: Path, service: str, reasons: set[str]
+@pytest.mark.parametrize("table_id", ["thb-touch", "ch-touch", "tcp-touch"])
+def test_every_bet_is_settled_on_a_line_list_games_names_with_an_outcome_by_name(
+    stack: Stack, table_id: str
 ) -> None:
-    assert len(reasons) > 8
-    missing = reasons - listed_in(proto, service)
-    assert not missing, f"{service}: reasons returned but not listed in {proto.name}: {sorted(missing)}"
+    """BetOutcome.line is a paytable row or a settlement line of the game as ListGames serves it; outcomes
+    and the hand's result against the Dealer are WIN / PUSH / LOSE by name (never -1/0/1)."""
+    stack.fund("alice", 1000)
+    view = _play_round(stack, "alice", table_id)
+    game = next(
+        g
+        for g in stack.casino("alice").ListGames(pb.ListGamesRequest(), timeout=LIST_GAMES_SECONDS).games
+        if g.game == view.game
+    )
+    lines = {row.line for p in game.paytables for row in p.lines} | {s.line for s in game.settlement_lines}
+    results = next(s for s in view.seats if s.own).results
+    assert results and {r.line for r in results} <= lines
+    assert {r.outcome for r in results} <= OUTCOMES
+    record = stack.casino("alice").GetGameHistory(pb.GetGameHistoryRequest(table_id=table_id)).rounds[0]
+    hand_results = [e.hand_result for e in record.events if e.HasField("hand_result")]
+    assert hand_results and all(h.result in {"WIN", "PUSH", "LOSE"} and h.hand for h in hand_results)
+    assert record.final.last_seq == record.events[-1].seq
+
+
+READS = {"ListGames", "ListCasinoTables", "GetRound", "WatchCasinoTable", "GetGameHistory"}
+
+
+def test_every_mutating_casino_rpc_takes_a_request_id() -> None:
+    service = pb.DESCRIPTOR.services_by_name["CasinoService"]
+    mutating = {m.name for m in service.methods} - READS
+    assert mutating == {
+        "JoinCasinoTable",
+        "PlaceBets",
+        "Rebet",
+        "ClearBets",
+        "DealRound",
+        "Decide",
+        "LeaveCasinoTable",
+    }
+    for name in mutating:
+        assert "request_id" in service.methods_by_name[name].input_type.fields_by_name, name
+
+
+WITHOUT_ID = {
+    "JoinCasinoTable": pb.JoinCasinoTableRequest(table_id="ch-touch"),
+    "PlaceBets": pb.PlaceBetsRequest(table_id="ch-touch", seat=1, bets=bets(ante=5)),
+    "Rebet": pb.RebetRequest(table_id="ch-touch", seat=1),
+    "ClearBets": pb.ClearBetsRequest(table_id="ch-touch", seat=1),
+    "DealRound": pb.DealRoundRequest(table_id="ch-touch"),
+    "Decide": pb.DecideRequest(table_id="ch-touch", seat=1, decision=pb.CASINO_DECISION_CALL, phase="FLOP"),
+    "LeaveCasinoTable": pb.LeaveCasinoTableRequest(table_id="ch-touch"),
+}
+
+
+@pytest.mark.parametrize("rpc", sorted(WITHOUT_ID))
+def test_a_casino_change_without_its_request_id_is_refused(stack: Stack, rpc: str) -> None:
+    """Seated with a bet placed, so that only the missing request id is wrong."""
+    from servicekit.errors import details_of
+
+    stack.fund("ana", 100)
+    casino = stack.casino("ana")
+    casino.JoinCasinoTable(pb.JoinCasinoTableRequest(request_id=rid(), table_id="ch-touch", seat=1))
+    casino.PlaceBets(pb.PlaceBetsRequest(request_id=rid(), table_id="ch-touch", seat=1, bets=bets(ante=5)))
+
+    def now() -> tuple[pb.RoundView, int]:
+        view = casino.GetRound(pb.GetRoundRequest(table_id="ch-touch")).round
+        view.ClearField("deadline_ms")  # the betting clock's deadline, as read now
+        return view, stack.account("ana").pending
+
+    before = now()
+    with pytest.raises(grpc.RpcError) as refused:
+        getattr(casino, rpc)(WITHOUT_ID[rpc])
+    details = details_of(refused.value)
+    assert (refused.value.code(), details.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "REQUEST_ID_REQUIRED")
+    assert [v.field for v in details.violations] == ["request_id"]
+    assert now() == before  # nothing changed

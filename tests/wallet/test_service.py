@@ -72,6 +72,12 @@ def test_errors_carry_codes_and_reasons(location: LedgerLocation) -> None:
             pb.TransferRequest(request_id=rid(), from_account_id=alice, to_account_id=bob, amount=0),
         )
         assert err.code is grpc.StatusCode.INVALID_ARGUMENT and err.violations[0].field == "amount"
+        # Too large: the request's own field is named, not the postings' (found by tests/suites' fuzz).
+        err = call_error(
+            s.Transfer,
+            pb.TransferRequest(request_id=rid(), from_account_id=alice, to_account_id=bob, amount=2**63 - 1),
+        )
+        assert (err.reason, [v.field for v in err.violations]) == ("AMOUNT_TOO_LARGE", ["amount"])
         err = call_error(
             s.Transfer,
             pb.TransferRequest(request_id="bad id", from_account_id=alice, to_account_id=bob, amount=1),

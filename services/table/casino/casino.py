@@ -41,8 +41,12 @@ class Casino:
         decision_seconds: float,
         tick_seconds: float = 0.05,
         policy: SeatPolicy | None = None,
+        retry_clock: Callable[[], float] | None = None,
     ) -> None:
         self.store = store
+        # When a failed table is tried again, and the old answers forgotten: the machine's clock unless a
+        # simulation passes its own (tests that freeze the tables' clock still see retries happen).
+        self._retry_clock = retry_clock or time.monotonic
         self.policy = policy or SeatPolicy()
         self._wallet = wallet
         self.sharded = store.owned.sharded
@@ -151,10 +155,10 @@ class Casino:
 
     def tick(self) -> None:
         """Recover each table once its dependencies answer, then run its clocks."""
-        now = time.monotonic()
+        now = self._retry_clock()
         if now >= self._forget_at:
             self._forget_at = now + FORGET_EVERY_SECONDS
-            self.store.forget_requests(int((time.time() - REQUEST_RETENTION_SECONDS) * 1000))
+            self.store.forget_requests(self.store.wall_clock_ms() - REQUEST_RETENTION_SECONDS * 1000)
         for table_id, table in list(self.tables.items()):
             if self._retry_at.get(table_id, 0.0) > now or not self.serves(table_id):
                 continue

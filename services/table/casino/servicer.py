@@ -283,6 +283,7 @@ class CasinoServicer(pb_grpc.CasinoServiceServicer):
         return self._once(rpc, request, table, kind, act, answer)
 
     def PlaceBets(self, request: pb.PlaceBetsRequest, context: grpc.ServicerContext) -> pb.PlaceBetsResponse:
+        _player()  # the role before the request is read (a service or operator learns nothing of it)
         if len(request.bets) > MAX_BETS:
             raise errors.invalid_argument("bets", "TOO_MANY_BETS", f"at most {MAX_BETS} bets in one call")
         bets: dict[BetKind, int] = {}
@@ -303,12 +304,14 @@ class CasinoServicer(pb_grpc.CasinoServiceServicer):
         )
 
     def Rebet(self, request: pb.RebetRequest, context: grpc.ServicerContext) -> pb.RebetResponse:
+        _player()
         seat = _seat(request.seat)
         return self._round_change(
             "Rebet", request, pb.RebetResponse, lambda table, player, mark: table.rebet(player, seat, mark)
         )
 
     def ClearBets(self, request: pb.ClearBetsRequest, context: grpc.ServicerContext) -> pb.ClearBetsResponse:
+        _player()
         seat = _seat(request.seat)
         return self._round_change(
             "ClearBets",
@@ -326,6 +329,7 @@ class CasinoServicer(pb_grpc.CasinoServiceServicer):
         )
 
     def Decide(self, request: pb.DecideRequest, context: grpc.ServicerContext) -> pb.DecideResponse:
+        _player()
         decision = decision_of(request.decision)
         if decision is None:
             raise errors.invalid_argument("decision", "DECISION_REQUIRED", "give a decision")

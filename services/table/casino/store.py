@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,9 +67,12 @@ class CasinoStore:
         lease_ms: int = DEFAULT_TTL_MS,
         pool_size: int = 8,
         sharded: bool = False,
+        wall_clock_ms: Callable[[], int] | None = None,
     ) -> None:
         """`path`: the SQLite file, unless `database_url` names the database (TABLE_DATABASE_URL).
-        `shard`: this process as a shard (one per service, shared with the poker tables' store)."""
+        `shard`: this process as a shard (one per service, shared with the poker tables' store).
+        `wall_clock_ms`: the time events and answers are stamped with (virtual in a simulation)."""
+        self.wall_clock_ms = wall_clock_ms or _now_ms
         self._db = open_database(database_url, path, [CASINO], pool_size=pool_size)
         try:
             self.owned = ShardTables(self._db, "casino", shard, ttl_ms=lease_ms, sharded=sharded)
@@ -118,7 +122,7 @@ class CasinoStore:
                 [(table_id, round_number, p) for p in sorted(bettors)],
             )
             if request is not None:
-                row = (request.key, request.fingerprint, json.dumps(result or {}), None, _now_ms())
+                row = (request.key, request.fingerprint, json.dumps(result or {}), None, self.wall_clock_ms())
                 tx.execute(_UPSERT_REQUEST, row)
 
         self.owned.write(table_id, work)
@@ -137,7 +141,7 @@ class CasinoStore:
     def save_answer(self, request: RequestMark, result: dict[str, Any], response: bytes) -> None:
         """The answer to a request (its step, if any, already logged it with no response): not a table's
         log, so not through the fence."""
-        row = (request.key, request.fingerprint, json.dumps(result), response, _now_ms())
+        row = (request.key, request.fingerprint, json.dumps(result), response, self.wall_clock_ms())
         self._db.write(lambda tx: tx.execute(_UPSERT_REQUEST, row))
 
     def forget_requests(self, before_ms: int) -> int:

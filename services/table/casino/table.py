@@ -13,7 +13,6 @@ leaving), then `released` once the wallet has released it; the settlement as the
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -159,7 +158,7 @@ class CasinoTable:
     # Helpers ---------------------------------------------------------------------------------------------
 
     def _now_ms(self) -> int:
-        return int(time.time() * 1000)
+        return self._store.wall_clock_ms()
 
     def _commit(
         self,

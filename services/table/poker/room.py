@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import secrets
 import threading
-import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import NoReturn
 
@@ -53,8 +52,12 @@ class PokerRoom:
         clock: ClockMs,
         options: Options,
         tick_seconds: float = 0.05,
+        closer: Executor | None = None,
         scan_seconds: float | None = None,
     ) -> None:
+        """`clock`: the tables' clock (integer ms) for everything timed here, retries included.
+        `closer`: where finished hands' shoes are closed (a one-thread pool by default, off every
+        command's path; a simulation passes an executor that runs them in turn, deterministically)."""
         self.store = store
         self.sharded = store.owned.sharded
         self.shard = store.owned.leases.shard
@@ -68,7 +71,7 @@ class PokerRoom:
         self._options = options
         self._tick_seconds = tick_seconds
         self.lock = threading.RLock()
-        self._retry_at: dict[str, float] = {}
+        self._retry_at: dict[str, int] = {}  # a table whose tick failed waits until then (ms, `clock`)
         self._seats_lock = threading.Lock()
         self._joining: Counter[str] = Counter()  # joins in flight, per player
         self._next_prune_ms = 0
@@ -80,7 +83,7 @@ class PokerRoom:
             for k in range(CLOCK_THREADS)
         ]
         self._log = get_logger(service="table")
-        self._closer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="poker-shoe-close")
+        self._closer = closer or ThreadPoolExecutor(max_workers=1, thread_name_prefix="poker-shoe-close")
         known = {row.table_id for row in store.tables()}
         for table in public:
             if table.table_id not in known:
@@ -270,18 +273,19 @@ class PokerRoom:
         answers to requests)."""
         if not share:
             self._prune_requests()
-        now = time.monotonic()
+        # The tables' own clock, not the machine's: on a virtual clock a failed table waits virtual time.
+        now = self.now()
         with self.lock:
             clocks = sorted(self._clocks.items())
         for k, (table_id, clock) in enumerate(clocks):
             if share is not None and k % CLOCK_THREADS != share:
                 continue
-            if self._retry_at.get(table_id, 0.0) > now:
+            if self._retry_at.get(table_id, 0) > now:
                 continue
             try:
                 clock.tick()
             except Exception as exc:  # the wallet or the dealer is away: retry in a second
-                self._retry_at[table_id] = now + RETRY_MS / 1000
+                self._retry_at[table_id] = now + RETRY_MS
                 self._log.warning("poker_tick_failed", table_id=table_id, error=type(exc).__name__)
 
     @contextmanager

@@ -103,6 +103,12 @@ class Options:
     resume_hands: bool = True  # False: a hand interrupted by a restart is always voided
 
 
+def _in_hand(old: TableState, new: TableState) -> bool:
+    """Whether a transition from `old` to `new` is part of a hand: one was in progress before or after, or
+    one started and ended in it (every player but one all-in with the blinds: the board runs out at once)."""
+    return old.hand_in_progress or new.hand_in_progress or new.hand_number != old.hand_number
+
+
 class PokerTable:
     def __init__(
         self,
@@ -252,8 +258,7 @@ class PokerTable:
         """The transition's events as numbered, stored TableEvents (the next turn's event added when the
         hand moved), each marked with the one player who may see it, if private."""
         old, new = self.state, t.state
-        in_hand = old.hand_in_progress or new.hand_in_progress
-        hand_no = new.hand_number if in_hand else 0
+        hand_no = new.hand_number if _in_hand(old, new) else 0
         protos = event_protos(t.events, new, (shoe.shoe_id, shoe.commitment) if shoe else None, now)
         turn = turn_event(new, now) if hand_version(new) != hand_version(old) else None
         if turn is not None:
@@ -290,7 +295,7 @@ class PokerTable:
                 commit.log = (op, {**body, "now": p.now})
             else:
                 commit.snapshot = to_snapshot(new)
-        finished = old.hand_in_progress and not new.hand_in_progress
+        finished = _in_hand(old, new) and not new.hand_in_progress
         if finished:
             self._record_hand(old, t, commit)
         self._store.commit(self.table_id, commit)
@@ -309,20 +314,23 @@ class PokerTable:
                 ANCHORS.labels(ev.outcome).inc()
         try:  # committed: what follows may fail without undoing the command (the clock retries payouts)
             if finished:
-                self._close_shoe(old.hand_number)
+                self._close_shoe(new.hand_number)
             self._pay_out()
         except Exception as exc:
             self._log.warning("poker_after_commit_failed", table_id=self.table_id, error=type(exc).__name__)
 
     def _record_hand(self, old: TableState, t: Transition, commit: Commit) -> None:
-        assert old.hand is not None
-        players = {n: old.seats[n].player for n in old.hand.seats}
+        if old.hand is not None:
+            players = {n: old.seats[n].player for n in old.hand.seats}
+        else:  # the hand ended in the command that started it: its seats are those it was dealt to
+            started = next(ev for ev in t.events if isinstance(ev, me.HandStarted))
+            players = {n: old.seats[n].player for n, _ in started.stacks}
         voided = any(isinstance(ev, me.HandVoided) for ev in t.events)
         nets = {n: 0 for n in players}
         for ev in t.events:
             if isinstance(ev, me.HandEnded):
                 nets.update(dict(ev.nets))
-        commit.hand = HandRow(self.table_id, old.hand_number, self._hand_started_ms, voided, players)
+        commit.hand = HandRow(self.table_id, t.state.hand_number, self._hand_started_ms, voided, players)
         commit.nets = {players[n]: (n, nets[n]) for n in players}
         HANDS.labels("voided" if voided else "played").inc()
 

@@ -1,0 +1,1 @@
+"""The seeded whole-platform simulation (issue 13): `python -m tests.simulation --seed N` replays one seed."""
