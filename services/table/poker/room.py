@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import secrets
 import threading
+import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
