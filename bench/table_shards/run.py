@@ -323,7 +323,7 @@ def _bot_tables_from(ops: Any, start: int, count: int) -> set[str]:
     return ids
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--phases", default="takeover,capacity")
     parser.add_argument("--postgres", default=os.environ.get("FELT_TEST_POSTGRES_URL", ""))
@@ -336,7 +336,7 @@ def main() -> int:
     parser.add_argument("--think", default="1-3")
     # A paced hand takes ~30 s: a window of a minute sees each table deal about twice.
     parser.add_argument("--seconds", type=float, default=60.0)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # stop the stack and drop its database
     if not args.postgres:
         print("bench/table_shards: set FELT_TEST_POSTGRES_URL or --postgres", file=sys.stderr)
