@@ -32,7 +32,7 @@ OVERLAYS = (
     Overlay(
         "production",
         DEPLOY / "k8s" / "overlays" / "production",
-        AUTH_SECRETS | {"felt-wallet-database"},
+        AUTH_SECRETS | {"felt-wallet-database", "felt-table-database"},
         True,
     ),
 )

@@ -19,11 +19,9 @@ STATEFUL_SERVICES = ("table", "tournament")
 # Services that mint tokens of their own (the table's for the dealer and the wallet, the tournament's for
 # the services it drives): only they may hold the private key; every other service verifies with the public key.
 SIGNING_SERVICES = frozenset({"table", "tournament"})
-# Stateful services that must run one pod, and why: table shards share no tables until the TableService
-# routes calls to the shard holding a table's lease (ARCHITECTURE "Scaling out"); a tournament is driven by
-# one director and tournaments have no leases.
+# Stateful services that must run one pod, and why: a tournament is driven by one director and tournaments
+# have no leases. (Several table pods are shards of one store: check_table_shards.)
 SINGLE_POD = {
-    "table": "shards share no tables until calls are routed to the shard holding a table's lease",
     "tournament": "one director drives every tournament (tournaments have no leases)",
 }
 _ADDRESS_SETTING = re.compile(r"^FELT_([A-Z]+)_ADDRESS$")
@@ -132,6 +130,27 @@ def environment(container: Doc, docs: list[Doc]) -> dict[str, str]:
         if "value" in item:
             env[item["name"]] = str(item["value"])
     return env
+
+
+def check_table_shards(w: Workload, container: Doc, docs: list[Doc]) -> list[str]:
+    """Several table pods are shards of one store (issue 15): sharded, each its pod's name as its id and
+    its own address, and one shared PostgreSQL store from a Secret (never a pod's own SQLite volume)."""
+    env = environment(container, docs)
+    items = {item["name"]: item for item in container.get("env", [])}
+    problems = []
+    if env.get("FELT_TABLE_SHARDED") not in ("1", "true"):
+        problems.append(f"{w}: several table pods need FELT_TABLE_SHARDED=1 (else each serves every table)")
+    pod_name = items.get("POD_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
+    if pod_name != "metadata.name" or "$(POD_NAME)" not in env.get("FELT_TABLE_SHARD_ID", ""):
+        problems.append(f"{w}: FELT_TABLE_SHARD_ID must be the pod's name (POD_NAME from metadata.name)")
+    governing = str(w.doc["spec"].get("serviceName", ""))
+    advertised = env.get("FELT_TABLE_ADVERTISE_ADDRESS", "")
+    if not advertised.startswith(f"$(POD_NAME).{governing}"):
+        problems.append(f"{w}: FELT_TABLE_ADVERTISE_ADDRESS must be the pod's own name under {governing}")
+    database = items.get("TABLE_DATABASE_URL", {}).get("valueFrom", {}).get("secretKeyRef")
+    if not database:
+        problems.append(f"{w}: several table pods need TABLE_DATABASE_URL (PostgreSQL) from a Secret")
+    return problems
 
 
 def check_security(w: Workload) -> list[str]:
@@ -362,6 +381,8 @@ def check_stateful(docs: list[Doc], loads: list[Workload]) -> list[str]:
         reason = SINGLE_POD.get(str(felt_service_of(felt[0])))
         if reason and spec.get("replicas", 1) != 1:
             problems.append(f"{w}: replicas must be 1: {reason}")
+        if felt_service_of(felt[0]) == "table" and spec.get("replicas", 1) != 1:
+            problems += check_table_shards(w, felt[0], docs)
     return problems
 
 

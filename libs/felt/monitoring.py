@@ -29,6 +29,7 @@ STOP_TIMEOUT_SECONDS = 10.0
 class Target:
     service: str
     address: str  # host:metrics port
+    pod: str = ""  # the pod label (default `<service>-0`; table shards: table-0, table-1, ...)
 
 
 def prometheus_binary() -> str | None:
@@ -48,7 +49,11 @@ def scrape_config(targets: list[Target], interval_seconds: float, rule_files: li
                 "static_configs": [
                     {
                         "targets": [t.address],
-                        "labels": {"namespace": NAMESPACE, "app": t.service, "pod": f"{t.service}-0"},
+                        "labels": {
+                            "namespace": NAMESPACE,
+                            "app": t.service,
+                            "pod": t.pod or f"{t.service}-0",
+                        },
                     }
                     for t in targets
                 ],

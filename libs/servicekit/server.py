@@ -52,6 +52,8 @@ class ServiceSpec:
     # The services it calls, watched through their channels: NOT_SERVING while one refuses our credentials.
     dependencies: Sequence[Dependency] = field(default_factory=tuple)
     on_stop: Callable[[], None] = lambda: None  # release resources after the drain
+    # At the start of the drain, while calls are still answered: hand work over (a table shard's tables).
+    on_drain: Callable[[], None] = lambda: None
     options: Sequence[tuple[str, object]] = field(default_factory=tuple)
     # Open server streams the service holds at most, each on a thread of its own beyond `max_workers`
     # (which then always serve calls); a stream past the limit is refused with RESOURCE_EXHAUSTED.
@@ -269,6 +271,10 @@ class Service:
         self.health.enter_graceful_shutdown()
         grace = self.config.shutdown_grace_seconds if grace is None else grace
         self.log.info("draining", grace_seconds=grace)
+        try:
+            self.spec.on_drain()
+        except Exception as exc:  # the drain goes on: what was not handed over is recovered by others
+            self.log.error("drain_hook_failed", error=type(exc).__name__)
         self.server.stop(grace).wait()
         if self.private_server is not None:  # after the public drain: its calls may still forward here
             self.private_server.stop(grace).wait()

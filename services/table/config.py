@@ -23,6 +23,12 @@
 | FELT_TABLE_LEASE_SECONDS    | 10              | a table's lease: renewed every third of it; a shard that  |
 |                             |                 | stops renewing loses its tables after it                  |
 | FELT_TABLE_PG_POOL_SIZE     | 8               | PostgreSQL connections per store (poker, casino)          |
+| FELT_TABLE_SHARDED          | 0               | 1: one of several shards on one store (each serves its    |
+|                             |                 | tables, refuses others' with TABLE_MOVED, takes over a    |
+|                             |                 | dead shard's); 0: this process serves the whole store     |
+| FELT_TABLE_SHARD_ID         | host name       | this shard's id (the StatefulSet pod's name)              |
+| FELT_TABLE_ADVERTISE_ADDRESS| host:port       | the address clients are sent to for this shard's tables   |
+| FELT_TABLE_SHARD_SCAN_SECONDS | 1             | sharded: leases renewed and orphans looked for this often |
 
 Tests may also pass `clock=` (a callable returning seconds; virtual time) and `tick_seconds=` overrides;
 the poker tables take `poker_clock=` (a callable returning integer milliseconds).
@@ -79,6 +85,10 @@ def load_config(**overrides: Any) -> ServerConfig:
         "database_url": setting("TABLE_DATABASE_URL", ""),
         "lease_seconds": setting("FELT_TABLE_LEASE_SECONDS", 10.0, parse=_positive_float),
         "pg_pool_size": setting("FELT_TABLE_PG_POOL_SIZE", 8, parse=int),
+        "sharded": setting("FELT_TABLE_SHARDED", False, parse=_flag),
+        "shard_id": setting("FELT_TABLE_SHARD_ID", ""),
+        "advertise_address": setting("FELT_TABLE_ADVERTISE_ADDRESS", ""),
+        "shard_scan_seconds": setting("FELT_TABLE_SHARD_SCAN_SECONDS", 1.0, parse=_positive_float),
     }
     return load_server_config("table", **{**own, **overrides})
 

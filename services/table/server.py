@@ -6,6 +6,7 @@ Tests may pass `auth_clock=` (the wall clock tokens expire on) and `service_toke
 
 from __future__ import annotations
 
+import socket
 import time
 from typing import Any
 
@@ -95,12 +96,15 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
     dealer_channel = client.channel(dealer_address, token, dependency=dealer)
     wallet_channel = client.channel(wallet_address, token, dependency=wallet)
     # One shard per service process, shared by both stores; the log in TABLE_DATABASE_URL or SQLite.
-    shard = this_shard()
+    sharded = bool(config.extra.get("sharded", False))
+    shard = this_shard(str(config.extra.get("shard_id", "")), advertised_address(config))
+    scan = float(config.extra.get("shard_scan_seconds", 1.0)) if sharded else None
     stored: dict[str, Any] = {
         "database_url": str(config.extra.get("database_url", "")),
         "shard": shard,
         "lease_ms": int(float(config.extra.get("lease_seconds", 10.0)) * 1000),
         "pool_size": int(config.extra.get("pg_pool_size", 8)),
+        "sharded": sharded,
     }
     store = CasinoStore(
         config.data_dir / "casino.sqlite3", wall_clock_ms=config.extra.get("wall_clock_ms"), **stored
@@ -130,6 +134,7 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
             resume_hands=bool(config.extra.get("resume_hands", True)),
         ),
         float(config.extra.get("tick_seconds", 0.05)),
+        scan_seconds=scan,
     )
 
     def register(server: grpc.Server) -> None:
@@ -138,8 +143,15 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
         table_pb_grpc.add_TableServiceServicer_to_server(TableServicer(room, full_history), server)
         director_pb_grpc.add_TableDirectorServiceServicer_to_server(TableDirectorServicer(room), server)
         identity_pb_grpc.add_IdentityServiceServicer_to_server(IdentityServicer(), server)
-        casino.start()
+        casino.start(scan)
         room.start()
+
+    def on_drain() -> None:
+        # A shard of several hands its tables over before it stops answering (the others take them at
+        # their next scan); a lone service keeps them to the end (released at close, as before).
+        if sharded:
+            casino.drain()
+            room.drain()
 
     def on_stop() -> None:
         casino.stop()
@@ -159,10 +171,20 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
         ready=ready,
         dependencies=[dealer, wallet],
         on_stop=on_stop,
+        on_drain=on_drain,
         max_streams=MAX_STREAMS,
         field_caps=FIELD_CAPS,
         rate_limits=RATE_LIMITS,
     )
+
+
+def advertised_address(config: ServerConfig) -> str:
+    """FELT_TABLE_ADVERTISE_ADDRESS, else host:port (the host's name when bound to every interface)."""
+    given = str(config.extra.get("advertise_address", ""))
+    if given:
+        return given
+    host = config.host if config.host not in ("", "0.0.0.0", "::", "[::]") else socket.gethostname()
+    return f"{host}:{config.port}"
 
 
 def build_server(config: ServerConfig) -> Service:

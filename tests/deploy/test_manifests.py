@@ -312,7 +312,19 @@ MUTATIONS: dict[str, tuple[Callable[[list[Doc]], None], str]] = {
         _set("StatefulSet/table:spec.persistentVolumeClaimRetentionPolicy.whenScaled", "Delete"),
         "persistentVolumeClaimRetentionPolicy must Retain",
     ),
-    "table shards before routing": (_set("StatefulSet/table:spec.replicas", 3), "replicas must be 1"),
+    # issue 15: three table shards, sharded, each under its pod's name, on one PostgreSQL store
+    "table shards each serving every table": (
+        _set(f"StatefulSet/table:{C0}.env.3.value", "0"),
+        "several table pods need FELT_TABLE_SHARDED=1",
+    ),
+    "table shards on their own SQLite volumes": (
+        _set(f"StatefulSet/table:{C0}.env.10.name", "FELT_TABLE_UNUSED"),
+        "several table pods need TABLE_DATABASE_URL (PostgreSQL) from a Secret",
+    ),
+    "table shards advertising the shared Service": (
+        _set(f"StatefulSet/table:{C0}.env.7.value", "table:50054"),
+        "FELT_TABLE_ADVERTISE_ADDRESS must be the pod's own name under table-shards",
+    ),
     # the tournament service: one director on its own volume, driving the table, wallet and dealer
     "two tournament directors": (
         _set("StatefulSet/tournament:spec.replicas", 2),

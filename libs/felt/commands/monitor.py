@@ -6,6 +6,7 @@ Without Prometheus installed it says so and, with `--stack`, runs the stack alon
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from types import FrameType
 from servicekit.config import DEFAULT_BASE_PORT, DEFAULT_METRICS_BASE_PORT, SERVICES, data_dir
 
 from felt import monitoring, registry
+from felt.commands.up import shard_ports
 
 STACK_STOP_SECONDS = 30.0
 
@@ -28,15 +30,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--prometheus-port", type=int, default=9090)
     parser.add_argument("--scrape-interval", type=float, default=5.0, help="seconds between scrapes")
     parser.add_argument("--stack", action="store_true", help="also run `felt up` with these settings")
+    parser.add_argument(
+        "--table-shards",
+        type=int,
+        default=int(os.environ.get("FELT_TABLE_SHARDS", "1") or 1),
+        help="table shards the stack runs (felt up --table-shards; FELT_TABLE_SHARDS)",
+    )
     parser.set_defaults(func=run)
 
 
-def targets(host: str, metrics_base_port: int) -> list[monitoring.Target]:
-    """Every service this checkout implements, at the metrics port `felt up` gives it."""
-    return [
-        monitoring.Target(entry.name, f"{host}:{metrics_base_port + SERVICES.index(entry.name)}")
-        for entry in registry.available()
-    ]
+def targets(host: str, metrics_base_port: int, table_shards: int = 1) -> list[monitoring.Target]:
+    """Every service this checkout implements, at the metrics port `felt up` gives it (each table shard)."""
+    found = []
+    for entry in registry.available():
+        if entry.name == "table" and table_shards > 1:
+            found += [
+                monitoring.Target("table", f"{host}:{metrics}", pod=name)
+                for name, _, metrics in shard_ports(0, metrics_base_port, table_shards)
+            ]
+            continue
+        found.append(
+            monitoring.Target(entry.name, f"{host}:{metrics_base_port + SERVICES.index(entry.name)}")
+        )
+    return found
 
 
 def _start_prometheus(args: argparse.Namespace) -> monitoring.LocalPrometheus | None:
@@ -50,7 +66,7 @@ def _start_prometheus(args: argparse.Namespace) -> monitoring.LocalPrometheus | 
         return None
     state = data_dir({"FELT_DATA_DIR": args.data_dir} if args.data_dir else None) / "prometheus"
     server = monitoring.LocalPrometheus(binary, state, args.host, args.prometheus_port)
-    found = targets(args.host, args.metrics_base_port)
+    found = targets(args.host, args.metrics_base_port, args.table_shards)
     config = monitoring.scrape_config(found, args.scrape_interval, monitoring.rule_files())
     if not server.start(config):
         print(f"Felt: Prometheus did not start (see {server.log_path})", file=sys.stderr, flush=True)
@@ -64,6 +80,7 @@ def _stack_command(args: argparse.Namespace) -> list[str]:
     command = [
         sys.executable, "-m", "felt", "up", "--host", args.host,
         "--base-port", str(args.base_port), "--metrics-base-port", str(args.metrics_base_port),
+        "--table-shards", str(args.table_shards),
     ]  # fmt: skip
     return command + (["--data-dir", args.data_dir] if args.data_dir else [])
 

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import getpass
 import os
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 import grpc
 from poker.table.v1 import table_service_pb2_grpc as pb_grpc
 from poker.tournament.v1 import tournament_service_pb2 as tpb
 from poker.tournament.v1 import tournament_service_pb2_grpc as tpb_grpc
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
-from servicekit import auth, client, tokens
+from servicekit import auth, client, shards, tokens
 from servicekit.config import ConfigError, data_dir, default_port, setting
 
 from felt.play import lobby, render, tournament
@@ -56,7 +58,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument(
         "--address",
         default=setting("FELT_TABLE_ADDRESS", f"127.0.0.1:{default_port('table')}"),
-        help="the table service (FELT_TABLE_ADDRESS, default %(default)s)",
+        help="the table service, or some of its shards comma-separated: felt play follows its table to "
+        "the shard serving it, through takeovers (FELT_TABLE_ADDRESS, default %(default)s)",
     )
     parser.add_argument(
         "--wallet-address",
@@ -136,8 +139,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.sng or args.spin or args.tournament:
         return _play_tournament(args, player, keys, token)
-    with client.channel(args.address, token) as table_channel:
-        stub = pb_grpc.TableServiceStub(table_channel)  # type: ignore[no-untyped-call]
+    seeds = [a.strip() for a in args.address.split(",") if a.strip()]
+    pool = shards.ChannelPool(lambda address: client.channel(address, token))
+    with contextlib.closing(pool):
+        stub: Any = shards.RoutedStub(shards.Router(pool, seeds), pb_grpc.TableServiceStub)
         try:
             table = lobby.choose_table(stub, args.table, create)
             buy_in = lobby.buy_in_for(table.settings, args.buy_in)
@@ -174,12 +179,12 @@ def _play_tournament(
     args: argparse.Namespace, player: str, keys: auth.KeyPair | None, token: tokens.TokenSource
 ) -> int:
     """--sng / --tournament: register if needed (chips issued in development), then follow it."""
-    with (
-        client.channel(args.tournament_address, token) as tournament_channel,
-        client.channel(args.address, token) as table_channel,
-    ):
+    seeds = [a.strip() for a in args.address.split(",") if a.strip()]
+    pool = shards.ChannelPool(lambda address: client.channel(address, token))
+    with client.channel(args.tournament_address, token) as tournament_channel, contextlib.closing(pool):
         stub = tpb_grpc.TournamentServiceStub(tournament_channel)  # type: ignore[no-untyped-call]
-        tables = pb_grpc.TableServiceStub(table_channel)  # type: ignore[no-untyped-call]
+        # The tournament's tables may live on any shard: the router follows TABLE_MOVED (issue 15).
+        tables: Any = shards.RoutedStub(shards.Router(pool, seeds), pb_grpc.TableServiceStub)
         try:
             if args.sng or args.spin:
                 found = tournament.find_open(stub, tpb.FORMAT_SPIN if args.spin else tpb.FORMAT_SIT_AND_GO)

@@ -10,6 +10,13 @@ as soon as one starts (felt.play.tournament names them; `felt play --sng` finds 
 A service that exits is started again, the others keep running: after 1 s, then 2, 4, ... up to 30 s
 while it keeps exiting, from 1 s again once it has run for a minute. Each restart is printed, and the
 restarted service counts it (felt_service_restarts_total, from FELT_RESTARTS).
+
+`--table-shards N` (N > 1) runs the table service as N shards against one store (issue 15): table-0 on the
+table's port, table-k on --base-port + 9 + k (metrics likewise from --metrics-base-port), each advertising
+its own address; the store is TABLE_DATABASE_URL when set (PostgreSQL), else the data directory's SQLite
+files, shared by the shards' processes (WAL, BEGIN IMMEDIATE and a busy timeout: fine on one machine, the
+production store is PostgreSQL). A shard that exits is restarted like any service; meanwhile the others
+take its tables over. FELT_TABLE_SHARD_ADDRESSES lists every shard for the other services.
 """
 
 from __future__ import annotations
@@ -57,6 +64,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     parser.add_argument(
         "--no-tournaments", action="store_true", help="do not keep a default Sit & Go and Spin open"
+    )
+    parser.add_argument(
+        "--table-shards",
+        type=int,
+        default=int(os.environ.get("FELT_TABLE_SHARDS", "1") or 1),
+        help="table service shards on one store (FELT_TABLE_SHARDS, default 1)",
     )
     parser.set_defaults(func=run)
 
@@ -118,6 +131,20 @@ class KeepOpen:
 
     def close(self) -> None:
         self._channel.close()
+
+
+SHARD_PORT_OFFSET = 9  # table-k (k >= 1) listens on --base-port + 9 + k, its metrics likewise
+
+
+def shard_ports(base_port: int, metrics_base_port: int, shards: int) -> list[tuple[str, int, int]]:
+    """(name, port, metrics port) of each table shard: table-0 on the table's own ports."""
+    index = SERVICES.index("table")
+    ports = [("table-0", base_port + index, metrics_base_port + index)]
+    for k in range(1, shards):
+        ports.append(
+            (f"table-{k}", base_port + SHARD_PORT_OFFSET + k, metrics_base_port + SHARD_PORT_OFFSET + k)
+        )
+    return ports
 
 
 @dataclass
@@ -223,26 +250,35 @@ def run(args: argparse.Namespace) -> int:
     # Services find each other at the ports this stack uses (FELT_<SERVICE>_ADDRESS).
     for index, name in enumerate(SERVICES):
         env[f"FELT_{name.upper()}_ADDRESS"] = f"{args.host}:{args.base_port + index}"
+    shards = shard_ports(args.base_port, args.metrics_base_port, max(1, args.table_shards))
+    if len(shards) > 1:
+        env["FELT_TABLE_SHARD_ADDRESSES"] = ",".join(f"{args.host}:{port}" for _, port, _ in shards)
     logs = state / "logs"
     logs.mkdir(exist_ok=True)
     print(f"Felt: data directory {state} (service logs in {logs})", flush=True)
     for entry in registry.available():
         index = SERVICES.index(entry.name)
-        port, metrics_port = args.base_port + index, args.metrics_base_port + index
-        command = [
-            sys.executable, "-m", "felt", "serve", entry.name,
-            "--host", args.host, "--port", str(port), "--metrics-port", str(metrics_port),
-        ]  # fmt: skip
-        child = Child(
-            entry.name,
-            command,
-            env,
-            logs / f"{entry.name}.log",
-            f"{args.host}:{port}",
-            f"http://{args.host}:{metrics_port}/metrics",
-        )
-        child.start()
-        children.append(child)
+        instances = [(entry.name, args.base_port + index, args.metrics_base_port + index, env)]
+        if entry.name == "table" and len(shards) > 1:
+            instances = [
+                (name, port, metrics, {**env, **_shard_env(name, f"{args.host}:{port}")})
+                for name, port, metrics in shards
+            ]
+        for name, port, metrics_port, child_env in instances:
+            command = [
+                sys.executable, "-m", "felt", "serve", entry.name,
+                "--host", args.host, "--port", str(port), "--metrics-port", str(metrics_port),
+            ]  # fmt: skip
+            child = Child(
+                name,
+                command,
+                child_env,
+                logs / f"{name}.log",
+                f"{args.host}:{port}",
+                f"http://{args.host}:{metrics_port}/metrics",
+            )
+            child.start()
+            children.append(child)
     deadline = time.monotonic() + READY_TIMEOUT_SECONDS
     code = 0
     for child in children:
@@ -270,6 +306,10 @@ def run(args: argparse.Namespace) -> int:
     _terminate(children)
     print("Felt stopped.", flush=True)
     return code
+
+
+def _shard_env(name: str, address: str) -> dict[str, str]:
+    return {"FELT_TABLE_SHARDED": "1", "FELT_TABLE_SHARD_ID": name, "FELT_TABLE_ADVERTISE_ADDRESS": address}
 
 
 def _terminate(children: list[Child]) -> None:

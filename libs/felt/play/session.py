@@ -23,7 +23,7 @@ from typing import Any
 import grpc
 from poker.table.v1 import table_service_pb2 as pb
 from poker.table.v1 import table_service_pb2_grpc as pb_grpc
-from servicekit import errors
+from servicekit import errors, shards
 
 from felt.play import commands, render
 
@@ -77,9 +77,13 @@ class _Watcher(threading.Thread):
             except grpc.RpcError as error:
                 if self._stopped.is_set():
                     return
-                if error.code() not in BROKEN_STREAM:
+                moved = shards.is_redirect(error)  # the table moved to another shard: follow it
+                if error.code() not in BROKEN_STREAM and not moved:
                     self.events.put(f"The table stream failed: {describe_error(error)}")
                     return
+                if moved:
+                    self._stopped.wait(0.2)
+                    continue
                 if not lost:
                     lost = True
                     self.events.put("Lost the connection to the table; reconnecting (your seat is kept) ...")

@@ -1,4 +1,10 @@
-"""The casino tables of one table-service process: recovery at start, the clock thread, lookups, history."""
+"""The casino tables of one table-service process: recovery at start, the clock thread, lookups, history.
+
+One of several shards (`store.owned.sharded`): every configured table has a lease, placed at start on the
+shard with the fewest tables; this process serves (ticks, answers) only those it holds. A table it gains
+is rebuilt from the log (a round still betting resumes, a dealt one is voided with its bets returned); a
+table it loses is dropped (a fresh, unrecovered copy stands in) and its streams told where to resume.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ from services.table.casino.shoe import Shoes
 from services.table.casino.store import CasinoStore, RequestMark, StoredEvent
 from services.table.casino.table import CasinoTable, SeatPolicy
 from services.table.casino.tables import TableSpec
+from services.table.routing import is_mine, moved, place_of
 
 RETRY_SECONDS = 1.0
 # A request's answer is kept a day (AIP-155 lets ids expire): a retry later than that is a new request.
@@ -42,12 +49,16 @@ class Casino:
         self._retry_clock = retry_clock or time.monotonic
         self.policy = policy or SeatPolicy()
         self._wallet = wallet
-        self.tables = {
-            s.table_id: CasinoTable(
-                s, s.config(), store, wallet, shoes, clock, betting_seconds, decision_seconds, self.policy
-            )
-            for s in specs
-        }
+        self.sharded = store.owned.sharded
+        self._specs = {s.table_id: s for s in specs}
+        self._make: Callable[[TableSpec], CasinoTable] = lambda s: CasinoTable(
+            s, s.config(), store, wallet, shoes, clock, betting_seconds, decision_seconds, self.policy
+        )
+        self.tables = {s.table_id: self._make(s) for s in specs}
+        self.moved: set[str] = set()  # tables whose copies were dropped (streams of the old copy end)
+        if self.sharded:
+            for spec in specs:  # a lease for every configured table: the first shard to see it places it
+                store.owned.place(spec.table_id)
         # Joins at every table, one at a time: the seat cap counts the player's seats at all tables. Taken
         # after a table's lock, never before one (a table's own lock is the only other lock a join holds).
         self._seats_lock = threading.Lock()
@@ -58,8 +69,80 @@ class Casino:
         self._thread = threading.Thread(target=self._run, name="casino-clock", daemon=True)
         self._log = get_logger(service="table")
 
-    def start(self) -> None:
+    def start(self, scan_seconds: float | None = None) -> None:
         self._thread.start()
+        self.store.owned.run(self._gained, self._lost, self._give_away, interval_s=scan_seconds)
+
+    # Shards ----------------------------------------------------------------------------------------------
+
+    def serves(self, table_id: str) -> bool:
+        return not self.sharded or self.store.owned.holds(table_id)
+
+    def _fresh(self, table_id: str) -> CasinoTable | None:
+        """A new copy of the table, to be recovered from the log; the old copy's streams are woken."""
+        spec = self._specs.get(table_id)
+        if spec is None:
+            return None
+        old = self.tables.get(table_id)
+        table = self._make(spec)
+        self.tables[table_id] = table
+        self._retry_at.pop(table_id, None)
+        if old is not None:
+            with old.lock:
+                old.moved = True
+                old.changed.notify_all()
+        return table
+
+    def _gained(self, table_ids: list[str]) -> None:
+        for table_id in table_ids:
+            if self._fresh(table_id) is not None:
+                self._log.info("casino_table_gained", table_id=table_id)
+
+    def _lost(self, table_ids: list[str]) -> None:
+        for table_id in table_ids:
+            if self._fresh(table_id) is not None:
+                self._log.info("casino_table_lost", table_id=table_id)
+
+    def _give_away(self, held: list[str]) -> str | None:
+        """A table between rounds (betting, nothing bet, nothing being paid), dropped here at once."""
+        for table_id in held:
+            table = self.tables.get(table_id)
+            if table is None or not table.recovered or not table.lock.acquire(blocking=False):
+                continue
+            try:
+                state = table.book.state
+                idle = str(state.phase) == "BETTING" and not any(s.bets for s in state.seats)
+                if not idle or table.book.releasing:
+                    continue
+            finally:
+                table.lock.release()
+            self._lost([table_id])
+            return table_id
+        return None
+
+    def drain(self) -> list[str]:
+        """SIGTERM: stop the clock and hand every table over (their leases released at once)."""
+        self.stop()
+        released = self.store.owned.drain()
+        self._lost(released)
+        return released
+
+    def locate(self, table_id: str, **more: object) -> None:
+        """A table this shard does not serve: taken when its lease names this process, else refused with
+        where it is (TABLE_MOVED / TABLE_MOVING)."""
+        if self.serves(table_id):
+            return
+        owner = self.store.owned.leases.owner_of(table_id)
+        if is_mine(owner, self.store.owned.leases.shard) and self.store.owned.acquire_placed(table_id):
+            self._fresh(table_id)
+            return
+        raise moved(table_id, place_of(owner, time.time_ns() // 1_000_000), **more)
+
+    def address_of(self, table_id: str) -> str:
+        if self.serves(table_id):
+            return self.store.owned.leases.shard.address
+        place = place_of(self.store.owned.leases.owner_of(table_id), time.time_ns() // 1_000_000)
+        return place.address if place is not None and place.live else ""
 
     def stop(self) -> None:
         self._stop.set()
@@ -76,8 +159,8 @@ class Casino:
         if now >= self._forget_at:
             self._forget_at = now + FORGET_EVERY_SECONDS
             self.store.forget_requests(self.store.wall_clock_ms() - REQUEST_RETENTION_SECONDS * 1000)
-        for table_id, table in self.tables.items():
-            if self._retry_at.get(table_id, 0.0) > now:
+        for table_id, table in list(self.tables.items()):
+            if self._retry_at.get(table_id, 0.0) > now or not self.serves(table_id):
                 continue
             try:
                 if not table.recovered:
@@ -89,9 +172,11 @@ class Casino:
                 self._log.warning("casino_tick_failed", table_id=table_id, error=type(exc).__name__)
 
     def table(self, table_id: str) -> CasinoTable:
-        table = self.tables.get(table_id)
-        if table is None:
+        if table_id not in self.tables:
             raise errors.not_found("TABLE_NOT_FOUND", f"no casino table {table_id!r}", table_id=table_id)
+        if not self.serves(table_id):
+            self.locate(table_id)
+        table = self.tables[table_id]
         if not table.recovered:
             try:
                 table.recover()  # idempotent, under the table's lock

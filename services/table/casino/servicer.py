@@ -212,11 +212,16 @@ class CasinoServicer(pb_grpc.CasinoServiceServicer):
                 "game", "GAME_UNKNOWN", "game is one of the CasinoGame values (or unset: every game)"
             )
         wanted = game_of(request.game)
-        tables = [
-            self._table_pb(self._casino.table(t.spec.table_id))
-            for t in self._casino.tables.values()
-            if wanted is None or t.spec.game == wanted
-        ]
+        tables = []
+        for t in list(self._casino.tables.values()):
+            if wanted is not None and t.spec.game != wanted:
+                continue
+            table_id = t.spec.table_id
+            # Another shard's table: its settings and its shard's address (its seats and round: ask it).
+            table = self._casino.table(table_id) if self._casino.serves(table_id) else t
+            listed = self._table_pb(table)
+            listed.shard_address = self._casino.address_of(table_id)
+            tables.append(listed)
         return pb.ListCasinoTablesResponse(tables=tables)
 
     def JoinCasinoTable(
@@ -359,9 +364,13 @@ class CasinoServicer(pb_grpc.CasinoServiceServicer):
         next_seq = max(1, request.from_seq)
         while context.is_active():
             with table.lock:
-                if table.seq < next_seq:
+                if table.seq < next_seq and not table.moved:
                     table.changed.wait(WATCH_POLL_SECONDS)
                 last = table.seq
+            if table.moved:  # another shard serves it now: where to resume, from which event
+                self._casino.locate(table.spec.table_id, from_seq=next_seq)
+                table = self._table(request.table_id)  # this shard took it back: the new copy
+                continue
             if last < next_seq:
                 continue
             for event in self._casino.store.events(table.spec.table_id, next_seq):

@@ -66,6 +66,7 @@ class CasinoStore:
         shard: Shard | None = None,
         lease_ms: int = DEFAULT_TTL_MS,
         pool_size: int = 8,
+        sharded: bool = False,
         wall_clock_ms: Callable[[], int] | None = None,
     ) -> None:
         """`path`: the SQLite file, unless `database_url` names the database (TABLE_DATABASE_URL).
@@ -74,7 +75,7 @@ class CasinoStore:
         self.wall_clock_ms = wall_clock_ms or _now_ms
         self._db = open_database(database_url, path, [CASINO], pool_size=pool_size)
         try:
-            self.owned = ShardTables(self._db, "casino", shard, ttl_ms=lease_ms)
+            self.owned = ShardTables(self._db, "casino", shard, ttl_ms=lease_ms, sharded=sharded)
         except BaseException:
             self._db.close()
             raise

@@ -118,6 +118,7 @@ class CasinoTable:
         self._deadline_phase: Phase | None = None
         self.seq = store.last_seq(spec.table_id)
         self.recovered = False
+        self.moved = False  # another shard serves the table now: this copy's streams end
         self.policy = policy or SeatPolicy()
         self._idle: dict[int, _Idle] = {}  # seated players' idle clocks (in memory: a restart resets them)
         self._log = get_logger(service="table")

@@ -10,9 +10,11 @@ before its action (`bot_power_move`, the policy of `pokerrules.bots.powers`), ea
 
 from __future__ import annotations
 
+import time
 import zlib
 from dataclasses import dataclass
 
+import prometheus_client
 from pokerrules.bots import BotProfile, bot_answer, bot_move, bot_power
 from pokerrules.table.commands import Act, Leave, Sit, UsePower
 from servicekit import errors
@@ -23,6 +25,11 @@ from services.table.poker.convert import hand_version
 from services.table.poker.runtime import Options, PokerTable
 
 MAX_BOT_MOVES_PER_TICK = 10
+# The bots' own thinking (their policy choosing a move), in CPU seconds of the thread that ran it: what a
+# shard spends on bots apart from running the hands (bench/table_shards counts it apart).
+BOT_DECISION_SECONDS = prometheus_client.Counter(
+    "poker_table_bot_decision_cpu_seconds_total", "CPU seconds the table's bots spent choosing their moves."
+)
 
 
 @dataclass
@@ -84,7 +91,9 @@ class TableClock:
             version = hand_version(table.state)
             plan = self._bot_plan
             if plan is None or plan.version != version:
+                started = time.thread_time()
                 move = bot_move(table.state, self._seed, self._profile)
+                BOT_DECISION_SECONDS.inc(time.thread_time() - started)
                 if move is None:
                     self._bot_plan = None
                     return

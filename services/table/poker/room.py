@@ -1,14 +1,23 @@
-"""The poker tables of one table-service process: loading and creating tables, recovery, the clock thread."""
+"""The poker tables of one table-service process: loading and creating tables, recovery, the clock thread.
+
+One of several shards (`store.owned.sharded`): the room holds only the tables whose lease this shard
+holds. The lease keeper tells it which tables it gained (loaded from the log, recovered by the clock: the
+hand in progress resumes with the same shoe or is voided, chips returned) and lost (dropped from memory,
+its streams ended with where to resume); a call for a table it does not hold is refused with where the
+table is (services/table/routing.py). New tables go to the shard with the fewest.
+"""
 
 from __future__ import annotations
 
 import secrets
 import threading
+import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
+from typing import NoReturn
 
 from poker.table.v1 import table_service_pb2 as pb
 from servicekit import errors
@@ -21,6 +30,7 @@ from services.table.poker.money import Escrow
 from services.table.poker.runtime import ClockMs, Options, PokerTable
 from services.table.poker.store import REQUEST_RETENTION_MS, TableStore
 from services.table.poker.tables import PublicTable
+from services.table.routing import is_mine, moved, place_of
 
 RETRY_MS = 1_000
 MAX_SEATS_PER_PLAYER = 24  # tables a player sits at at once (multi-tabling), so one cannot fill the lobby
@@ -30,6 +40,7 @@ CLOCK_THREADS = 4
 PRUNE_EVERY_MS = 10_000
 PRUNE_BATCH = 5_000
 PRUNE_BATCHES = 4
+REMOTE_CACHE_SECONDS = 2.0  # the lobby's view of other shards' tables (from their snapshots) is this fresh
 
 
 class PokerRoom:
@@ -43,11 +54,18 @@ class PokerRoom:
         options: Options,
         tick_seconds: float = 0.05,
         closer: Executor | None = None,
+        scan_seconds: float | None = None,
     ) -> None:
         """`clock`: the tables' clock (integer ms) for everything timed here, retries included.
         `closer`: where finished hands' shoes are closed (a one-thread pool by default, off every
         command's path; a simulation passes an executor that runs them in turn, deterministically)."""
         self.store = store
+        self.sharded = store.owned.sharded
+        self.shard = store.owned.leases.shard
+        self._scan_seconds = scan_seconds
+        self._remote: dict[str, PokerTable] = {}
+        self._remote_at = 0.0
+        self._remote_lock = threading.Lock()
         self._escrow = escrow
         self._dealer = dealer
         self._clock = clock
@@ -74,6 +92,8 @@ class PokerRoom:
         self.tables: dict[str, PokerTable] = {}
         self._clocks: dict[str, TableClock] = {}
         for row in store.tables():
+            if self.sharded and not store.owned.holds(row.table_id):
+                continue  # another shard's
             settings = pb.TableSettings.FromString(row.settings)
             self._add(
                 self._runtime(
@@ -89,8 +109,9 @@ class PokerRoom:
         code: str,
         invited: list[str],
         tournament_id: str = "",
+        address: str | None = None,
     ) -> PokerTable:
-        return PokerTable(
+        table = PokerTable(
             table_id,
             settings,
             host,
@@ -104,6 +125,8 @@ class PokerRoom:
             self._closer,
             tournament_id=tournament_id,
         )
+        table.shard_address = self.shard.address if address is None else address
+        return table
 
     def _add(self, table: PokerTable) -> None:
         with self.lock:
@@ -114,6 +137,125 @@ class PokerRoom:
         payouts.watch(self.store)
         for thread in self._threads:
             thread.start()
+        self.store.owned.run(self._gained, self._lost, self._give_away, interval_s=self._scan_seconds)
+
+    # Shards ----------------------------------------------------------------------------------------------
+
+    def _load(self, table_id: str) -> PokerTable | None:
+        """A table this shard just got, from the log (recovered by its clock or its first call)."""
+        with self.lock:
+            table = self.tables.get(table_id)
+            if table is not None:
+                return table
+            row = self.store.table_row(table_id)
+            if row is None:
+                return None
+            settings = pb.TableSettings.FromString(row.settings)
+            table = self._runtime(
+                row.table_id, settings, row.host, row.invite_code, row.invited, row.tournament_id
+            )
+            self._add(table)
+        self._log.info("poker_table_gained", table_id=table_id, shard=self.shard.shard_id)
+        return table
+
+    def _gained(self, table_ids: list[str]) -> None:
+        for table_id in table_ids:
+            try:
+                self._load(table_id)
+            except Exception as exc:  # the store is away: the table stays unserved until it answers
+                self._log.warning("poker_table_load_failed", table_id=table_id, error=type(exc).__name__)
+
+    def _lost(self, table_ids: list[str]) -> None:
+        """Tables another shard serves now (or will): dropped, their streams told to go elsewhere."""
+        for table_id in table_ids:
+            with self.lock:
+                table = self.tables.pop(table_id, None)
+                self._clocks.pop(table_id, None)
+            if table is not None:
+                table.moved = True
+                table.published.wake_all()
+                self._log.info("poker_table_lost", table_id=table_id, shard=self.shard.shard_id)
+
+    def _give_away(self, held: list[str]) -> str | None:
+        """A table to hand to another shard (this one holds more than its share): between hands, no
+        command running (its lock free), preferring one nobody watches; dropped here at once."""
+        candidates = sorted(
+            (t for t in (self.tables.get(i) for i in held) if t is not None and t.recovered),
+            key=lambda t: (sum(t.watchers.values()), t.table_id),
+        )
+        for table in candidates:
+            if table.state.hand_in_progress or not table.lock.acquire(blocking=False):
+                continue
+            try:
+                if table.state.hand_in_progress:
+                    continue
+                self._lost([table.table_id])
+                return table.table_id
+            finally:
+                table.lock.release()
+        return None
+
+    def drain(self) -> list[str]:
+        """SIGTERM: stop the clocks and hand every table over (their leases released at once)."""
+        self._stop.set()
+        for thread in self._threads:
+            if thread.is_alive():
+                thread.join()
+        released = self.store.owned.drain()
+        self._lost(list(self.tables))
+        return released
+
+    def locate(self, table_id: str) -> PokerTable:
+        """A table this shard does not have in memory: loaded when its lease names this process (placed
+        here by another shard's CreateTable, before the keeper reported it), else refused with where it is
+        (TABLE_MOVED / TABLE_MOVING) or NOT_FOUND when no such table exists."""
+        if not self.sharded:
+            raise table_not_found(table_id)
+        owner = self.store.owned.leases.owner_of(table_id)
+        if owner is None:
+            raise table_not_found(table_id)
+        if is_mine(owner, self.shard) and self.store.owned.acquire_placed(table_id):
+            table = self._load(table_id)
+            if table is not None:
+                return table
+        raise moved(table_id, place_of(owner, self.now_wall()))
+
+    def locate_after_move(self, table_id: str, from_seq: int) -> NoReturn:
+        """The end of a stream of a table that moved: where it is now, and the event to resume from."""
+        owner = self.store.owned.leases.owner_of(table_id)
+        raise moved(table_id, place_of(owner, self.now_wall()), from_seq=from_seq)
+
+    @staticmethod
+    def now_wall() -> int:
+        return time.time_ns() // 1_000_000
+
+    def remote_tables(self) -> list[PokerTable]:
+        """Other shards' tables as their snapshots show them (between hands), with their shard's
+        address, refreshed every REMOTE_CACHE_SECONDS: for the lobby (ListTables, GetTable)."""
+        if not self.sharded:
+            return []
+        with self._remote_lock:
+            if time.monotonic() - self._remote_at < REMOTE_CACHE_SECONDS:
+                return list(self._remote.values())
+            owners = self.store.owned.leases.owners()
+            now = self.now_wall()
+            fresh: dict[str, PokerTable] = {}
+            for row in self.store.tables():
+                if row.table_id in self.tables:
+                    continue
+                place = place_of(owners.get(row.table_id), now)
+                address = place.address if place is not None and place.live else ""
+                settings = pb.TableSettings.FromString(row.settings)
+                table = self._runtime(
+                    row.table_id, settings, row.host, row.invite_code, row.invited, row.tournament_id, address
+                )
+                table.load_snapshot()
+                fresh[row.table_id] = table
+            self._remote, self._remote_at = fresh, time.monotonic()
+            return list(fresh.values())
+
+    def remote(self, table_id: str) -> PokerTable | None:
+        return next((t for t in self.remote_tables() if t.table_id == table_id), None)
 
     def stop(self) -> None:
         payouts.unwatch(self.store)
@@ -134,7 +276,9 @@ class PokerRoom:
             self._prune_requests()
         # The tables' own clock, not the machine's: on a virtual clock a failed table waits virtual time.
         now = self.now()
-        for k, (table_id, clock) in enumerate(sorted(self._clocks.items())):
+        with self.lock:
+            clocks = sorted(self._clocks.items())
+        for k, (table_id, clock) in enumerate(clocks):
             if share is not None and k % CLOCK_THREADS != share:
                 continue
             if self._retry_at.get(table_id, 0) > now:
@@ -183,21 +327,27 @@ class PokerRoom:
     def create(self, settings: pb.TableSettings, host: str, invited: list[str]) -> PokerTable:
         table_id = f"t-{uuid.uuid4().hex[:16]}"
         code = secrets.token_urlsafe(9) if settings.private else ""
-        self.store.add_table(table_id, settings.SerializeToString(), host, code, invited, self._clock())
-        table = self._runtime(table_id, settings, host, code, invited)
+        shard = self.store.add_table(
+            table_id, settings.SerializeToString(), host, code, invited, self._clock()
+        )
+        return self._created(shard, self._runtime(table_id, settings, host, code, invited))
+
+    def _created(self, shard: str, table: PokerTable) -> PokerTable:
+        """A new table: served here, or (placed on another shard) its first view with that shard's address."""
         table.recovered = True  # nothing to recover: a new table
-        self._add(table)
+        if shard == self.shard.shard_id:
+            self._add(table)
+        else:
+            place = place_of(self.store.owned.leases.owner_of(table.table_id), self.now_wall())
+            table.shard_address = place.address if place is not None else ""
         return table
 
     def create_tournament_table(self, tournament_id: str, settings: pb.TableSettings) -> PokerTable:
         """A table of a tournament, under the tournament policy: the director seats every player."""
         table_id = f"tt-{uuid.uuid4().hex[:16]}"
         raw = settings.SerializeToString()
-        self.store.add_table(table_id, raw, "", "", [], self._clock(), tournament_id=tournament_id)
-        table = self._runtime(table_id, settings, "", "", [], tournament_id)
-        table.recovered = True
-        self._add(table)
-        return table
+        shard = self.store.add_table(table_id, raw, "", "", [], self._clock(), tournament_id=tournament_id)
+        return self._created(shard, self._runtime(table_id, settings, "", "", [], tournament_id))
 
     def now(self) -> int:
         """The tables' clock (integer milliseconds; virtual in tests)."""
@@ -210,9 +360,7 @@ class PokerRoom:
         public, or private and hosted by, invited to or seated at, or `code` is its invite code, or (for
         `histories`) they played a hand there. A table the player may not see is answered exactly as one
         that does not exist (issue 13, finding 11)."""
-        table = self.tables.get(table_id)
-        if table is None:
-            raise table_not_found(table_id)
+        table = self.tables.get(table_id) or self.locate(table_id)
 
         def hidden() -> bool:
             if player is None or table.visible_to(player) or table.admits_code(code):

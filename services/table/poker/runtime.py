@@ -158,6 +158,8 @@ class PokerTable:
         self._undo_at_ms = 0
         self._closer = closer
         self._log = get_logger(service="table")
+        self.shard_address = ""  # the shard serving the table (TableInfo.shard_address)
+        self.moved = False  # another shard serves it now: this copy answers nothing more
 
     # Queries -----------------------------------------------------------------------------------------
 
@@ -184,7 +186,15 @@ class PokerTable:
 
     def info_of(self, state: TableState, last_seq: int) -> pb.TableInfo:
         """The table's info as `state` shows it, up to event `last_seq` (a prepared command's, say)."""
-        return table_info(self.table_id, self.settings, self.host, state, last_seq, self.tournament_id)
+        info = table_info(self.table_id, self.settings, self.host, state, last_seq, self.tournament_id)
+        info.shard_address = self.shard_address
+        return info
+
+    def load_snapshot(self) -> None:
+        """The table as its last snapshot shows it (between hands), read-only: another shard's table in
+        this shard's lobby."""
+        invited = frozenset(self._store.invitations(self.table_id))
+        self.state = from_snapshot(self.config, self._store.snapshot(self.table_id), invited)
 
     def visible_to(self, player: str) -> bool:
         """Public tables, and private ones the player hosts, is invited to or sits at."""

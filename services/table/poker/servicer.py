@@ -202,7 +202,9 @@ class TableServicer(pb_grpc.TableServiceServicer):
         found = []
         if len(request.tournament_id) > 64:
             raise errors.invalid_argument("tournament_id", "BAD_ID", "a tournament id has 1-64 characters")
-        for table in sorted(self._room.tables.values(), key=lambda t: t.table_id):
+        # This shard's tables and (shards) the others', each with its shard's address.
+        every = [*self._room.tables.values(), *self._room.remote_tables()]
+        for table in sorted(every, key=lambda t: t.table_id):
             settings = table.settings
             if table.tournament_id != request.tournament_id or table.state.closed:
                 continue  # the lobby lists cash tables; a tournament's tables are listed by its id
@@ -220,8 +222,15 @@ class TableServicer(pb_grpc.TableServiceServicer):
         return pb.ListTablesResponse(tables=page, next_page_token=token)
 
     def GetTable(self, request: pb.GetTableRequest, context: grpc.ServicerContext) -> pb.GetTableResponse:
-        table = self._table(request.table_id)
         caller = current_caller()
+        try:
+            table = self._table(request.table_id)
+        except errors.DomainError as error:
+            # Any shard answers GetTable: another shard's table as its snapshot shows it, with its address.
+            remote = self._room.remote(request.table_id) if error.reason == "TABLE_MOVED" else None
+            if remote is None or not self._visible(remote, caller):
+                raise
+            return pb.GetTableResponse(table=remote.info())
         code = table.invite_code if caller.role is Role.PLAYER and caller.subject == table.host else ""
         return pb.GetTableResponse(table=table.info(), invite_code=code)
 
@@ -428,6 +437,8 @@ class TableServicer(pb_grpc.TableServiceServicer):
             context.add_callback(lambda: table.watch_closed(viewer))
         while context.is_active():
             rows = table.wait_events(next_seq, WATCH_POLL_SECONDS)
+            if table.moved:  # another shard serves it now: where to resume, from which event
+                self._room.locate_after_move(table.table_id, next_seq)
             if not rows:
                 continue
             next_seq = rows[-1].seq + 1

@@ -110,6 +110,10 @@ class Commit:
     invited: list[str] = field(default_factory=list)  # players invited by the host (rows of their own)
 
 
+def _row(r: Any) -> tuple[str, bytes, str, str, list[str], str]:
+    return str(r[0]), bytes(r[1]), str(r[2]), str(r[3]), list(json.loads(r[4])), str(r[5])
+
+
 class TableStore:
     def __init__(
         self,
@@ -119,13 +123,15 @@ class TableStore:
         shard: Shard | None = None,
         lease_ms: int = DEFAULT_TTL_MS,
         pool_size: int = 8,
+        sharded: bool = False,
     ) -> None:
         """`path`: the SQLite file, unless `database_url` names the database (TABLE_DATABASE_URL).
-        `shard`: this process as a shard (one per service, shared with the casino's store)."""
+        `shard`: this process as a shard (one per service, shared with the casino's store); `sharded`:
+        one of several shards on the store (services/table/storage/ownership.py)."""
         self._db = open_database(database_url, path, [POKER], pool_size=pool_size)
         self.checkpointer = getattr(self._db, "checkpointer", None)  # SQLite's background WAL copier
         try:
-            self.owned = ShardTables(self._db, "poker", shard, ttl_ms=lease_ms)
+            self.owned = ShardTables(self._db, "poker", shard, ttl_ms=lease_ms, sharded=sharded)
         except BaseException:
             self._db.close()
             raise
@@ -148,26 +154,34 @@ class TableStore:
         invited: list[str],
         now_ms: int,
         tournament_id: str = "",
-    ) -> None:
+    ) -> str:
+        """A new table with its lease, placed on the shard with the fewest tables (this one unless
+        sharded); that shard's id. A table that exists already (a configured public table another shard
+        created at the same moment) is left as it is."""
         row = (table_id, settings, host, code, json.dumps(sorted(invited)), now_ms, tournament_id)
-        self.owned.create(
+        return self.owned.place(
             table_id,
             lambda tx: tx.execute(
                 "INSERT INTO poker_tables (table_id, settings, host, invite_code, invited, created_ms,"
-                " tournament_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                " tournament_id) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (table_id) DO NOTHING",
                 row,
             ),
         )
+
+    def table_row(self, table_id: str) -> TableRow | None:
+        rows = self._rows(
+            "SELECT table_id, settings, host, invite_code, invited, tournament_id FROM poker_tables"
+            " WHERE table_id = ?",
+            (table_id,),
+        )
+        return TableRow(*_row(rows[0])) if rows else None
 
     def tables(self) -> list[TableRow]:
         rows = self._rows(
             "SELECT table_id, settings, host, invite_code, invited, tournament_id FROM poker_tables"
             " ORDER BY table_id"
         )
-        return [
-            TableRow(str(r[0]), bytes(r[1]), str(r[2]), str(r[3]), list(json.loads(r[4])), str(r[5]))
-            for r in rows
-        ]
+        return [TableRow(*_row(r)) for r in rows]
 
     def invitations(self, table_id: str) -> list[str]:
         rows = self._rows(

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 import prometheus_client
+from refusal import Kind, Refusal
 from servicekit.logging import get_logger
 
 from services.table.storage.database import Database, StoreUnavailable, Tx, lock_clause
@@ -113,12 +114,20 @@ class Owner:
         return self.shard_id is not None and self.expires_ms > now_ms
 
 
-class FencedOut(Exception):
-    """This shard does not hold the table's lease (any more): the write was refused and changed nothing."""
+class FencedOut(Refusal):
+    """This shard does not hold the table's lease (any more): the write was refused and changed nothing.
+    A caller whose command met it is answered UNAVAILABLE TABLE_MOVING (with a RetryInfo): the table is
+    moving to another shard, and asking again finds where it went (TABLE_MOVED)."""
 
     def __init__(self, kind: str, table_id: str, reason: str) -> None:
-        super().__init__(f"{kind} table {table_id!r}: {reason}")
-        self.kind = kind
+        super().__init__(
+            Kind.UNAVAILABLE,
+            "TABLE_MOVING",
+            f"{kind} table {table_id!r}: {reason}; it is moving to another shard, retry",
+            details={"table_id": table_id},
+            retry_after_seconds=1.0,
+        )
+        self.table_kind = kind  # poker or casino (`kind` is the refusal's)
         self.table_id = table_id
 
 
@@ -256,17 +265,6 @@ class Leases:
         row = tx.execute("SELECT incarnation FROM table_shards WHERE shard_id = ?", (me,)).fetchone()
         superseded = row is not None and row[0] != mine
         owned: dict[str, int] = {}
-        if not superseded:
-            self._upsert_shard(tx, now, draining=self._draining)
-            tx.execute(
-                "UPDATE table_leases SET expires_ms = ? WHERE kind = ? AND owner = ? AND incarnation = ?",
-                (now + self.ttl_ms, self.kind, me, mine),
-            )
-            rows = tx.execute(
-                "SELECT table_id, epoch FROM table_leases WHERE kind = ? AND owner = ? AND incarnation = ?",
-                (self.kind, me, mine),
-            ).fetchall()
-            owned = {str(r[0]): int(r[1]) for r in rows}
         unowned = tx.execute(
             "SELECT COUNT(*) FROM table_leases WHERE kind = ? AND (owner IS NULL OR expires_ms <= ?)",
             (self.kind, now),
@@ -274,6 +272,16 @@ class Leases:
         live = tx.execute(
             "SELECT COUNT(*) FROM table_shards WHERE heartbeat_ms > ? AND draining = 0", (now - self.ttl_ms,)
         ).fetchone()[0]
+        if not superseded:
+            self._upsert_shard(tx, now, draining=self._draining)
+            # The leases' rows last, with nothing after: the row locks this takes (which a fenced write of
+            # the same table waits for) are held only until the commit that follows.
+            rows = tx.execute(
+                "UPDATE table_leases SET expires_ms = ? WHERE kind = ? AND owner = ? AND incarnation = ?"
+                " RETURNING table_id, epoch",
+                (now + self.ttl_ms, self.kind, me, mine),
+            ).fetchall()
+            owned = {str(r[0]): int(r[1]) for r in rows}
         return owned, int(unowned), int(live), superseded
 
     def release(self, table_id: str) -> None:
@@ -313,6 +321,15 @@ class Leases:
             return None
         owner, incarnation, epoch, expires_ms, address = rows[0]
         return Owner(owner, incarnation, int(epoch), int(expires_ms), address)
+
+    def owners(self) -> dict[str, Owner]:
+        """Every table's lease row of this kind, with its owner's address."""
+        rows = self._db.read(
+            "SELECT l.table_id, l.owner, l.incarnation, l.epoch, l.expires_ms, s.address FROM table_leases l"
+            " LEFT JOIN table_shards s ON s.shard_id = l.owner WHERE l.kind = ?",
+            (self.kind,),
+        )
+        return {str(r[0]): Owner(r[1], r[2], int(r[3]), int(r[4]), r[5]) for r in rows}
 
     def unowned(self) -> list[str]:
         rows = self._db.read(
@@ -468,10 +485,13 @@ class LeaseKeeper:
         on_lost: Callable[[list[str]], None] | None = None,
         on_gained: Callable[[list[str]], None] | None = None,
         take_over: bool = False,
+        give_away: Callable[[list[str]], str | None] | None = None,
         interval_s: float | None = None,
     ) -> None:
         self.leases = leases
         self._on_lost, self._on_gained, self._take_over = on_lost, on_gained, take_over
+        self._give_away = give_away
+        self._orphaned_rounds = 0
         self.interval_s = interval_s if interval_s is not None else leases.ttl_ms / 3000
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -480,12 +500,34 @@ class LeaseKeeper:
     def tick(self) -> Renewal:
         renewal = self.leases.renew()
         gained = list(renewal.granted)
+        lost = list(renewal.lost)
         if self._take_over and not renewal.superseded and renewal.unowned:
             room = self.leases.fair_share(renewal) - len(self.leases.held())
+            # Tables nobody took for two rounds (every live shard at its share, counted while a dead one
+            # still looked alive): take one a round anyway; a table is never left without an owner.
+            self._orphaned_rounds = self._orphaned_rounds + 1 if room <= 0 else 0
+            if room <= 0 and self._orphaned_rounds >= 2:
+                room = 1
             if room > 0:
                 gained += self.leases.take_over(room)
-        if renewal.lost and self._on_lost is not None:
-            self._on_lost(renewal.lost)
+        else:
+            self._orphaned_rounds = 0
+        # Tables are given away only while none is orphaned (never shed what nobody would take).
+        if (
+            self._give_away is not None
+            and not renewal.superseded
+            and renewal.live_shards > 1
+            and not renewal.unowned
+        ):
+            held = sorted(self.leases.held())
+            if len(held) > self.leases.fair_share(renewal):
+                table_id = self._give_away(held)
+                if table_id is not None:  # released first: until then every write of it still passes
+                    self.leases.release(table_id)
+                    self._log.info("table_lease_given_away", table_id=table_id)
+                    lost.append(table_id)
+        if lost and self._on_lost is not None:
+            self._on_lost(lost)
         if gained and self._on_gained is not None:
             self._on_gained(gained)
         return renewal

@@ -25,6 +25,15 @@ T = TypeVar("T")
 _RETRYABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
 _MAX_ATTEMPTS = 20
 POOL_WAIT_SECONDS = 30.0
+# A transaction left open by a process that stopped in the middle of it (SIGSTOP, a frozen VM) would keep
+# its row locks for as long as its connection lives, and a takeover skips locked lease rows: the server
+# ends such a session after this long (every transaction of the store takes milliseconds), so its tables
+# can be taken over, and the stopped process, when it resumes, finds its connection gone (nothing commits).
+IDLE_IN_TRANSACTION_MS = 5_000
+
+
+def _configure(conn: psycopg.Connection[Any]) -> None:
+    conn.execute(f"SET idle_in_transaction_session_timeout = {IDLE_IN_TRANSACTION_MS}")
 
 
 @functools.lru_cache(maxsize=512)
@@ -61,7 +70,13 @@ class PostgresDatabase:
 
     def __init__(self, conninfo: str, *, pool_size: int = 8, name: str = "table") -> None:
         self._pool = ConnectionPool(
-            conninfo, min_size=1, max_size=pool_size, kwargs={"autocommit": True}, open=True, name=name
+            conninfo,
+            min_size=1,
+            max_size=pool_size,
+            kwargs={"autocommit": True},
+            configure=_configure,
+            open=True,
+            name=name,
         )
         try:
             self._pool.wait(timeout=POOL_WAIT_SECONDS)

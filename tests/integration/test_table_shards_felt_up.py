@@ -1,0 +1,79 @@
+"""Issue 15: `felt up --table-shards 3` runs three table shards on one store — here the data directory's
+SQLite files, shared by the three processes (no TABLE_DATABASE_URL) — with the other services: the
+configured tables spread over the shards, any shard lists them all with their shard's address, and a call
+at the wrong shard is sent to the right one (and followed by servicekit.shards)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+from felt.commands.up import shard_ports
+from poker.table.v1 import table_service_pb2 as pb
+from poker.table.v1 import table_service_pb2_grpc as pb_grpc
+from servicekit import auth, client, errors, shards
+
+from tests.integration.test_stack import _free_base
+
+
+@pytest.mark.slow
+def test_felt_up_runs_three_table_shards_on_one_sqlite_store(tmp_path: Path) -> None:
+    base, metrics_base = _free_base(12), _free_base(12)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FELT_", "TABLE_DATABASE_URL"))}
+    env |= {"FELT_SHUTDOWN_GRACE_SECONDS": "2", "FELT_TABLE_POKER_BOT_PACING": "0"}
+    env["FELT_TABLE_POKER_TABLES"] = ",".join(f"p{k}:NLHE:5/10:200-1000:6:bots=5" for k in range(6))
+    command = [sys.executable, "-m", "felt", "up", "--table-shards", "3", "--base-port", str(base)]
+    command += ["--metrics-base-port", str(metrics_base), "--data-dir", str(tmp_path)]
+    up = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    assert up.stdout is not None
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(up.stdout.readline, "")), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    try:
+        deadline = time.monotonic() + 90
+        while not any("Felt is up" in line for line in lines):
+            assert up.poll() is None and time.monotonic() < deadline, "".join(lines)
+            time.sleep(0.1)
+        output = "".join(lines)
+        addresses = [f"127.0.0.1:{port}" for _, port, _ in shard_ports(base, metrics_base, 3)]
+        assert all(f"table-{k}" in output and addresses[k] in output for k in range(3)), output
+        token = auth.issue_token(auth.load_keys(tmp_path), "ops", auth.Role.OPERATOR)
+        # The six tables spread over the three shards (placed on the first, given away between hands).
+        deadline = time.monotonic() + 60
+        while True:
+            listed = pb_grpc.TableServiceStub(client.channel(addresses[1], token)).ListTables(  # type: ignore[no-untyped-call]
+                pb.ListTablesRequest(page_size=100)
+            )
+            where = {t.table_id: t.shard_address for t in listed.tables if t.table_id.startswith("p")}
+            if len(where) == 6 and set(where.values()) == set(addresses):
+                break
+            assert time.monotonic() < deadline, where
+            time.sleep(0.5)
+        # A call at the wrong shard names the right one; the routed stub follows it.
+        table_id, owner = sorted(where.items())[0]
+        wrong = next(a for a in addresses if a != owner)
+        with pytest.raises(grpc.RpcError) as moved:
+            pb_grpc.TableServiceStub(client.channel(wrong, token)).GetTableView(  # type: ignore[no-untyped-call]
+                pb.GetTableViewRequest(table_id=table_id)
+            )
+        details = errors.details_of(moved.value)
+        assert (details.code, details.reason, details.metadata["address"]) == (
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "TABLE_MOVED",
+            owner,
+        )
+        routed = shards.routed(pb_grpc.TableServiceStub, [wrong], lambda a: client.channel(a, token))
+        view = routed.GetTableView(pb.GetTableViewRequest(table_id=table_id)).view
+        assert view.table.table_id == table_id and view.table.shard_address == owner
+    finally:
+        up.send_signal(signal.SIGTERM)
+        up.wait(timeout=90)
+        reader.join(5)
+    assert up.returncode == 0, "".join(lines)
