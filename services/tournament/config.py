@@ -24,7 +24,9 @@ from servicekit.config import ServerConfig, load_server_config, positive_float, 
 
 def load_config(**overrides: Any) -> ServerConfig:
     own: dict[str, Any] = {
-        "table_address": setting("FELT_TABLE_ADDRESS", "127.0.0.1:50054"),
+        # felt up --table-shards N lists every shard in FELT_TABLE_SHARD_ADDRESSES (comma-separated).
+        "table_address": setting("FELT_TABLE_SHARD_ADDRESSES", "")
+        or setting("FELT_TABLE_ADDRESS", "127.0.0.1:50054"),
         "wallet_address": setting("FELT_WALLET_ADDRESS", "127.0.0.1:50053"),
         "dealer_address": setting("FELT_DEALER_ADDRESS", "127.0.0.1:50052"),
         "database_url": setting("TOURNAMENT_DATABASE_URL", ""),

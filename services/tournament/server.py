@@ -11,6 +11,7 @@ from poker.tournament.v1 import tournament_service_pb2_grpc as pb_grpc
 from servicekit import auth, client, tokens
 from servicekit.clients.dealer import DealerClient
 from servicekit.clients.table import TableDirectorClient
+from servicekit.clients.tables import TableStubs
 from servicekit.clients.wallet import WalletCalls
 from servicekit.config import ServerConfig
 from servicekit.dependencies import Dependency
@@ -52,9 +53,9 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
     keys = auth.load_keys(config.data_dir, config.production)
     token = tokens.service_token(keys, "tournament", config)
     deps = [Dependency("tournament", name) for name in ("table", "wallet", "dealer")]
-    table_channel = client.channel(
-        str(config.extra.get("table_address", "127.0.0.1:50054")), token, dependency=deps[0]
-    )
+    # Every table shard's address (or the one table service): calls follow each table to its shard.
+    table_addresses = str(config.extra.get("table_address", "127.0.0.1:50054"))
+    table_stubs = TableStubs(table_addresses, token, dependency=deps[0])
     wallet_channel = client.channel(
         str(config.extra.get("wallet_address", "127.0.0.1:50053")), token, dependency=deps[1]
     )
@@ -66,7 +67,7 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
     )
     hub = Hub(
         Deps(
-            TableDirectorClient(table_channel),
+            TableDirectorClient(table_stubs),
             WalletCalls(wallet_channel, prefix="tournament"),
             DealerClient(dealer_channel),
             store,
@@ -84,11 +85,13 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
     def on_stop() -> None:
         hub.stop()
         store.close()
-        for channel in (table_channel, wallet_channel, dealer_channel):
+        table_stubs.close()
+        for channel in (wallet_channel, dealer_channel):
             channel.close()
 
     def ready() -> bool:
-        return all(_serving(ch) for ch in (table_channel, wallet_channel, dealer_channel))
+        table = table_stubs.pool.get(table_stubs.router.seeds[0])  # any shard answers the lobby
+        return all(_serving(ch) for ch in (table, wallet_channel, dealer_channel))
 
     return ServiceSpec(
         name="tournament",

@@ -20,20 +20,28 @@ from poker.table.v1 import table_service_pb2 as pb
 from poker.table.v1 import table_service_pb2_grpc as pb_grpc
 
 from servicekit.clients.calls import CallPolicy, Calls, RetryingStub
+from servicekit.clients.tables import TableStubs
 
 
 class TableDirectorClient:
     def __init__(
         self,
-        channel: grpc.Channel,
+        channel: grpc.Channel | TableStubs,
         attempts: int = 4,
         backoff_seconds: float = 0.1,
         deadline_seconds: float = 10.0,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        """`channel`: one table service, or TableStubs over its shards (each call follows its table to the
+        shard serving it, TABLE_MOVED and TABLE_MOVING included; a stream that ends with one resumes at the
+        new owner when the caller asks again from its next seq)."""
         calls = Calls("table", CallPolicy(deadline_seconds, attempts, backoff_seconds), sleep)
-        self.director = RetryingStub(dpb_grpc.TableDirectorServiceStub(channel), calls)  # type: ignore[no-untyped-call]
-        self._tables = pb_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
+        if isinstance(channel, TableStubs):
+            director, self._tables = channel.director, channel.tables
+        else:
+            director = dpb_grpc.TableDirectorServiceStub(channel)  # type: ignore[no-untyped-call]
+            self._tables = pb_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
+        self.director = RetryingStub(director, calls)
         self.lobby = RetryingStub(self._tables, calls)
 
     def create_table(self, request_id: str, tournament_id: str, settings: pb.TableSettings) -> pb.TableInfo:
