@@ -136,8 +136,12 @@ class Router:
             self.learn(table_id, address)
         return delay
 
-    def call(self, table_id: str, fn: Callable[[grpc.Channel], T]) -> T:
-        give_up = time.monotonic() + self.deadline_seconds
+    def call(
+        self, table_id: str, fn: Callable[[grpc.Channel], T], deadline_seconds: float | None = None
+    ) -> T:
+        """`fn` at the table's shard, following redirects until `deadline_seconds` (the caller's own
+        timeout when it gave one, else the router's)."""
+        give_up = time.monotonic() + (self.deadline_seconds if deadline_seconds is None else deadline_seconds)
         address = self.address_for(table_id)
         tried = 0
         while True:
@@ -152,6 +156,8 @@ class Router:
                     address = self.address_for(table_id)
                     continue
                 if not hasattr(error, "code") or error.code() != grpc.StatusCode.UNAVAILABLE:
+                    raise
+                if len(self.seeds) == 1:  # no other shard to ask: the caller's retry policy decides
                     raise
                 # Nobody answers there (a dead shard): ask the next seed, which knows where it went.
                 address = self.rotate(table_id)
@@ -190,7 +196,9 @@ class RoutedStub:
 
         def unary(request: Any, **kwargs: Any) -> Any:
             table_id = str(getattr(request, "table_id", "") or "")
-            return self._router.call(table_id, lambda ch: getattr(self._stub(ch), name)(request, **kwargs))
+            return self._router.call(
+                table_id, lambda ch: getattr(self._stub(ch), name)(request, **kwargs), kwargs.get("timeout")
+            )
 
         def stream(request: Any, **kwargs: Any) -> _RoutedStream:
             table_id = str(getattr(request, "table_id", "") or "")

@@ -5,6 +5,7 @@ and gives up after its deadline; every other refusal is the caller's."""
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Callable, Iterator
 from concurrent import futures
 from typing import Any
@@ -102,3 +103,16 @@ def test_other_refusals_are_not_retried_and_the_deadline_ends_the_wait(started: 
     with pytest.raises(grpc.RpcError) as gave_up:
         shards.Router(shards.ChannelPool(), [moving.address], deadline_seconds=0.3).call("t1", _get("t1"))
     assert errors.details_of(gave_up.value).reason == "TABLE_MOVING" and moving.calls > 2
+
+
+def test_a_lone_seed_that_does_not_answer_is_left_to_the_callers_retry_policy() -> None:
+    """One table service (no shards to ask instead): its UNAVAILABLE comes back at once, so the caller's
+    own policy (servicekit.clients.calls: attempts, backoff, TABLE_UNAVAILABLE) decides, not a 30 s wait."""
+    dead = f"127.0.0.1:{_free()}"
+    slept: list[float] = []
+    router = shards.Router(shards.ChannelPool(), [dead], sleep=slept.append)
+    started = time.monotonic()
+    with pytest.raises(grpc.RpcError) as raised:
+        router.call("t1", _get("t1"))
+    assert raised.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert slept == [] and time.monotonic() - started < 5
