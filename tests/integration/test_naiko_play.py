@@ -70,6 +70,7 @@ class NaikoPlayer(Player):
     seats_held: set[int] = field(default_factory=set)
     hold_until: float = 0.0  # silent in a short window: its next decision waits for the window's end
     answers: Counter[str] = field(default_factory=Counter)
+    silent_in_short_window: bool = False
     wrong_refusals: list[str] = field(default_factory=list)
 
     def _turn(self) -> None:
@@ -135,9 +136,13 @@ class NaikoPlayer(Player):
             and event.anchor_declared.deadline_ms
             and not self.leaving
         ):
-            choice = self.rng.choice(["shield", "shield", "pass", "silence"])
-            self.answers[choice] += 1
             window_s = event.anchor_declared.window_ms / 1000
+            choice = self.rng.choice(["shield", "shield", "pass", "silence"])
+            if window_s <= 3 and not self.silent_in_short_window:
+                # The first short window aimed at this person is let run out, so TIMED_OUT happens in
+                # every run (a loaded CI machine once played too few hands for chance to bring it).
+                choice, self.silent_in_short_window = "silence", True
+            self.answers[choice] += 1
             if choice == "silence" and window_s <= 3:  # then it thinks past the window: TIMED_OUT
                 self.hold_until = time.monotonic() + window_s + 0.3
             if choice != "silence":
