@@ -132,15 +132,19 @@ def test_nk_6_5_thirty_players_on_four_tables_to_the_end_through_two_crashes(sta
         "prizes_paid",
         "tournament_finished",
     } <= kinds, kinds
-    # The bubble (13 left, 12 paid, two tables) is played hand for hand unless one hand took 14 to 12.
+    # The bubble (13 left, 12 paid, two tables) is played hand for hand when the director sees the field
+    # at 13 between two results. It may not: one hand can take 14 to 12, and so can two tables' results
+    # that reach it in one change (after the table service's crash they come back together), so the
+    # place 13 alone does not prove it. When it starts, it ends; the rule itself
+    # (NK-6.5, hand-for-hand and its shared places) is tested in tests/pokerrules/tournament.
     places = sorted(e.player_eliminated.place for e in events if e.HasField("player_eliminated"))
     bubble_reached = 13 in places and [
         e.player_eliminated.shared
         for e in events
         if e.HasField("player_eliminated") and e.player_eliminated.place == 13
     ] == [1]
-    if bubble_reached:
-        assert {"hand_for_hand_started", "hand_for_hand_ended"} <= kinds
+    if "hand_for_hand_started" in kinds:
+        assert "hand_for_hand_ended" in kinds
     print(f"hand for hand: {'hand_for_hand_started' in kinds} (bubble reached alone: {bubble_reached})")
     opened = [e.table_opened.table_id for e in events if e.HasField("table_opened")]
     assert len(opened) == 4 and all(t.startswith("tt-") for t in opened)
