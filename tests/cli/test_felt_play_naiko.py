@@ -210,8 +210,8 @@ def stack(tmp_path: Path) -> Iterator[tuple[Path, RunningService, RunningService
 
 
 class Powerful:
-    """A scripted player who reads what it was shown: at its turn it uses the first power listed as
-    usable (peek, a swap of its first card, an anchor on the first seat offered), then checks or calls;
+    """A scripted player who reads what it was shown: at its turn it uses the first power its latest view
+    lists as usable (peek, a swap of its first card, an anchor on the first seat offered), then checks or calls;
     it shields every Jangkar Pendek aimed at it; after `turns` turns it leaves."""
 
     def __init__(self, turns: int) -> None:
@@ -225,9 +225,10 @@ class Powerful:
         self.prompts.append(prompt)
         if prompt.startswith("s/n"):
             return "s"
-        offered = [line for line in new if line.startswith("Powers (before you act): ")]
-        if offered:
-            first = offered[-1].removeprefix("Powers (before you act): ").split(" · ")[0]
+        # Only the latest view counts: an earlier one may have offered a power the bots' bets since ended.
+        said = [line for line in new if line.startswith(("Powers (before you act): ", "No power usable now"))]
+        if said and said[-1].startswith("Powers (before you act): "):
+            first = said[-1].removeprefix("Powers (before you act): ").split(" · ")[0]
             if first.startswith("peek"):
                 return "peek"
             if first.startswith("swap"):
