@@ -255,7 +255,9 @@ def test_no_duplicate_settlement_and_no_lost_payout_through_faults(
     # A harsh schedule can keep a table from dealing through all of the faults; once the network heals,
     # play must resume at every table before the players stop.
     operator = stack.tables()
-    histories = {name: cpb_grpc.CasinoServiceStub(stack.channel("table", stack.token(name))) for name in CASINO_PLAYERS}
+    histories = {
+        name: cpb_grpc.CasinoServiceStub(stack.channel("table", stack.token(name))) for name in CASINO_PLAYERS
+    }
 
     def progress() -> dict[str, int]:
         bot_table = operator.GetTable(tpb.GetTableRequest(table_id=BOTS), timeout=5).table
