@@ -15,7 +15,6 @@ from poker.tournament.v1 import tournament_service_pb2_grpc as pb_grpc
 from pokerrules.tournament import commands as c
 from pokerrules.tournament.director import Phase, Tournament
 from pokerrules.tournament.errors import TournamentError
-from pokerrules.tournament.levels import Level
 from pokerrules.tournament.payouts import basis_points, scheduled_weights, sit_and_go_structure
 from pokerrules.tournament.spec import Format, TournamentSpec
 from refusal import Refusal
@@ -457,54 +456,34 @@ class TournamentServicer(pb_grpc.TournamentServiceServicer):
     def StartTournament(
         self, request: pb.StartTournamentRequest, context: grpc.ServicerContext
     ) -> pb.StartTournamentResponse:
-        _operator()  # the role before the request: a player learns nothing of what it sent
-        idempotency.check_request_id(request.request_id)
-        return self._command(
-            "StartTournament",
-            request,
-            pb.StartTournamentResponse,
-            lambda r: c.Start(self.hub.deps.clock()),
-            lambda r: pb.StartTournamentResponse(tournament=tournament_message(r)),
-        )
+        return self._operator_command("StartTournament", request, pb.StartTournamentResponse, c.Start)
 
     def PauseTournament(
         self, request: pb.PauseTournamentRequest, context: grpc.ServicerContext
     ) -> pb.PauseTournamentResponse:
-        _operator()  # the role before the request: a player learns nothing of what it sent
-        idempotency.check_request_id(request.request_id)
-        return self._command(
-            "PauseTournament",
-            request,
-            pb.PauseTournamentResponse,
-            lambda r: c.Pause(self.hub.deps.clock()),
-            lambda r: pb.PauseTournamentResponse(tournament=tournament_message(r)),
-        )
+        return self._operator_command("PauseTournament", request, pb.PauseTournamentResponse, c.Pause)
 
     def ResumeTournament(
         self, request: pb.ResumeTournamentRequest, context: grpc.ServicerContext
     ) -> pb.ResumeTournamentResponse:
-        _operator()  # the role before the request: a player learns nothing of what it sent
-        idempotency.check_request_id(request.request_id)
-        return self._command(
-            "ResumeTournament",
-            request,
-            pb.ResumeTournamentResponse,
-            lambda r: c.Resume(self.hub.deps.clock()),
-            lambda r: pb.ResumeTournamentResponse(tournament=tournament_message(r)),
-        )
+        return self._operator_command("ResumeTournament", request, pb.ResumeTournamentResponse, c.Resume)
 
     def CancelTournament(
         self, request: pb.CancelTournamentRequest, context: grpc.ServicerContext
     ) -> pb.CancelTournamentResponse:
-        _operator()  # the role before the request: a player learns nothing of what it sent
+        return self._operator_command("CancelTournament", request, pb.CancelTournamentResponse, c.Cancel)
+
+    def _operator_command(
+        self, rpc: str, request: Any, response: type[M], command: Callable[[Any], c.Command]
+    ) -> M:
+        """An operator's lifecycle command (start, pause, resume, cancel): the role before the request, so a
+        player learns nothing of what it sent; the answer is the tournament as the command left it."""
+        _operator()
         idempotency.check_request_id(request.request_id)
         return self._command(
-            "CancelTournament",
+            rpc,
             request,
-            pb.CancelTournamentResponse,
-            lambda r: c.Cancel(self.hub.deps.clock()),
-            lambda r: pb.CancelTournamentResponse(tournament=tournament_message(r)),
+            response,
+            lambda r: command(self.hub.deps.clock()),
+            lambda r: response(tournament=tournament_message(r)),
         )
-
-
-_ = Level
