@@ -26,21 +26,17 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import re
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 import uuid
 from pathlib import Path
 from typing import Any
 
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "libs")]
@@ -51,6 +47,7 @@ from poker.table.v1 import table_service_pb2_grpc as pb_grpc  # noqa: E402
 from poker.wallet.v1 import wallet_service_pb2 as wpb  # noqa: E402
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc  # noqa: E402
 from servicekit import auth, client, shards  # noqa: E402
+from servicekit.testing import ServiceProcess, table_shard  # noqa: E402
 
 from bench.table_service.run import (  # noqa: E402
     GAME,
@@ -68,56 +65,7 @@ from bench.table_service.run import (  # noqa: E402
 TARGET_P99_MS = 20.0
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _serving(address: str, timeout: float = 60.0) -> bool:
-    deadline = time.monotonic() + timeout
-    with grpc.insecure_channel(address) as channel:
-        health = health_pb2_grpc.HealthStub(channel)
-        while time.monotonic() < deadline:
-            try:
-                if health.Check(health_pb2.HealthCheckRequest(), timeout=1).status == 1:
-                    return True
-            except grpc.RpcError:
-                pass
-            time.sleep(0.1)
-    return False
-
-
-class Proc:
-    def __init__(self, name: str, service: str, data_dir: Path, env: dict[str, str], shard: str = "") -> None:
-        self.name, self.port, self.metrics_port = name, _port(), _port()
-        self.address = f"127.0.0.1:{self.port}"
-        self.command = [sys.executable, "-m", f"services.{service}", "--port", str(self.port)]
-        self.command += ["--metrics-port", str(self.metrics_port), "--data-dir", str(data_dir)]
-        self.env = {**os.environ, "FELT_LOG_LEVEL": "WARNING", "FELT_SHUTDOWN_GRACE_SECONDS": "2", **env}
-        if shard:
-            self.env |= {"FELT_TABLE_SHARD_ID": shard, "FELT_TABLE_ADVERTISE_ADDRESS": self.address}
-        self.log = data_dir / f"{name}.log"
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        with self.log.open("ab") as out:
-            self.process = subprocess.Popen(self.command, cwd=ROOT, env=self.env, stdout=out, stderr=out)
-        if not _serving(self.address):
-            raise RuntimeError(f"{self.name} did not start: {self.log.read_text()[-2000:]}")
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-
-    def metric(self, name: str) -> float:
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5) as reply:
-            text = reply.read().decode()
-        return sum(float(m.group(1)) for m in re.finditer(rf"^{name}(?:{{[^}}]*}})? (\S+)$", text, re.M))
+QUIET = {"FELT_LOG_LEVEL": "WARNING", "FELT_SHUTDOWN_GRACE_SECONDS": "2"}
 
 
 class ShardStack:
@@ -128,12 +76,14 @@ class ShardStack:
         with psycopg.connect(pg_url, autocommit=True) as conn:
             conn.execute(f"CREATE DATABASE {self.db}")
         self.db_url = pg_url.rsplit("/", 1)[0] + f"/{self.db}"
-        self.procs: list[Proc] = []
-        dealer, wallet = Proc("dealer", "dealer", data_dir, {}), Proc("wallet", "wallet", data_dir, {})
+        self.procs: list[ServiceProcess] = []
+        dealer = ServiceProcess("dealer", data_dir, cwd=ROOT, env=QUIET)
+        wallet = ServiceProcess("wallet", data_dir, cwd=ROOT, env=QUIET)
         for p in (dealer, wallet):
             p.start()
             self.procs.append(p)
         env = {
+            **QUIET,
             "FELT_DEALER_ADDRESS": dealer.address,
             "FELT_WALLET_ADDRESS": wallet.address,
             "TABLE_DATABASE_URL": self.db_url,
@@ -143,7 +93,7 @@ class ShardStack:
             "FELT_TABLE_CASINO_TABLES": "tcp-lobby:THREE_CARD_POKER:1",
             **table_env,
         }
-        self.shards = [Proc(f"table-{k}", "table", data_dir, env, shard=f"table-{k}") for k in range(count)]
+        self.shards = [table_shard(f"table-{k}", data_dir, cwd=ROOT, env=env) for k in range(count)]
         for p in self.shards:
             p.start()
             self.procs.append(p)
@@ -215,9 +165,7 @@ def takeover(args: argparse.Namespace) -> None:
                 before = _hand_numbers(stack.ops, lost)
                 loads.append(os.getloadavg()[0])
                 killed = time.monotonic()
-                assert victim.process is not None
-                victim.process.send_signal(signal.SIGKILL)
-                victim.process.wait()
+                victim.kill()
                 times: dict[str, float] = {}
                 while len(times) < len(lost) and time.monotonic() - killed < 60:
                     for table_id, hand in _hand_numbers(stack.ops, lost - set(times)).items():
@@ -277,7 +225,7 @@ def capacity(args: argparse.Namespace) -> None:
                 more = _bot_tables_from(stack.ops, len(bot_ids), step - len(bot_ids))
                 _every_table_dealing(stack.ops, more, 5, hands=1)
                 bot_ids |= more
-                pids = {s.name: s.process.pid for s in stack.shards if s.process is not None}
+                pids = {s.name: s.proc.pid for s in stack.shards if s.proc is not None}
                 cpu0 = {k: _cpu_seconds(p) for k, p in pids.items()}
                 bots0 = sum(s.metric("poker_table_bot_decision_cpu_seconds_total") for s in stack.shards)
                 load0 = os.getloadavg()[0]

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -173,16 +175,23 @@ class ServiceProcess:
     SERVING once its dealer and wallet answer)."""
 
     def __init__(
-        self, service: str, data_dir: Path, *, cwd: Path, env: Mapping[str, str] | None = None
+        self,
+        service: str,
+        data_dir: Path,
+        *,
+        cwd: Path,
+        env: Mapping[str, str] | None = None,
+        name: str = "",
     ) -> None:
         self.service = service
+        self.name = name or service  # several of one service (table shards) need their own logs
         self.data_dir = data_dir
         self.cwd = cwd
         self.env = dict(env or {})
         self.port, self.metrics_port = free_port(), free_port()
         self.address = f"127.0.0.1:{self.port}"
         self.metrics_url = f"http://127.0.0.1:{self.metrics_port}/metrics"
-        self.log = data_dir / f"{service}.log"
+        self.log = data_dir / f"{self.name}.log"
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
 
@@ -198,7 +207,7 @@ class ServiceProcess:
         self.starts += 1
         if not self.wait_serving(ready_seconds):
             self.kill()
-            raise AssertionError(f"{self.service} did not become SERVING:\n{self.log.read_text()[-3000:]}")
+            raise AssertionError(f"{self.name} did not become SERVING:\n{self.log.read_text()[-3000:]}")
 
     def serving(self, timeout: float = 1.0) -> bool:
         with grpc.insecure_channel(self.address) as channel:
@@ -226,6 +235,26 @@ class ServiceProcess:
             self.proc.kill()
             self.proc.wait()
 
+    def signal(self, sig: int) -> None:
+        assert self.proc is not None, f"{self.name} was never started"
+        self.proc.send_signal(sig)
+
+    def metric(self, name: str) -> float:
+        """The sum of every sample of metric `name` (all its labels) as the process serves them now."""
+        with urllib.request.urlopen(self.metrics_url, timeout=5) as reply:
+            text = reply.read().decode()
+        return sum(float(m.group(1)) for m in re.finditer(rf"^{name}(?:{{[^}}]*}})? (\S+)$", text, re.M))
+
     def stop(self, timeout: float = 30.0) -> int | None:
-        """SIGTERM (it drains), SIGKILL after `timeout`; the exit code."""
+        """SIGTERM (it drains), SIGKILL after `timeout`; the exit code. A stopped (SIGSTOP) process is
+        continued first, or the SIGTERM would wait with it."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)
         return None if self.proc is None else terminate(self.proc, timeout)
+
+
+def table_shard(shard_id: str, data_dir: Path, *, cwd: Path, env: Mapping[str, str]) -> ServiceProcess:
+    """A table service run as shard `shard_id`, advertising its own address to the clients it redirects."""
+    shard = ServiceProcess("table", data_dir, cwd=cwd, env=env, name=shard_id)
+    shard.env |= {"FELT_TABLE_SHARD_ID": shard_id, "FELT_TABLE_ADVERTISE_ADDRESS": shard.address}
+    return shard

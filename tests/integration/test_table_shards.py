@@ -20,12 +20,8 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
-import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -35,7 +31,6 @@ from typing import Any
 import grpc
 import pytest
 from felt.play.session import Console, Session
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 from poker.table.v1 import casino_service_pb2 as cpb
 from poker.table.v1 import casino_service_pb2_grpc as cpb_grpc
 from poker.table.v1 import table_service_pb2 as pb
@@ -44,6 +39,7 @@ from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
 from servicekit import auth, client, errors, shards
 from servicekit.clients.tables import TableStubs
+from servicekit.testing import ServiceProcess, table_shard
 
 ROOT = Path(__file__).resolve().parents[2]
 PG_URL = os.environ.get("FELT_TEST_POSTGRES_URL", "")
@@ -65,89 +61,15 @@ GAMES = {
 LEFT = re.compile(r"You left the table: (\d+) chips go back to your wallet\.")
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _serving(address: str, timeout: float = 30.0) -> bool:
-    deadline = time.monotonic() + timeout
-    with grpc.insecure_channel(address) as channel:
-        health = health_pb2_grpc.HealthStub(channel)
-        while time.monotonic() < deadline:
-            try:
-                if health.Check(health_pb2.HealthCheckRequest(), timeout=1).status == 1:
-                    return True
-            except grpc.RpcError:
-                pass
-            time.sleep(0.1)
-    return False
-
-
-@dataclass
-class Proc:
-    name: str
-    command: list[str]
-    env: dict[str, str]
-    log: Path
-    address: str
-    metrics: str
-    process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        with self.log.open("ab") as out:
-            self.process = subprocess.Popen(
-                self.command, cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT
-            )
-        if not _serving(self.address):
-            raise AssertionError(f"{self.name} did not start:\n{self.log.read_text()[-3000:]}")
-
-    def signal(self, sig: int) -> None:
-        assert self.process is not None
-        self.process.send_signal(sig)
-
-    def stop(self) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.send_signal(signal.SIGCONT)
-        self.process.terminate()
-        try:
-            self.process.wait(20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
-    def metric(self, name: str) -> float:
-        with urllib.request.urlopen(self.metrics, timeout=5) as reply:
-            text = reply.read().decode()
-        return sum(float(m.group(1)) for m in re.finditer(rf"^{name}(?:{{[^}}]*}})? (\S+)$", text, re.M))
-
-
-def _service(name: str, data_dir: Path, env: dict[str, str], shard: str = "") -> Proc:
-    port, metrics = _port(), _port()
-    command = [sys.executable, "-m", f"services.{name}", "--port", str(port), "--metrics-port", str(metrics)]
-    command += ["--data-dir", str(data_dir)]
-    full = {**os.environ, "FELT_SHUTDOWN_GRACE_SECONDS": "2", "FELT_LOG_LEVEL": "INFO", **env}
-    address = f"127.0.0.1:{port}"
-    if shard:
-        full |= {"FELT_TABLE_SHARD_ID": shard, "FELT_TABLE_ADVERTISE_ADDRESS": address}
-    return Proc(
-        shard or name,
-        command,
-        full,
-        data_dir / f"{shard or name}.log",
-        address,
-        f"http://127.0.0.1:{metrics}/metrics",
-    )
+QUIET = {"FELT_SHUTDOWN_GRACE_SECONDS": "2", "FELT_LOG_LEVEL": "WARNING"}
 
 
 @dataclass
 class Stack:
     data_dir: Path
     db_url: str
-    wallet: Proc
-    shards: list[Proc]
+    wallet: ServiceProcess
+    shards: list[ServiceProcess]
     casino_players: list[CasinoPlayer] = field(default_factory=list)
 
     def token(self, subject: str, role: auth.Role) -> str:
@@ -267,14 +189,16 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     with psycopg.connect(PG_URL, autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {db}")
     db_url = PG_URL.rsplit("/", 1)[0] + f"/{db}"
-    procs: list[Proc] = []
+    procs: list[ServiceProcess] = []
     try:
-        dealer = _service("dealer", data_dir, {"FELT_LOG_LEVEL": "WARNING"})
-        wallet = _service("wallet", data_dir, {"FELT_LOG_LEVEL": "WARNING"})
+        dealer = ServiceProcess("dealer", data_dir, cwd=ROOT, env=QUIET)
+        wallet = ServiceProcess("wallet", data_dir, cwd=ROOT, env=QUIET)
         for p in (dealer, wallet):
             p.start()
             procs.append(p)
         env = {
+            **QUIET,
+            "FELT_LOG_LEVEL": "INFO",
             "FELT_DEALER_ADDRESS": dealer.address,
             "FELT_WALLET_ADDRESS": wallet.address,
             "TABLE_DATABASE_URL": db_url,
@@ -291,7 +215,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             "FELT_TABLE_DECISION_SECONDS": "5",
             "FELT_TABLE_RATE_ACT": "off",
         }
-        table_shards = [_service("table", data_dir, env, shard=f"table-{k}") for k in range(3)]
+        table_shards = [table_shard(f"table-{k}", data_dir, cwd=ROOT, env=env) for k in range(3)]
         for p in table_shards:
             p.start()
             procs.append(p)
@@ -355,7 +279,7 @@ def _served_again(stack: Stack, tables: list[str], since: float) -> dict[str, fl
     return times
 
 
-def _busiest(stack: Stack, alive: list[Proc]) -> Proc:
+def _busiest(stack: Stack, alive: list[ServiceProcess]) -> ServiceProcess:
     return max(alive, key=lambda s: len(stack.held_by(s.name)))
 
 
@@ -388,7 +312,7 @@ def test_sigkill_a_shard_every_table_is_served_again_within_15_s_and_felt_play_r
     time.sleep(3)
     killed_at = time.monotonic()
     victim.signal(signal.SIGKILL)
-    victim.process.wait()  # type: ignore[union-attr]
+    victim.proc.wait()  # type: ignore[union-attr]
     killed.set()
     times = _served_again(stack, lost, killed_at)
     stack_served.set()
@@ -492,7 +416,7 @@ def test_a_drained_shard_hands_its_tables_over_before_it_exits(stack: Stack) -> 
     details = errors.details_of(ended[0])
     assert details.reason in ("TABLE_MOVING", "TABLE_MOVED"), details
     assert int(details.metadata["from_seq"]) == seen[0] + 1  # the next event, at the new shard
-    assert victim.process is not None and victim.process.wait(30) == 0
+    assert victim.proc is not None and victim.proc.wait(30) == 0
     print(f"{victim.name} drained: " + ", ".join(f"{k} {v:.1f} s" for k, v in sorted(times.items())))
     assert set(times) == set(held), f"not served again: {sorted(set(held) - set(times))}"
     # Handed over, not expired: the slowest table came back before its lease could have run out.
