@@ -20,7 +20,8 @@ from servicekit import auth, client, shards, tokens
 from servicekit.config import ConfigError, data_dir, default_port, setting
 
 from felt.play import lobby, render, tournament
-from felt.play.session import Console, Session, describe_error
+from felt.play.session import Console, Session
+from felt.play.stream import describe_error
 
 EPILOG = """\
 Your player token is minted with the data directory's development key (like `felt token`) and renewed

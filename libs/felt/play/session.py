@@ -14,23 +14,21 @@ shows it again); silence lets the window run out.
 from __future__ import annotations
 
 import queue
-import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import grpc
 from poker.table.v1 import table_service_pb2 as pb
 from poker.table.v1 import table_service_pb2_grpc as pb_grpc
-from servicekit import errors, shards
+from servicekit import errors
 
 from felt.play import commands, render
+from felt.play.stream import ResumableStream, Wording, describe_error
+
+TableWatcher = ResumableStream[pb.TableEvent]
 
 POLL_SECONDS = 0.25
-RECONNECT_SECONDS = 1.0
-# How a stream ends when the service goes away (a restart cancels it; a dead one is unavailable).
-BROKEN_STREAM = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED})
 # Refusals after which the view has moved on: fetch it again before asking anything.
 MOVED_ON = frozenset({"STALE_VERSION", "NOT_YOUR_TURN", "TIME_EXPIRED"})
 
@@ -43,64 +41,22 @@ class Console:
     write: Callable[[str], None]
 
 
-class _Watcher(threading.Thread):
-    """Keeps one WatchTable stream open (the server counts the player as connected while it is),
-    resuming after the last event seen when the stream breaks."""
-
-    def __init__(self, stub: pb_grpc.TableServiceStub, table_id: str, from_seq: int) -> None:
-        super().__init__(name="felt-play-watch", daemon=True)
-        self.events: queue.Queue[pb.TableEvent | str] = queue.Queue()
-        self._stub = stub
-        self._table_id = table_id
-        self._next_seq = from_seq
-        self._stopped = threading.Event()
-        self._lock = threading.Lock()
-        self._call: Any = None  # the streaming call, to cancel it
-
-    def run(self) -> None:
-        lost = False
-        while not self._stopped.is_set():
-            request = pb.WatchTableRequest(table_id=self._table_id, from_seq=self._next_seq)
-            try:
-                with self._lock:
-                    if self._stopped.is_set():
-                        return
-                    stream = self._stub.WatchTable(request)
-                    self._call = stream
-                for response in stream:
-                    if lost:
-                        lost = False
-                        self.events.put("Back at the table.")
-                    for event in response.events:
-                        self._next_seq = event.seq + 1
-                        self.events.put(event)
-            except grpc.RpcError as error:
-                if self._stopped.is_set():
-                    return
-                moved = shards.is_redirect(error)  # the table moved to another shard: follow it
-                if error.code() not in BROKEN_STREAM and not moved:
-                    self.events.put(f"The table stream failed: {describe_error(error)}")
-                    return
-                if moved:
-                    self._stopped.wait(0.2)
-                    continue
-                if not lost:
-                    lost = True
-                    self.events.put("Lost the connection to the table; reconnecting (your seat is kept) ...")
-            self._stopped.wait(RECONNECT_SECONDS)
-
-    def stop(self) -> None:
-        with self._lock:
-            self._stopped.set()
-            if self._call is not None:
-                self._call.cancel()
+TABLE_STREAM = Wording(
+    what="table",
+    lost="Lost the connection to the table; reconnecting (your seat is kept) ...",
+    back="Back at the table.",
+)
 
 
-def describe_error(error: grpc.RpcError) -> str:
-    details = errors.details_of(error)
-    text = f"{details.reason or details.code.name}: {details.message}"
-    fields = ", ".join(v.field for v in details.violations)
-    return f"{text} ({fields})" if fields else text
+def watch_table(stub: pb_grpc.TableServiceStub, table_id: str, from_seq: int) -> TableWatcher:
+    """The WatchTable stream from `from_seq` on (the server counts the player as connected while it is
+    open), resumed when it breaks."""
+    return ResumableStream(
+        "felt-play-watch",
+        lambda seq: stub.WatchTable(pb.WatchTableRequest(table_id=table_id, from_seq=seq)),
+        from_seq,
+        TABLE_STREAM,
+    )
 
 
 def _request_id() -> str:
@@ -163,7 +119,7 @@ class Session:
         self._hole_cards = render.HOLE_CARDS.get(view.table.settings.game, 2)
         self._names = render.seat_names(view)
         self._write(*render.table_lines(view))
-        watcher = _Watcher(self._stub, self._table_id, view.last_seq + 1)
+        watcher = watch_table(self._stub, self._table_id, view.last_seq + 1)
         watcher.start()
         try:
             self._follow(watcher, view)
@@ -177,7 +133,7 @@ class Session:
     def _poll(self) -> None:
         """Called between events (at least every POLL_SECONDS): news from elsewhere (a tournament)."""
 
-    def _follow(self, watcher: _Watcher, view: pb.TableView) -> None:
+    def _follow(self, watcher: TableWatcher, view: pb.TableView) -> None:
         interrupted = False
         turn_now = view.seat_to_act == self._seat and view.HasField("legal")
         while not self._done:

@@ -15,7 +15,6 @@ blinded off, NK-6.5) and comes back with `felt play --tournament ID`.
 from __future__ import annotations
 
 import queue
-import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -29,7 +28,8 @@ from poker.tournament.v1 import tournament_service_pb2 as pb
 from poker.tournament.v1 import tournament_service_pb2_grpc as pb_grpc
 
 from felt.play import render
-from felt.play.session import BROKEN_STREAM, POLL_SECONDS, RECONNECT_SECONDS, Console, Session, describe_error
+from felt.play.session import POLL_SECONDS, Console, Session
+from felt.play.stream import BROKEN_STREAM, ResumableStream, Wording, describe_error
 
 # The names of the tournaments `felt up` keeps open (felt.commands.up creates them by these names).
 DEFAULT_SNG_NAME = "Felt turbo Sit & Go"
@@ -189,55 +189,29 @@ def event_lines(event: pb.TournamentEvent, me: str) -> list[str]:
     return []
 
 
-class _EventWatcher(threading.Thread):
-    """Keeps one WatchTournament stream open, resuming after the last event seen when it breaks; ends
-    after the tournament's last event."""
+TOURNAMENT_STREAM = Wording(
+    what="tournament",
+    lost="Lost the connection to the tournament; reconnecting ...",
+    back="Back in touch with the tournament.",
+)
 
-    def __init__(self, stub: pb_grpc.TournamentServiceStub, tournament_id: str, from_seq: int) -> None:
-        super().__init__(name="felt-play-tournament", daemon=True)
-        self.events: queue.Queue[pb.TournamentEvent | str] = queue.Queue()
-        self._stub = stub
-        self._tournament_id = tournament_id
-        self._next_seq = from_seq
-        self._stopped = threading.Event()
-        self._lock = threading.Lock()
-        self._call: Any = None
 
-    def run(self) -> None:
-        lost = False
-        while not self._stopped.is_set():
-            request = pb.WatchTournamentRequest(tournament_id=self._tournament_id, from_seq=self._next_seq)
-            try:
-                with self._lock:
-                    if self._stopped.is_set():
-                        return
-                    stream = self._stub.WatchTournament(request)
-                    self._call = stream
-                for response in stream:
-                    if lost:
-                        lost = False
-                        self.events.put("Back in touch with the tournament.")
-                    for event in response.events:
-                        self._next_seq = event.seq + 1
-                        self.events.put(event)
-                        if event.WhichOneof("event") in ("tournament_finished", "tournament_cancelled"):
-                            return
-            except grpc.RpcError as error:
-                if self._stopped.is_set():
-                    return
-                if error.code() not in BROKEN_STREAM:
-                    self.events.put(f"The tournament stream failed: {describe_error(error)}")
-                    return
-                if not lost:
-                    lost = True
-                    self.events.put("Lost the connection to the tournament; reconnecting ...")
-            self._stopped.wait(RECONNECT_SECONDS)
+def watch_tournament(
+    stub: pb_grpc.TournamentServiceStub, tournament_id: str, from_seq: int
+) -> ResumableStream[pb.TournamentEvent]:
+    """The WatchTournament stream from `from_seq` on, resumed when it breaks; it ends after the
+    tournament's last event."""
 
-    def stop(self) -> None:
-        with self._lock:
-            self._stopped.set()
-            if self._call is not None:
-                self._call.cancel()
+    def open_from(seq: int) -> Any:
+        return stub.WatchTournament(pb.WatchTournamentRequest(tournament_id=tournament_id, from_seq=seq))
+
+    return ResumableStream(
+        "felt-play-tournament",
+        open_from,
+        from_seq,
+        TOURNAMENT_STREAM,
+        last=lambda event: event.WhichOneof("event") in ("tournament_finished", "tournament_cancelled"),
+    )
 
 
 @dataclass
@@ -341,7 +315,7 @@ class TournamentSession:
         self._from_seq = from_seq
         self._clock = clock
         self.progress = Progress(me)
-        self._watcher: _EventWatcher | None = None
+        self._watcher: ResumableStream[pb.TournamentEvent] | None = None
         self._shown: list[str] = []  # the standings shown last
 
     def _write(self, *lines: str) -> None:
@@ -394,7 +368,7 @@ class TournamentSession:
         except grpc.RpcError as error:
             self._write(f"Cannot play this tournament: {describe_error(error)}")
             return 1
-        self._watcher = _EventWatcher(self._tournaments, self._id, max(self._from_seq, 1))
+        self._watcher = watch_tournament(self._tournaments, self._id, max(self._from_seq, 1))
         self._watcher.start()
         try:
             self._follow(where)
