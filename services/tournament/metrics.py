@@ -1,10 +1,11 @@
 """The tournament service's own metrics (beside servicekit's per-RPC ones): tournaments by state,
-registrations, eliminations, payouts, hands played and failed outbox steps."""
+registrations, eliminations, payouts, hands played, and the outbox: steps failed, waiting, and how long
+each waited from its commit until the table or the wallet had done it (the director's lag)."""
 
 from __future__ import annotations
 
 from pokerrules.tournament import events as ev
-from prometheus_client import Counter, Gauge
+from prometheus_client import Counter, Gauge, Histogram
 
 TOURNAMENTS = Gauge("poker_tournament_tournaments", "Tournaments by state (this process)", ["state"])
 REGISTRATIONS = Counter(
@@ -17,6 +18,13 @@ PAID_CHIPS = Counter("poker_tournament_paid_chips_total", "Wallet chips paid out
 HANDS = Counter("poker_tournament_hands_total", "Hand results fed back from the tables")
 STEP_FAILURES = Counter(
     "poker_tournament_step_failures_total", "Outbox steps that failed (retried)", ["kind"]
+)
+STEPS_WAITING = Gauge("poker_tournament_steps_waiting", "Outbox steps committed and not yet done")
+STEP_LAG = Histogram(
+    "poker_tournament_step_lag_seconds",
+    "From the commit of a change to its outbox step done (seat, release a hand, pay...): the director's lag",
+    ["kind"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0),
 )
 
 for _state in ("announced", "registering", "running", "finished", "cancelled"):

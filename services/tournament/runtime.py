@@ -23,7 +23,7 @@ import pickle
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,6 +83,7 @@ class Running:
         self.wake = threading.Event()
         self.watchers: dict[str, threading.Thread] = {}
         self.pump: threading.Thread | None = None
+        self.queued: dict[int, float] = {}  # outbox step -> when it was committed (monotonic), until done
         self.log = get_logger(service="tournament", tournament_id=tournament_id)
 
     # ------------------------------------------------------------ reads
@@ -174,6 +175,7 @@ class Running:
                 saved,
             )
         )
+        self._queue(n for n, _ in outbox)
         old_phase = self.t.phase
         self.t, self.data = new, data
         if new.phase is not old_phase:
@@ -223,10 +225,24 @@ class Running:
 
     # ------------------------------------------------------------ the outbox
 
+    def _queue(self, steps: Iterable[int]) -> None:
+        now = time.monotonic()
+        for n in steps:
+            if n not in self.queued:
+                self.queued[n] = now
+                metrics.STEPS_WAITING.inc()
+
+    def _done(self, n: int, kind: str) -> None:
+        queued = self.queued.pop(n, None)
+        if queued is not None:
+            metrics.STEPS_WAITING.dec()
+            metrics.STEP_LAG.labels(kind=kind).observe(time.monotonic() - queued)
+
     def run_pump(self) -> None:
         backoff = 0.05
         while not self.hub.stopping.is_set():
             pending = self.hub.deps.store.pending_steps(self.id)
+            self._queue(n for n, _ in pending)  # after a restart: waiting from now on
             if not pending:
                 if self.over:
                     return
@@ -234,16 +250,18 @@ class Running:
                 self.wake.clear()
                 continue
             for n, text in pending:
+                step = json.loads(text)
                 try:
-                    self._do(n, json.loads(text))
+                    self._do(n, step)
                 except Exception as exc:  # a dependency away or refusing: retry in order, with back-off
-                    metrics.STEP_FAILURES.labels(kind=json.loads(text)["k"]).inc()
+                    metrics.STEP_FAILURES.labels(kind=step["k"]).inc()
                     self.log.warning("tournament_step_failed", step=n, error=str(exc)[:300])
                     self.hub.stopping.wait(backoff)
                     backoff = min(backoff * 2, 5.0)
                     break
                 backoff = 0.05
                 self.hub.deps.store.mark_done(self.id, n)
+                self._done(n, step["k"])
 
     def _do(self, n: int, s: dict[str, Any]) -> None:
         rid = f"{self.id}:s{n}"

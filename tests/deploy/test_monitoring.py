@@ -177,6 +177,8 @@ def test_rules_cover_what_operators_need() -> None:
     assert "poker_table_lease_losses_total" in alerts["FeltTableLeasesFlapping"]["expr"]
     assert "poker_table_unowned_tables" in alerts["FeltTablesWithoutOwner"]["expr"]
     assert "poker_table_lease_renewal_failures_total" in alerts["FeltTableLeaseRenewalsFailing"]["expr"]
+    assert "poker_tournament_step_lag_seconds_bucket" in alerts["FeltTournamentDirectorLagging"]["expr"]
+    assert "poker_tournament_steps_waiting" in alerts["FeltTournamentStepsStuck"]["expr"]
 
 
 BROKEN_EXPRESSIONS = {

@@ -4,6 +4,8 @@ end. The wallet sees only entries, fees and prizes (NK-6.6) and every payout add
 
 from __future__ import annotations
 
+import re
+
 import grpc
 import pytest
 from dealing.verifier import draw_value
@@ -101,6 +103,11 @@ def test_nk_6_3_a_sit_and_go_played_to_the_end_by_a_person_and_bots(stack: Stack
         "poker_tournament_paid_chips_total 600.0",
     ):
         assert line in metrics, line
+    # The director's lag: every step it committed was done and timed (seats, hands released, the payouts).
+    wait_until(lambda: "poker_tournament_steps_waiting 0.0" in stack.tournament.metrics(), 30)
+    for kind in ("SeatPlayer", "ReleaseHand"):
+        done = re.search(rf'poker_tournament_step_lag_seconds_count{{kind="{kind}"}} (\S+)', metrics)
+        assert done is not None and float(done.group(1)) >= 1, kind
 
 
 def test_nk_6_4_a_spin_draws_its_multiplier_with_the_dealer_and_pays_the_pool(stack: Stack) -> None:
@@ -189,6 +196,13 @@ def test_nk_6_3_a_naiko_sit_and_go_of_bots(stack: Stack) -> None:
     wait_until(lambda: finished(stack, tid).state == pb.STATE_FINISHED, 240)
     events = events_of(stack, tid)
     table = next(e.table_opened.table_id for e in events if e.HasField("table_opened"))
-    info = stack.tables("naiko-fan").GetTableView(tpb.GetTableViewRequest(table_id=table)).view.table
+    viewer = stack.tables("naiko-fan")
+
+    def table_info() -> tpb.TableInfo:
+        return viewer.GetTableView(tpb.GetTableViewRequest(table_id=table)).view.table
+
+    # The table is closed by an outbox step after the finish: wait for it.
+    wait_until(lambda: table_info().closed, 30)
+    info = table_info()
     assert info.settings.game == tpb.GAME_NAIKO and info.tournament_id == tid and info.closed
     assert events[-1].HasField("tournament_finished")
