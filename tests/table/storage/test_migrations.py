@@ -144,7 +144,9 @@ def test_leases_version_2_adds_seat_claims_and_keeps_the_data(
     new = location.open()
     assert _versions(new) == {c: latest(c) for c in (LEASES, POKER, CASINO)} and latest(LEASES) == 2
     assert new.read("SELECT table_id, host FROM poker_tables") == [("t-1", "ana")]
-    assert new.read("SELECT kind, table_id, owner, epoch FROM table_leases") == [("poker", "t-1", "table-0", 3)]
+    assert new.read("SELECT kind, table_id, owner, epoch FROM table_leases") == [
+        ("poker", "t-1", "table-0", 3)
+    ]
     assert new.read("SELECT shard_id, address FROM table_shards") == [("table-0", "a:1")]
     assert _layout(new)["table_seat_claims"] == (
         ["kind", "player", "seats", "table_id"],
@@ -155,7 +157,9 @@ def test_leases_version_2_adds_seat_claims_and_keeps_the_data(
     new.write(lambda tx: tx.execute(row))
     with pytest.raises(Exception):  # noqa: B017 - one claim per (kind, player, table), in either dialect
         new.write(lambda tx: tx.execute(row))
-    assert new.read("SELECT kind, player, table_id, seats FROM table_seat_claims") == [("poker", "ana", "t-1", 1)]
+    assert new.read("SELECT kind, player, table_id, seats FROM table_seat_claims") == [
+        ("poker", "ana", "t-1", 1)
+    ]
 
 
 # The poker file's schema at SQLite user_version 0 (before the store versioned it), as a fixture.
