@@ -223,6 +223,8 @@ class CasinoTable:
             )
         except BaseException:
             self.seq -= len(stored)
+            if seated is not None:  # perhaps committed after all (the store lost): rewritten next time
+                self._claims_synced = False
             raise
         if seated is not None:
             self._claims_synced = True

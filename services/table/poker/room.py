@@ -304,6 +304,9 @@ class PokerRoom:
                     f"a player sits at {MAX_SEATS_PER_PLAYER} tables at most at once; leave one first",
                     limit=MAX_SEATS_PER_PLAYER,
                 ) from None
+            except BaseException:  # the store away: the claim may have committed; the next commit tells
+                table.claims_synced = False
+                raise
             try:
                 yield
             except BaseException:

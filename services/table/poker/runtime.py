@@ -309,7 +309,12 @@ class PokerTable:
         now_seated = seated(new)
         if not self.claims_synced or now_seated != seated(old):
             commit.seated = now_seated  # the claims follow the seats, in the same transaction
-        self._store.commit(self.table_id, commit)
+        try:
+            self._store.commit(self.table_id, commit)
+        except BaseException:  # perhaps committed after all (the store lost): the next commit rewrites them
+            if commit.seated is not None:
+                self.claims_synced = False
+            raise
         self.state = new
         if commit.seated is not None:
             self.claims_synced = True
