@@ -171,6 +171,18 @@ def test_the_poker_quota_counts_the_seats_of_every_shard(shards: Shards) -> None
     assert rpc_reason(_refused(lambda: join("a", on_a[0]))) == "TOO_MANY_SEATS"
 
 
+def test_a_join_that_fails_after_its_claim_leaves_no_claim(shards: Shards) -> None:
+    """The claim is written before the buy-in: a wallet that refuses the chips leaves no claim behind."""
+    table_id = shards.balanced("poker")["b"][0]
+    shards.fund("poor", 100)
+    stub = shards.poker("b", "poor")
+    refused = _refused(
+        lambda: stub.JoinTable(pb.JoinTableRequest(request_id=rid("join"), table_id=table_id, buy_in=200))
+    )
+    assert rpc_reason(refused) == "INSUFFICIENT_FUNDS"  # the wallet's, after the claim
+    assert shards.claims("poker", "poor") == {}
+
+
 def test_the_casino_cap_counts_the_seats_of_every_shard(shards: Shards) -> None:
     on_a, on_b = shards.balanced("casino")["a"], shards.balanced("casino")["b"]
     shards.fund("ana", 1_000)
