@@ -22,6 +22,7 @@ from services.table.casino.store import CasinoStore, RequestMark, StoredEvent
 from services.table.casino.table import CasinoTable, SeatPolicy
 from services.table.casino.tables import TableSpec
 from services.table.routing import is_mine, moved, place_of
+from services.table.storage.seats import QuotaExceeded
 
 RETRY_SECONDS = 1.0
 # A request's answer is kept a day (AIP-155 lets ids expire): a retry later than that is a new request.
@@ -59,9 +60,6 @@ class Casino:
         if self.sharded:
             for spec in specs:  # a lease for every configured table: the first shard to see it places it
                 store.owned.place(spec.table_id)
-        # Joins at every table, one at a time: the seat cap counts the player's seats at all tables. Taken
-        # after a table's lock, never before one (a table's own lock is the only other lock a join holds).
-        self._seats_lock = threading.Lock()
         self._retry_at: dict[str, float] = {}  # a table whose tick failed waits before the next try
         self._forget_at = 0.0
         self._tick_seconds = tick_seconds
@@ -192,19 +190,18 @@ class Casino:
         self, table: CasinoTable, player: str, seat: int, request: RequestMark | None = None
     ) -> tuple[int, bool]:
         """A seat for `player` (see CasinoTable.join), refused beyond the player's seat cap across all casino
-        tables (issue 13 finding 5). The caller checked the player's wallet account (`require_account`)."""
-
-        def may_take() -> None:
-            held = sum(t.seats_of(player) for t in self.tables.values())
-            if held >= self.policy.max_seats:
-                raise errors.resource_exhausted(
-                    "SEAT_LIMIT",
-                    f"a player holds at most {self.policy.max_seats} casino seats; leave one first",
-                    limit=self.policy.max_seats,
-                )
-
-        with table.lock, self._seats_lock:
-            return table.join(player, seat, request, may_take)
+        tables of every shard (issue 13 finding 5): their seat claims in the shared store, checked and
+        written in the join's own transaction (services/table/storage/seats.py), so joins at different
+        tables never wait for each other here. The caller checked the player's wallet account
+        (`require_account`)."""
+        try:
+            return table.join(player, seat, request, self.policy.max_seats)
+        except QuotaExceeded:
+            raise errors.resource_exhausted(
+                "SEAT_LIMIT",
+                f"a player holds at most {self.policy.max_seats} casino seats; leave one first",
+                limit=self.policy.max_seats,
+            ) from None
 
     def require_account(self, player: str) -> None:
         """FAILED_PRECONDITION NO_PLAYER_ACCOUNT: no seat without a chips account (issue 13 finding 5). A

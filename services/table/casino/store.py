@@ -1,11 +1,13 @@
 """Each casino table's log, in the table service's store (services/table/storage): SQLite by default
 (`<data dir>/casino.sqlite3`), PostgreSQL when `TABLE_DATABASE_URL` names one. The round's entries (new
 round, seats, engine commands, wallet holds, payment) from which a round is rebuilt after a crash
-(`casino_log`), the numbered events that WatchCasinoTable and GetGameHistory serve (`casino_events`), and
-who bet in which round (`casino_bettors`), and the answers to the players' requests (`casino_requests`,
-idempotent retries). Every entry is committed before its effect is answered, through the table's lease
-fence: a process that lost the table commits nothing more for it (FencedOut); a request's record is
-committed with the step it made, so a retry after a crash finds it and changes nothing."""
+(`casino_log`), the numbered events that WatchCasinoTable and GetGameHistory serve (`casino_events`),
+who bet in which round (`casino_bettors`), the answers to the players' requests (`casino_requests`,
+idempotent retries), and who holds how many seats at each table (`table_seat_claims`, kind `casino`,
+shared by every shard: the seat cap counts them, services/table/storage/seats.py). Every entry is
+committed before its effect is answered, through the table's lease fence: a process that lost the table
+commits nothing more for it (FencedOut); a request's record is committed with the step it made, so a
+retry after a crash finds it and changes nothing."""
 
 from __future__ import annotations
 
@@ -16,10 +18,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from services.table.storage import Tx, open_database
+from services.table.storage import Tx, open_database, seats
 from services.table.storage.leases import DEFAULT_TTL_MS, Shard
 from services.table.storage.ownership import ShardTables
 from services.table.storage.schema import CASINO
+
+KIND = "casino"  # the tables' kind in the shared rows (leases, seat claims)
+
+
+@dataclass(frozen=True)
+class SeatClaim:
+    """A join's claim, checked in the transaction of its step: the player's seats at every casino table of
+    every shard, this one's after the step included, are at most `limit` (else seats.QuotaExceeded)."""
+
+    player: str
+    limit: int
 
 
 @dataclass(frozen=True)
@@ -75,7 +88,7 @@ class CasinoStore:
         self.wall_clock_ms = wall_clock_ms or _now_ms
         self._db = open_database(database_url, path, [CASINO], pool_size=pool_size)
         try:
-            self.owned = ShardTables(self._db, "casino", shard, ttl_ms=lease_ms, sharded=sharded)
+            self.owned = ShardTables(self._db, KIND, shard, ttl_ms=lease_ms, sharded=sharded)
         except BaseException:
             self._db.close()
             raise
@@ -93,10 +106,20 @@ class CasinoStore:
         bettors: set[str] = frozenset(),  # type: ignore[assignment]
         request: RequestMark | None = None,
         result: dict[str, Any] | None = None,
+        seated: dict[str, int] | None = None,
+        claim: SeatClaim | None = None,
     ) -> None:
-        """Log entries, events and bettors of one step, and the request that made it, in one transaction."""
+        """Log entries, events and bettors of one step, and the request that made it, in one transaction.
+        `seated`: who holds how many seats at the table after the step, when that changed (the table's
+        seat claims follow); `claim`: the join's seat cap, checked first (seats.QuotaExceeded: nothing
+        written)."""
 
         def work(tx: Tx) -> None:
+            if claim is not None:
+                held_here = (seated or {}).get(claim.player, 0)
+                seats.claim(tx, KIND, claim.player, table_id, held_here, claim.limit)
+            if seated is not None:
+                seats.reconcile(tx, KIND, table_id, seated)
             row = tx.execute(
                 "SELECT COALESCE(MAX(n), 0) FROM casino_log WHERE table_id = ? AND round = ?",
                 (table_id, round_number),
@@ -126,6 +149,25 @@ class CasinoStore:
                 tx.execute(_UPSERT_REQUEST, row)
 
         self.owned.write(table_id, work)
+
+    def reconcile_seats(self, table_id: str, seated: dict[str, int]) -> None:
+        """The table's seat claims become `seated` (player -> seats), through the table's fence."""
+        self.owned.write(table_id, lambda tx: seats.reconcile(tx, KIND, table_id, seated))
+
+    def seats_elsewhere(self, player: str, table_id: str) -> int:
+        """The seats the player's claims hold at the other casino tables (of every shard), as committed."""
+        rows = self._db.read(
+            f"SELECT COALESCE(SUM(seats), 0) FROM {seats.CLAIMS} WHERE kind = ? AND player = ?"
+            " AND table_id <> ?",
+            (KIND, player, table_id),
+        )
+        return int(rows[0][0])
+
+    def seat_claims(self, table_id: str) -> dict[str, int]:
+        rows = self._db.read(
+            f"SELECT player, seats FROM {seats.CLAIMS} WHERE kind = ? AND table_id = ?", (KIND, table_id)
+        )
+        return {str(r[0]): int(r[1]) for r in rows}
 
     def request(self, key: str) -> StoredRequest | None:
         rows = self._db.read(

@@ -50,8 +50,9 @@ from services.table.casino.book import RoundBook, command_body
 from services.table.casino.crashpoint import crash_point
 from services.table.casino.money import HeldBet, Wallet
 from services.table.casino.shoe import Shoes
-from services.table.casino.store import CasinoStore, RequestMark, StoredEvent
+from services.table.casino.store import CasinoStore, RequestMark, SeatClaim, StoredEvent
 from services.table.casino.tables import TableSpec
+from services.table.storage.seats import QuotaExceeded
 
 ROUNDS = prometheus_client.Counter(
     "poker_casino_rounds_total", "Casino rounds finished, by game and how they ended.", ["game", "end"]
@@ -121,6 +122,7 @@ class CasinoTable:
         self.moved = False  # another shard serves the table now: this copy's streams end
         self.policy = policy or SeatPolicy()
         self._idle: dict[int, _Idle] = {}  # seated players' idle clocks (in memory: a restart resets them)
+        self._claims_synced = False  # the store's seat claims known to match the seats (once recovered)
         self._log = get_logger(service="table")
 
     # Start-up and recovery -------------------------------------------------------------------------------
@@ -133,6 +135,9 @@ class CasinoTable:
             if self.recovered:
                 return
             self._recover()
+            # Claims a crash left (a seat given up in a step whose claims were not written) dropped.
+            self._store.reconcile_seats(self.spec.table_id, _seated(self.book.players))
+            self._claims_synced = True
             now = self._clock()
             self._idle = {seat: _Idle(now) for seat in self.book.players}
             self.recovered = True
@@ -169,10 +174,12 @@ class CasinoTable:
         state: RoundState | None = None,
         request: RequestMark | None = None,
         result: dict[str, Any] | None = None,
+        claim: SeatClaim | None = None,
     ) -> None:
         """Persist then apply: nothing is answered that is not in the log. `request`: the player's request
         whose step this is, recorded in the same transaction (a retry then finds it, `result` says what it
-        decided)."""
+        decided). The table's seat claims follow its seats in that transaction too; `claim`: a join's seat
+        cap, checked there (seats.QuotaExceeded: nothing committed)."""
         round_number = self.book.state.round_number
         for op, body in entries:
             if op == "round":
@@ -198,13 +205,29 @@ class CasinoTable:
                     now,
                 )
             )
+        seated: dict[str, int] | None = None
+        after = _seated(_players_after(self.book.players, entries))
+        if claim is not None or not self._claims_synced or after != _seated(self.book.players):
+            seated = after
         try:
             self._store.append(
-                self.spec.table_id, round_number, entries, stored, bettors or set(), request, result
+                self.spec.table_id,
+                round_number,
+                entries,
+                stored,
+                bettors or set(),
+                request,
+                result,
+                seated=seated,
+                claim=claim,
             )
         except BaseException:
             self.seq -= len(stored)
+            if seated is not None:  # perhaps committed after all (the store lost): rewritten next time
+                self._claims_synced = False
             raise
+        if seated is not None:
+            self._claims_synced = True
         for op, body in entries:
             self.book.apply_entry(op, body, state if op == "cmd" else None)
         self.changed.notify_all()
@@ -363,11 +386,12 @@ class CasinoTable:
         player: str,
         seat: int,
         request: RequestMark | None = None,
-        may_take: Callable[[], None] = lambda: None,
+        max_seats: int | None = None,
     ) -> tuple[int, bool]:
         """The seat taken, and whether the caller already held it (then nothing changes). Seat 0: any free
         seat, or the caller's own where the game gives one position per player (THB-1.2) or none is free.
-        `may_take` raises when the player may not take another seat (the casino's seat cap)."""
+        `max_seats`: the casino's seat cap, the player's seats at every table of every shard counted
+        (seats.QuotaExceeded): looked up first, then checked again in the join's own transaction."""
         with self.lock:
             taken = self.book.players
             mine = sorted(s for s, p in taken.items() if p == player and s not in self.book.leaving)
@@ -387,7 +411,12 @@ class CasinoTable:
                     return seat, True  # already there: joining again changes nothing
                 raise errors.failed_precondition("SEAT_TAKEN", f"seat {seat} is taken", seat=str(seat))
             check_positions(self.spec.game, {**taken, seat: player})  # THB-1.2
-            may_take()
+            claim = None
+            if max_seats is not None:
+                held = self._store.seats_elsewhere(player, self.spec.table_id) + self.seats_of(player)
+                if held >= max_seats:
+                    raise QuotaExceeded(held, max_seats)
+                claim = SeatClaim(player, max_seats)
             if self.book.finished and self.book.paid:
                 self._open_round(self.book.state)
             self._commit(
@@ -395,6 +424,7 @@ class CasinoTable:
                 [Event("PLAYER_JOINED", {"seat": seat, "player_id": player})],
                 request=request,
                 result={"seat": seat},
+                claim=claim,
             )
             self._idle[seat] = _Idle(self._clock())
             return seat, False
@@ -629,6 +659,27 @@ class CasinoTable:
             shown = (self.deadline, self._now_ms() + max(0, int((self.deadline - self._clock()) * 1000)))
             self._deadline_shown = shown
         return shown[1]
+
+
+def _players_after(players: Mapping[int, str], entries: list[Entry]) -> dict[int, str]:
+    """Who sits where once `entries` are applied (as RoundBook.apply_entry does it)."""
+    after = dict(players)
+    for op, body in entries:
+        if op == "round":
+            after = {int(k): str(v) for k, v in body["players"].items()}
+        elif op == "join":
+            after[int(body["seat"])] = str(body["player"])
+        elif op == "leave":
+            after.pop(int(body["seat"]), None)
+    return after
+
+
+def _seated(players: Mapping[int, str]) -> dict[str, int]:
+    """Seats held per player: the table's seat claims."""
+    counts: dict[str, int] = {}
+    for player in players.values():
+        counts[player] = counts.get(player, 0) + 1
+    return counts
 
 
 def unhold(hold_id: str) -> Entry:

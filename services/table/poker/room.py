@@ -13,7 +13,6 @@ import secrets
 import threading
 import time
 import uuid
-from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -31,6 +30,7 @@ from services.table.poker.runtime import ClockMs, Options, PokerTable
 from services.table.poker.store import REQUEST_RETENTION_MS, TableStore
 from services.table.poker.tables import PublicTable
 from services.table.routing import is_mine, moved, place_of
+from services.table.storage.seats import QuotaExceeded
 
 RETRY_MS = 1_000
 MAX_SEATS_PER_PLAYER = 24  # tables a player sits at at once (multi-tabling), so one cannot fill the lobby
@@ -73,8 +73,6 @@ class PokerRoom:
         self._tick_seconds = tick_seconds
         self.lock = threading.RLock()
         self._retry_at: dict[str, int] = {}  # a table whose tick failed waits until then (ms, `clock`)
-        self._seats_lock = threading.Lock()
-        self._joining: Counter[str] = Counter()  # joins in flight, per player
         self._next_prune_ms = 0
         self._stop = threading.Event()
         # Several clock threads, each ticking its share of the tables: most of a tick is waiting (SQLite's
@@ -292,25 +290,40 @@ class PokerRoom:
     @contextmanager
     def seat_reserved(self, player: str, table: PokerTable) -> Iterator[None]:
         """A seat of the player's quota for a join at `table` while it runs: RESOURCE_EXHAUSTED
-        TOO_MANY_SEATS when they sit (or are sitting down) at MAX_SEATS_PER_PLAYER tables already."""
-        with self._seats_lock:
-            # Table states are immutable values: reading them needs no table's lock.
-            others = [t for t in list(self.tables.values()) if t is not table]
-            held = sum(t.state.find_seat(player) is not None for t in others) + self._joining[player]
-            if held >= MAX_SEATS_PER_PLAYER:
+        TOO_MANY_SEATS when they sit (or are sitting down) at MAX_SEATS_PER_PLAYER other tables already,
+        counted over every shard: the claim is a row of the shared store (services/table/storage/seats.py),
+        checked and written in one transaction before the join, so a join in flight counts too. A join
+        that fails leaves the claim only if the player sits at the table after all. Under the table's lock
+        (the join holds it anyway): nothing else at the table commits between the claim and the seat."""
+        with table.lock:
+            try:
+                table.store_claim(player, MAX_SEATS_PER_PLAYER)
+            except QuotaExceeded:
                 raise errors.resource_exhausted(
                     "TOO_MANY_SEATS",
                     f"a player sits at {MAX_SEATS_PER_PLAYER} tables at most at once; leave one first",
                     limit=MAX_SEATS_PER_PLAYER,
-                )
-            self._joining[player] += 1
+                ) from None
+            except BaseException:  # the store away: the claim may have committed; the next commit tells
+                table.claims_synced = False
+                raise
+            try:
+                yield
+            except BaseException:
+                if table.state.find_seat(player) is None:
+                    self._unclaim(table)
+                raise
+
+    def _unclaim(self, table: PokerTable) -> None:
+        """A failed join's claim dropped (the table's claims matched to its seats); if the store is away,
+        the table's next commit does it."""
         try:
-            yield
-        finally:
-            with self._seats_lock:
-                self._joining[player] -= 1
-                if not self._joining[player]:
-                    del self._joining[player]
+            table.sync_claims()
+        except Exception as exc:
+            table.claims_synced = False
+            self._log.warning(
+                "poker_seat_claim_undo_deferred", table_id=table.table_id, error=type(exc).__name__
+            )
 
     def _prune_requests(self) -> None:
         now = self.now()

@@ -103,6 +103,11 @@ class Options:
     resume_hands: bool = True  # False: a hand interrupted by a restart is always voided
 
 
+def seated(state: TableState) -> dict[str, int]:
+    """The people at the table (bots hold no quota): its seat claims (services/table/storage/seats.py)."""
+    return {seat.player: 1 for seat in state.seats.values() if not seat.is_bot}
+
+
 def _in_hand(old: TableState, new: TableState) -> bool:
     """Whether a transition from `old` to `new` is part of a hand: one was in progress before or after, or
     one started and ended in it (every player but one all-in with the blinds: the board runs out at once)."""
@@ -160,6 +165,9 @@ class PokerTable:
         self._log = get_logger(service="table")
         self.shard_address = ""  # the shard serving the table (TableInfo.shard_address)
         self.moved = False  # another shard serves it now: this copy answers nothing more
+        # Whether the table's seat claims in the store are known to match its seats: not until recovered
+        # (a crash may have left a claim) or after a join that claimed failed and could not undo it.
+        self.claims_synced = False
 
     # Queries -----------------------------------------------------------------------------------------
 
@@ -298,8 +306,18 @@ class PokerTable:
         finished = _in_hand(old, new) and not new.hand_in_progress
         if finished:
             self._record_hand(old, t, commit)
-        self._store.commit(self.table_id, commit)
+        now_seated = seated(new)
+        if not self.claims_synced or now_seated != seated(old):
+            commit.seated = now_seated  # the claims follow the seats, in the same transaction
+        try:
+            self._store.commit(self.table_id, commit)
+        except BaseException:  # perhaps committed after all (the store lost): the next commit rewrites them
+            if commit.seated is not None:
+                self.claims_synced = False
+            raise
         self.state = new
+        if commit.seated is not None:
+            self.claims_synced = True
         with self.published.lock:
             self.seq += len(p.events)
             self._recent.extend(p.events)
@@ -605,7 +623,21 @@ class PokerTable:
                     if self.state.hand_in_progress:
                         self.run(c.VoidHand())
             self._pay_out()
+            self.sync_claims()
             self.recovered = True
+
+    def store_claim(self, player: str, limit: int) -> None:
+        """The player's seat here claimed in the shared store (seats.QuotaExceeded beyond `limit` other
+        tables). Under the table's lock."""
+        with self.lock:
+            self._store.claim_seat(self.table_id, player, limit)
+
+    def sync_claims(self) -> None:
+        """The table's seat claims made to match its seats (claims a crash or a failed join left dropped,
+        missing ones written). Under the table's lock."""
+        with self.lock:
+            self._store.reconcile_seats(self.table_id, seated(self.state))
+            self.claims_synced = True
 
     def _replay(
         self, state: TableState, log: list[tuple[str, dict[str, Any]]], real_cards: bool

@@ -15,6 +15,9 @@ its rows kept).
 - `poker_money_ops` / `poker_payouts`: wallet calls asked (buy-ins) or owed (stacks leaving, in the order
   owed: `n`), so a crash in between is cleaned up or completed on restart; an open payout carries its
   failed attempts, when it is tried next, its last error and whether the wallet refused it (`payouts.py`).
+- `table_seat_claims` (kind `poker`, shared with the casino and every shard): the players seated at each
+  table, claimed on JoinTable before the seat is taken and written with every commit that changes who
+  sits there, which MAX_SEATS_PER_PLAYER counts (services/table/storage/seats.py).
 - `poker_requests`: the first answer to each mutating request, under its caller-scoped key with the
   request's fingerprint (`servicekit.idempotency`), kept `REQUEST_RETENTION_MS` (a day) for retries.
 
@@ -33,13 +36,14 @@ from typing import Any
 
 from servicekit.idempotency import Saved
 
-from services.table.storage import Tx, open_database
+from services.table.storage import Tx, open_database, seats
 from services.table.storage.leases import DEFAULT_TTL_MS, Shard
 from services.table.storage.ownership import ShardTables
 from services.table.storage.schema import POKER
 
 # A retry comes within seconds; a day covers any client's. Older answers are dropped (the clock prunes).
 REQUEST_RETENTION_MS = 24 * 3600 * 1000
+KIND = "poker"  # the tables' kind in the shared rows (leases, seat claims)
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,7 @@ class Commit:
     money_done: int | None = None  # a money_ops row now reflected in the table
     request: Answer | None = None  # the command's answer, for repeats of its request
     invited: list[str] = field(default_factory=list)  # players invited by the host (rows of their own)
+    seated: dict[str, int] | None = None  # who sits at the table now (its seat claims follow), if it changed
 
 
 def _row(r: Any) -> tuple[str, bytes, str, str, list[str], str]:
@@ -131,7 +136,7 @@ class TableStore:
         self._db = open_database(database_url, path, [POKER], pool_size=pool_size)
         self.checkpointer = getattr(self._db, "checkpointer", None)  # SQLite's background WAL copier
         try:
-            self.owned = ShardTables(self._db, "poker", shard, ttl_ms=lease_ms, sharded=sharded)
+            self.owned = ShardTables(self._db, KIND, shard, ttl_ms=lease_ms, sharded=sharded)
         except BaseException:
             self._db.close()
             raise
@@ -254,8 +259,27 @@ class TableStore:
                 "INSERT INTO poker_invitations (table_id, player) VALUES (?, ?) ON CONFLICT DO NOTHING",
                 [(table_id, p) for p in c.invited],
             )
+        if c.seated is not None:
+            seats.reconcile(tx, KIND, table_id, c.seated)
         if c.request is not None:
             TableStore._save_answer(tx, c.request)
+
+    # Seat claims (services/table/storage/seats.py) ------------------------------------------------------
+
+    def claim_seat(self, table_id: str, player: str, limit: int) -> None:
+        """The player's seat at `table_id` claimed, unless they sit at `limit` other tables of any shard
+        already (seats.QuotaExceeded): one transaction, through the table's fence."""
+        self.owned.write(table_id, lambda tx: seats.claim(tx, KIND, player, table_id, 1, limit))
+
+    def reconcile_seats(self, table_id: str, seated: dict[str, int]) -> None:
+        """The table's seat claims become `seated` (its players now), through the table's fence."""
+        self.owned.write(table_id, lambda tx: seats.reconcile(tx, KIND, table_id, seated))
+
+    def seat_claims(self, table_id: str) -> dict[str, int]:
+        rows = self._rows(
+            f"SELECT player, seats FROM {seats.CLAIMS} WHERE kind = ? AND table_id = ?", (KIND, table_id)
+        )
+        return {str(r[0]): int(r[1]) for r in rows}
 
     # Money ---------------------------------------------------------------------------------------------
 

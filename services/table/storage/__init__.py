@@ -4,6 +4,7 @@
 - database.py: the interface (`write` one transaction, `read` one query), sqlite.py and postgres.py
 - schema.py, migrations.py: versioned migrations of both dialects, applied at open
 - leases.py: which shard owns a table, renewal, takeover, placement, and the fence every write passes
+- seats.py: the seats each player holds at each table (claims), which the seat quotas count across shards
 """
 
 from __future__ import annotations

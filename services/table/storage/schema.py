@@ -4,6 +4,8 @@ columns and keys). A migration is never edited once released: a change is a new 
 
 - `leases`: which shard owns each table (`table_leases`, with its fencing epoch) and the shards alive
   (`table_shards`). Migrated first: the other components' migrations give existing tables a lease row.
+  Version 2: the seats each player holds, per kind and table (`table_seat_claims`,
+  services/table/storage/seats.py), which the per-player seat quotas count across every shard.
 - `poker`: the poker tables' log (see services/table/poker/store.py for what each table holds).
 - `casino`: the casino tables' log (services/table/casino/store.py).
 
@@ -53,6 +55,15 @@ CREATE TABLE table_leases (
     epoch BIGINT NOT NULL CHECK (epoch >= 0), expires_ms BIGINT NOT NULL,
     PRIMARY KEY (kind, table_id));
 CREATE INDEX table_leases_by_owner ON table_leases (kind, owner, incarnation);
+"""
+
+# Version 2 of `leases`: seat claims, shared by poker and casino (`kind`). Empty at first: each table's
+# claims are written from its seats when a shard next recovers it.
+_LEASES_V2 = """
+CREATE TABLE table_seat_claims (
+    kind TEXT NOT NULL, player TEXT NOT NULL, table_id TEXT NOT NULL, seats INTEGER NOT NULL,
+    PRIMARY KEY (kind, player, table_id));
+CREATE INDEX table_seat_claims_by_table ON table_seat_claims (kind, table_id);
 """
 
 # The poker store's schema before shards, as services/table/poker/store.py last created it (its SQLite
@@ -259,7 +270,7 @@ CREATE INDEX casino_requests_by_time ON casino_requests (time_ms);
 """
 
 MIGRATIONS: dict[str, list[Migration]] = {
-    LEASES: [Migration(1, _LEASES_V1_SQLITE, _LEASES_V1_POSTGRES)],
+    LEASES: [Migration(1, _LEASES_V1_SQLITE, _LEASES_V1_POSTGRES), Migration(2, _LEASES_V2, _LEASES_V2)],
     POKER: [Migration(1, _poker_v1_sqlite, ""), Migration(2, _POKER_V2_SQLITE, _POKER_V2_POSTGRES)],
     CASINO: [
         Migration(1, CASINO_V1_SQLITE, ""),

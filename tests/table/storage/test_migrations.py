@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from services.table.storage import Opened, open_database
+from services.table.storage import Opened, open_database, schema
 from services.table.storage.migrations import VERSION_TABLE, latest
 from services.table.storage.schema import CASINO, CASINO_V1_SQLITE, LEASES, POKER, POKER_V1_SQLITE
 
@@ -112,6 +112,56 @@ def test_shards_starting_together_migrate_once(location: Any) -> None:
     )
 
 
+def test_leases_version_2_adds_seat_claims_and_keeps_the_data(
+    location: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store at leases version 1 (before seat claims), with tables, leases and shards in it: opening it
+    applies version 2 only, keeps every row, and the claims table starts empty and works (its key)."""
+    with monkeypatch.context() as m:
+        m.setitem(schema.MIGRATIONS, LEASES, schema.MIGRATIONS[LEASES][:1])
+        old = location.open()
+        assert _versions(old) == {LEASES: 1, POKER: latest(POKER), CASINO: latest(CASINO)}
+        assert "table_seat_claims" not in _layout(old)
+        old.write(
+            lambda tx: tx.execute(
+                "INSERT INTO poker_tables (table_id, settings, host, invite_code, invited, created_ms)"
+                " VALUES ('t-1', ?, 'ana', '', '[]', 5)",
+                (b"\n\x01",),
+            )
+        )
+        old.write(
+            lambda tx: tx.execute(
+                "INSERT INTO table_leases (kind, table_id, owner, incarnation, epoch, expires_ms)"
+                " VALUES ('poker', 't-1', 'table-0', 'inc-1', 3, 99)"
+            )
+        )
+        old.write(
+            lambda tx: tx.execute(
+                "INSERT INTO table_shards (shard_id, incarnation, address, heartbeat_ms)"
+                " VALUES ('table-0', 'inc-1', 'a:1', 98)"
+            )
+        )
+    new = location.open()
+    assert _versions(new) == {c: latest(c) for c in (LEASES, POKER, CASINO)} and latest(LEASES) == 2
+    assert new.read("SELECT table_id, host FROM poker_tables") == [("t-1", "ana")]
+    assert new.read("SELECT kind, table_id, owner, epoch FROM table_leases") == [
+        ("poker", "t-1", "table-0", 3)
+    ]
+    assert new.read("SELECT shard_id, address FROM table_shards") == [("table-0", "a:1")]
+    assert _layout(new)["table_seat_claims"] == (
+        ["kind", "player", "seats", "table_id"],
+        ["kind", "player", "table_id"],
+    )
+    assert new.read("SELECT COUNT(*) FROM table_seat_claims") == [(0,)]
+    row = "INSERT INTO table_seat_claims (kind, player, table_id, seats) VALUES ('poker', 'ana', 't-1', 1)"
+    new.write(lambda tx: tx.execute(row))
+    with pytest.raises(Exception):  # noqa: B017 - one claim per (kind, player, table), in either dialect
+        new.write(lambda tx: tx.execute(row))
+    assert new.read("SELECT kind, player, table_id, seats FROM table_seat_claims") == [
+        ("poker", "ana", "t-1", 1)
+    ]
+
+
 # The poker file's schema at SQLite user_version 0 (before the store versioned it), as a fixture.
 POKER_USER_VERSION_0 = """
 CREATE TABLE tables (
@@ -197,8 +247,8 @@ def test_the_files_of_the_service_before_shards_are_migrated_with_their_data(
     poker = open_database("", tmp_path / "tables.sqlite3", [POKER])
     casino = open_database("", tmp_path / "casino.sqlite3", [CASINO])
     try:
-        assert _versions(poker) == {LEASES: 1, POKER: latest(POKER)}
-        assert _versions(casino) == {LEASES: 1, CASINO: latest(CASINO)}
+        assert _versions(poker) == {LEASES: latest(LEASES), POKER: latest(POKER)}
+        assert _versions(casino) == {LEASES: latest(LEASES), CASINO: latest(CASINO)}
         assert poker.read("SELECT table_id, settings, invited FROM poker_tables ORDER BY table_id") == [
             ("nlhe-1", b"\n\x01", "[]"),
             ("priv-7", b"\n\x02", '["bo"]'),
