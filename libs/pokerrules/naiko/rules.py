@@ -253,10 +253,11 @@ def use_power(
     window: AnchorWindow | None = None
     turn: Turn | None = None
     same_round = False
+    key = (seat, power)
     if naiko is not None and nh is not None and not hand.finished:
         settings, destellos, _ = naiko
         carrusel, granted, used, counted, activations, anchored, powered, windows, peeks, finished = nh
-        if not finished and power in carrusel and (seat, power) not in used:
+        if not finished and power in carrusel and key not in used:
             if power is _SHIELD:
                 if (
                     destellos.get(seat, 0) >= _SHIELD_COST
@@ -322,7 +323,7 @@ def use_power(
     paid = dict(destellos)
     cost = power.cost
     balance = paid[seat] = paid[seat] - cost
-    used = used | {(seat, power)}
+    used = used | {key}
     events: list[Event]
     if window is not None:  # Perisai Segel: NK-13.2, NK-13.7: the Jangkar aimed at `seat` is cancelled;
         # both costs stay paid; no slot used
