@@ -312,14 +312,13 @@ def use_power(
         # (Not reached: the fast path takes every use `refusal` accepts. Kept so that a use it accepts
         # is never refused by a slip of the fast path.)
         assert naiko is not None and nh is not None
+        settings, destellos, _ = naiko
+        carrusel, granted, used, counted, activations, anchored, powered, windows, peeks, _ = nh
         if power is _SHIELD:
             window = nh.window_of(seat)
         else:
             turn = turn_of(hand, seat)
-            same_round = nh.round == hand.street
-    assert naiko is not None and nh is not None
-    settings, destellos, _ = naiko
-    carrusel, granted, used, counted, activations, anchored, powered, windows, peeks, _ = nh
+            same_round = counted == hand.street
     paid = dict(destellos)
     cost = power.cost
     balance = paid[seat] = paid[seat] - cost
