@@ -62,9 +62,6 @@ _PEEK = Power.LIRIKAN_DIAM_DIAM
 _SWAP = Power.TUKAR_LENGAN_BAJU
 _NOBODY: frozenset[int] = frozenset()
 _SHIELD_COST = _SHIELD.cost
-_ANCHOR_COST = _ANCHOR.cost
-_PEEK_COST = _PEEK.cost
-_SWAP_COST = _SWAP.cost
 _NONE_USED: frozenset[tuple[int, Power]] = frozenset()
 # The hot path builds its named tuples with tuple.__new__ and every field given, in field order: the
 # same values as the class call, without the Python-level __new__ of `NamedTuple` (about half the cost).
