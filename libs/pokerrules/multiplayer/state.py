@@ -396,6 +396,21 @@ class HandState:
         self.pot_capped[self._index(seat)] = True
         self.version += 1
 
+    def legal_actions_capped(self) -> LegalActions | None:
+        """`legal_actions()` as they would be after `cap_raises_to_pot` on the seat to act, without the
+        copy: what a Jangkar Pendek's target sees while its window is open (acting passes, and the cap
+        applies first). The same bounds as `_raise_bounds` with the cap: no raise stays no raise, a short
+        all-in stays one, and the maximum is the pot-size amount, never below the minimum (NK-12.6)."""
+        legal = self.legal_actions()
+        if legal is not None and legal.min_to:
+            # `call_amount` is the whole amount to call here: a player who may raise has more than that
+            cap = legal.current_bet + legal.pot + legal.call_amount
+            if cap < legal.min_to:
+                cap = legal.min_to
+            if cap < legal.max_to:
+                legal.max_to = cap
+        return legal
+
     def void(self) -> list[Event]:
         """Void the hand: every chip committed is returned, as if it had never been dealt."""
         if self.finished:
@@ -433,7 +448,10 @@ class HandState:
         """
         if self.finished:
             raise IllegalAction(e.HAND_OVER, "the hand is over")
-        i = self._index(seat)
+        try:  # self._index(seat), inline: a power's hot path
+            i = self.seats.index(seat)
+        except ValueError:
+            raise IllegalAction(e.UNKNOWN_SEAT, "no such seat in this hand", seat=seat) from None
         hole = self.holes[i]
         if card not in hole:
             raise IllegalAction(e.NOT_YOUR_CARD, "the card is not one of the seat's hole cards")
@@ -446,8 +464,11 @@ class HandState:
         received = deck[position]
         # A new tuple, shared by copies, never mutated (`start` makes the deck a tuple).
         self.deck = deck[:position] + deck[position + 1 :]
-        k = hole.index(card)
-        self.holes[i] = (*hole[:k], received, *hole[k + 1 :])
+        if len(hole) == 2:  # Hold'em: the other card stays where it was
+            self.holes[i] = (received, hole[1]) if hole[0] == card else (hole[0], received)
+        else:
+            k = hole.index(card)
+            self.holes[i] = (*hole[:k], received, *hole[k + 1 :])
         self.version += 1
         return [HoleCardSwapped(seat, card, received)]
 

@@ -51,7 +51,10 @@ from pokerrules.naiko.state import (
     NaikoHand,
     NaikoTable,
     Outcome,
+    turn_of,
 )
+
+Turn = tuple[int, int, int]  # (seat, street, the bet it last acted on): see `state.turn_of`
 
 _SHIELD = Power.PERISAI_SEGEL
 _ANCHOR = Power.JANGKAR_PENDEK
@@ -238,45 +241,113 @@ def use_power(
     """Use a power (NK-9.4, sections 10-13). Normal powers on your turn before your action, which is still
     to come (NK-9.2); Perisai Segel in a window aimed at you (the same as `respond_to_anchor(shield=True)`).
     Refused (PowerRefused / IllegalAction, nothing changed, nothing paid) when a condition fails."""
-    refused = refusal(naiko, hand, seat, power, now, target, card)
-    if refused is not None:
-        raise refused.error(seat=seat, power=power.value)
-    assert naiko is not None and naiko.hand is not None
-    if power is _SHIELD:
-        return _shield(naiko, hand, seat)
-    nh = naiko.hand
+    # The checks of `refusal`, inline and all at once, for a use that passes them (the usual case: the
+    # bots and the table offer only usable powers): any failing one leaves the fast path for `refusal`,
+    # which names the first failing condition in its order (passing all of them is order-free). The
+    # state's fields are unpacked once, and the use is made here, in one call (this is the hot path of
+    # every power: the Naiko benchmark rows make three a hand).
+    nh = naiko.hand if naiko is not None else None
+    window: AnchorWindow | None = None
+    turn: Turn | None = None
+    same_round = False
+    key = (seat, power)
+    if naiko is not None and nh is not None and not hand.finished:
+        settings, destellos, _ = naiko
+        carrusel, granted, used, counted, activations, anchored, powered, windows, peeks, finished = nh
+        if not finished and power in carrusel and key not in used:
+            if power is _SHIELD:
+                if (
+                    destellos.get(seat, 0) >= _SHIELD_COST
+                    and target is None
+                    and card is None
+                    and seat in hand.seats
+                ):
+                    for open_window in windows:
+                        if open_window.target == seat:
+                            if now < open_window.deadline:
+                                window = open_window
+                            break
+            elif destellos.get(seat, 0) >= power.cost:
+                seats = hand.seats
+                actor = hand.actor
+                if actor >= 0 and seats[actor] == seat:
+                    street = hand.street
+                    same_round = counted == street
+                    if (
+                        powered is None
+                        or powered[0] != seat
+                        or powered[1] != street
+                        or powered[2] != hand.acted_at[actor]
+                    ) and not (same_round and activations >= ACTIVATIONS_PER_ROUND):
+                        if power is _ANCHOR:
+                            if (
+                                card is None
+                                and target is not None
+                                and target != seat
+                                and target in seats
+                                and not hand.folded[j := seats.index(target)]
+                                and hand.stacks[j] != 0
+                                and hand.acted_at[j] < 0
+                                and not (same_round and target in anchored)
+                            ):
+                                turn = (seat, street, hand.acted_at[actor])  # turn_of(hand, seat)
+                        elif power is _SWAP:
+                            if (
+                                street == PREFLOP
+                                and hand.acted_at[actor] < 0
+                                and target is None
+                                and card is not None
+                                and card in hand.holes[actor]
+                            ):
+                                turn = (seat, street, hand.acted_at[actor])
+                        elif street != RIVER and target is None and card is None:  # Lirikan Diam-diam
+                            turn = (seat, street, hand.acted_at[actor])
+    if window is None and turn is None:
+        refused = refusal(naiko, hand, seat, power, now, target, card)
+        if refused is not None:
+            raise refused.error(seat=seat, power=power.value)
+        # (Not reached: the fast path takes every use `refusal` accepts. Kept so that a use it accepts
+        # is never refused by a slip of the fast path.)
+        assert naiko is not None and nh is not None
+        settings, destellos, _ = naiko
+        carrusel, granted, used, counted, activations, anchored, powered, windows, peeks, _ = nh
+        if power is _SHIELD:
+            window = nh.window_of(seat)
+        else:
+            turn = turn_of(hand, seat)
+            same_round = counted == hand.street
+    paid = dict(destellos)
     cost = power.cost
-    destellos = dict(naiko.destellos)
-    balance = destellos[seat] = destellos[seat] - cost
-    street = hand.street
-    same_round = nh.round == street
-    activations = (nh.activations if same_round else 0) + 1
-    used = nh.used | {(seat, power)}
-    events: list[Event] = [PowerUsed(seat, power, target, cost, balance, activations)]
-    anchored = nh.anchored if same_round else _NOBODY
-    windows = nh.windows
-    turn = (seat, street, hand.acted_at[hand.actor])  # turn_of(hand, seat): the seat is the one to act
-    peeks = nh.peeks
-    if power is _PEEK:
-        # NK-10.2, NK-A6: the card that, with the deck as it is now, starts the next street; not moved.
-        peeked = BoardCardPeeked(seat, hand.street + 1, hand.next_board_card())
-        events.append(peeked)
-        peeks = (*peeks, (seat, peeked.street, peeked.card))
-    elif power is _SWAP:
-        assert card is not None
-        # engine.swap_hole_card, inlined: a copy, swapped (NK-11.2: raises, nothing paid, if the deck has
-        # no spare card; the state given is never touched)
-        hand = hand.copy()
-        events.extend(hand.swap_hole_card(seat, card))
-    else:
+    balance = paid[seat] = paid[seat] - cost
+    used = used | {key}
+    events: list[Event]
+    if window is not None:  # Perisai Segel: NK-13.2, NK-13.7: the Jangkar aimed at `seat` is cancelled;
+        # both costs stay paid; no slot used
+        declarer = window[0]
+        events = [
+            PowerUsed(seat, _SHIELD, declarer, cost, balance, activations if counted == hand.street else 0),
+            AnchorResolved(declarer, seat, SHIELDED),
+        ]
+        windows = () if len(windows) == 1 else tuple([w for w in windows if w is not window])  # _without
+        after = _new(
+            NaikoHand,
+            (carrusel, granted, used, counted, activations, anchored, powered, windows, peeks, False),
+        )
+        return _new(Outcome, (_new(NaikoTable, (settings, paid, after)), hand, events))
+    assert turn is not None
+    street = turn[1]
+    # NK-5.8, NK-12.7: a new betting round's counts start with this use
+    activations = activations + 1 if same_round else 1
+    if not same_round:
+        anchored = _NOBODY
+    if power is _ANCHOR:
         assert target is not None
         anchored = anchored | {target}  # NK-12.5, NK-13.8: the quota is used, blocked or not
+        events = [PowerUsed(seat, _ANCHOR, target, cost, balance, activations)]
         if (  # the target can shield: Perisai Segel in the Carrusel, not used yet, a Destello for it
-            _SHIELD in nh.carrusel
-            and (target, _SHIELD) not in used
-            and destellos.get(target, 0) >= _SHIELD_COST
+            _SHIELD in carrusel and (target, _SHIELD) not in used and paid.get(target, 0) >= _SHIELD_COST
         ):
-            deadline = now + naiko.settings.shield_window_ms
+            deadline = now + settings.shield_window_ms
             windows = (*windows, _new(AnchorWindow, (seat, target, deadline)))
             events.append(AnchorDeclared(seat, target, deadline))
         else:
@@ -285,42 +356,22 @@ def use_power(
             hand = hand.copy()  # engine.cap_raises_to_pot, inlined
             hand.cap_raises_to_pot(target)
             events.append(AnchorResolved(seat, target, CANNOT_SHIELD))
+    elif power is _SWAP:
+        assert card is not None
+        # engine.swap_hole_card, inlined: a copy, swapped (NK-11.2: raises, nothing paid, if the deck has
+        # no spare card; the state given is never touched)
+        hand = hand.copy()
+        events = [PowerUsed(seat, _SWAP, None, cost, balance, activations), *hand.swap_hole_card(seat, card)]
+    else:
+        # Lirikan Diam-diam, NK-10.2, NK-A6: the card that, with the deck as it is now, starts the next
+        # street; not moved.
+        peeked = BoardCardPeeked(seat, street + 1, hand.next_board_card())
+        events = [PowerUsed(seat, _PEEK, None, cost, balance, activations), peeked]
+        peeks = (*peeks, (seat, peeked.street, peeked.card))
     after = _new(
-        NaikoHand, (nh.carrusel, nh.granted, used, street, activations, anchored, turn, windows, peeks, False)
+        NaikoHand, (carrusel, granted, used, street, activations, anchored, turn, windows, peeks, False)
     )
-    return _new(Outcome, (_new(NaikoTable, (naiko.settings, destellos, after)), hand, events))
-
-
-def _shield(naiko: NaikoTable, hand: HandState, seat: int) -> Outcome:
-    """NK-13.2, NK-13.7: the Jangkar aimed at `seat` is cancelled; both costs stay paid; no slot used."""
-    nh = naiko.hand
-    assert nh is not None
-    window = nh.window_of(seat)
-    assert window is not None
-    destellos = dict(naiko.destellos)
-    balance = destellos[seat] = destellos[seat] - _SHIELD.cost
-    events: list[Event] = [
-        PowerUsed(seat, _SHIELD, window.declarer, _SHIELD.cost, balance, nh.activations_in(hand.street)),
-        AnchorResolved(window.declarer, seat, SHIELDED),
-    ]
-    used = nh.used | {(seat, _SHIELD)}
-    windows = _without(nh.windows, window)
-    after = _new(
-        NaikoHand,
-        (
-            nh.carrusel,
-            nh.granted,
-            used,
-            nh.round,
-            nh.activations,
-            nh.anchored,
-            nh.powered,
-            windows,
-            nh.peeks,
-            False,
-        ),
-    )
-    return _new(Outcome, (_new(NaikoTable, (naiko.settings, destellos, after)), hand, events))
+    return _new(Outcome, (_new(NaikoTable, (settings, paid, after)), hand, events))
 
 
 def _without(windows: tuple[AnchorWindow, ...], window: AnchorWindow) -> tuple[AnchorWindow, ...]:
@@ -383,7 +434,11 @@ def act(naiko: NaikoTable | None, hand: HandState, seat: int, action: Action, no
         moved = hand.copy()  # engine.apply, inlined: copy, then act (raises before anything is returned)
         return _new(Outcome, (naiko, moved, moved.act(seat, action)))
     assert naiko is not None
-    window = nh.window_of(seat)
+    window: AnchorWindow | None = None
+    for open_window in nh.windows:  # nh.window_of(seat)
+        if open_window.target == seat:
+            window = open_window
+            break
     if window is None:
         after = hand.copy()
         events = after.act(seat, action)
@@ -397,21 +452,11 @@ def act(naiko: NaikoTable | None, hand: HandState, seat: int, action: Action, no
         acted = after.act(seat, action)
         outcome = TIMED_OUT if now >= window.deadline else ACTED
         events = [AnchorResolved(window.declarer, seat, outcome), *acted]
-        windows = _without(nh.windows, window)
+        carrusel, granted, used, counted, activations, anchored, powered, windows, peeks, _ = nh
+        windows = () if len(windows) == 1 else tuple([w for w in windows if w is not window])  # _without
         nh = _new(
             NaikoHand,
-            (
-                nh.carrusel,
-                nh.granted,
-                nh.used,
-                nh.round,
-                nh.activations,
-                nh.anchored,
-                nh.powered,
-                windows,
-                nh.peeks,
-                False,
-            ),
+            (carrusel, granted, used, counted, activations, anchored, powered, windows, peeks, False),
         )
     if after.finished and nh.windows:
         # The hand ended inside windows (everyone else folded): nothing is left to cap. A window never
@@ -463,10 +508,11 @@ def legal_actions(naiko: NaikoTable | None, hand: HandState) -> LegalActions | N
     """The legal actions of the player to act as `act` will judge them: a target acting inside its own
     window passes (the cap applies first), so its maximum is the pot-size amount already."""
     nh = naiko.hand if naiko is not None else None
-    if nh is not None and nh.windows:
-        seat = hand.seat_to_act
-        if seat is not None and nh.window_of(seat) is not None:
-            return cap_raises_to_pot(hand, seat).state.legal_actions()
+    if nh is not None and nh.windows and hand.actor >= 0:
+        seat = hand.seats[hand.actor]  # hand.seat_to_act
+        for window in nh.windows:  # nh.window_of(seat)
+            if window.target == seat:
+                return hand.legal_actions_capped()  # as after cap_raises_to_pot(hand, seat), without the copy
     return hand.legal_actions()
 
 

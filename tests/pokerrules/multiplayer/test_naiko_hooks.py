@@ -7,6 +7,8 @@ cover the deck and betting mechanics the engine provides for them, through the c
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from pokerrules.cards import parse_cards
 from pokerrules.multiplayer import (
@@ -19,6 +21,7 @@ from pokerrules.multiplayer import (
     start_hand,
     swap_hole_card,
 )
+from pokerrules.multiplayer.bots import random_legal_action
 from pokerrules.multiplayer.decks import deck_dealing
 from pokerrules.multiplayer.events import HoleCardSwapped
 
@@ -139,3 +142,28 @@ def test_cap_refused_once_the_hand_is_over() -> None:
     with pytest.raises(IllegalAction) as info:
         cap_raises_to_pot(s, 1)
     assert info.value.reason == "HAND_OVER"
+
+
+def test_legal_actions_capped_is_the_legal_actions_of_a_capped_copy() -> None:
+    # `legal_actions_capped` is how Naiko shows a target in its window its legal actions without copying
+    # the hand: the same as capping a copy for the seat to act and asking it, at every decision of random
+    # hands (short and deep stacks, NLHE and PLO, bets, raises, all-ins, folds).
+    rng = random.Random(7)
+    checked = 0
+    for config in (GameConfig.nlhe(50, 100), GameConfig.plo(50, 100)):
+        for _ in range(150):
+            seats = rng.sample(range(1, 10), rng.randint(2, 6))
+            stacks = {s: rng.choice([rng.randint(1, 300), rng.randint(300, 20_000)]) for s in seats}
+            deck = list(range(52))
+            rng.shuffle(deck)
+            state = start_hand(config, stacks, min(seats), deck, lambda h, b: 0).state
+            while not state.finished:
+                seat = state.seat_to_act
+                assert seat is not None
+                assert state.legal_actions_capped() == cap_raises_to_pot(state, seat).state.legal_actions()
+                checked += 1
+                legal = state.legal_actions()
+                assert legal is not None
+                state = apply(state, seat, random_legal_action(legal, rng)).state
+            assert state.legal_actions_capped() is None
+    assert checked > 1000
