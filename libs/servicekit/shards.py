@@ -155,7 +155,12 @@ class Router:
                     self._sleep(delay)
                     address = self.address_for(table_id)
                     continue
-                if not hasattr(error, "code") or error.code() != grpc.StatusCode.UNAVAILABLE:
+                code = error.code() if hasattr(error, "code") else None
+                # A shard that does not answer at all (stopped, or its network black-holed) runs out the
+                # channel's per-call timeout: when the caller set no deadline of its own, that is one
+                # attempt, and the next seed is asked like after UNAVAILABLE.
+                hung = code == grpc.StatusCode.DEADLINE_EXCEEDED and deadline_seconds is None
+                if code != grpc.StatusCode.UNAVAILABLE and not hung:
                     raise
                 if len(self.seeds) == 1:  # no other shard to ask: the caller's retry policy decides
                     raise

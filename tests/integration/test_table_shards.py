@@ -246,6 +246,18 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             conn.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
 
 
+def _troubles(stack: Stack) -> dict[str, list[str]]:
+    """Each shard's last warnings and errors (its lease and store trouble), for a failure's message."""
+    found = {}
+    for shard in stack.shards:
+        text = shard.log.read_text() if shard.log.exists() else ""
+        lines = [
+            line for line in text.splitlines() if '"level": "warning"' in line or '"level": "error"' in line
+        ]
+        found[shard.name] = [line[:300] for line in lines[-12:]]
+    return found
+
+
 def _hand_of(stub: Any, table_id: str) -> int:
     return int(stub.GetTableView(pb.GetTableViewRequest(table_id=table_id)).view.hand_number)
 
@@ -355,7 +367,7 @@ def test_a_paused_shard_loses_its_tables_and_commits_nothing_for_them_after(stac
                 break
             time.sleep(0.3)
         owners = stack.owners()
-        assert all(owners.get(k) not in ("", victim.name) for k in held), owners
+        assert all(owners.get(k) not in ("", victim.name) for k in held), (owners, _troubles(stack))
         taken = time.monotonic() - stopped_at
         print(f"{victim.name} paused: its {len(held)} tables taken over after {taken:.1f} s")
         poker = stack.tables()

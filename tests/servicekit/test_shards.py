@@ -116,3 +116,19 @@ def test_a_lone_seed_that_does_not_answer_is_left_to_the_callers_retry_policy() 
         router.call("t1", _get("t1"))
     assert raised.value.code() == grpc.StatusCode.UNAVAILABLE
     assert slept == [] and time.monotonic() - started < 5
+
+
+def test_a_shard_that_hangs_sends_the_call_to_the_next_one(started: list[FakeShard]) -> None:
+    """A stopped shard (SIGSTOP, a black-holed network) accepts connections and never answers: the call
+    runs out its per-call timeout there and, while the router's deadline lasts, asks the next seed. A
+    caller's own deadline is the whole call's: then the timeout comes back to it."""
+    hung = FakeShard(lambda t: (time.sleep(3), b"too late")[1])
+    alive = FakeShard(lambda t: b"from the survivor")
+    started += [hung, alive]
+    router = shards.Router(shards.ChannelPool(), [hung.address, alive.address], sleep=lambda s: None)
+    quick = lambda channel: channel.unary_unary(METHOD)(b"t1", timeout=0.3)  # noqa: E731
+    assert router.call("t1", quick) == b"from the survivor"
+    assert router.address_for("t1") == alive.address
+    with pytest.raises(grpc.RpcError) as raised:
+        shards.Router(shards.ChannelPool(), [hung.address, alive.address]).call("t2", quick, 0.3)
+    assert raised.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
