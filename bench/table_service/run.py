@@ -52,6 +52,7 @@ from poker.wallet.v1 import wallet_service_pb2 as wpb  # noqa: E402
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc  # noqa: E402
 from servicekit import auth, client  # noqa: E402
 from servicekit.errors import details_of  # noqa: E402
+from servicekit.testing import fund_player  # noqa: E402
 
 SERVER_ENV = {
     # One idle public table instead of the default bot table: only the tables the benchmark creates play.
@@ -300,14 +301,7 @@ class Stack:
 
     def player(self, name: str) -> Any:
         """A table service stub for a new player with money in the wallet."""
-        account = self.wallet.CreateAccount(
-            wpb.CreateAccountRequest(request_id=f"a-{name}", kind=wpb.ACCOUNT_KIND_PLAYER, owner=name)
-        ).account.account_id
-        self.wallet.Issue(
-            wpb.IssueRequest(
-                request_id=f"i-{name}", account_id=account, amount=10**9, reason=wpb.ISSUE_REASON_PROMOTION
-            )
-        )
+        fund_player(self.wallet, name, 10**9)
         return self._table_stub(name, auth.Role.PLAYER)
 
     def pids(self) -> dict[str, int]:

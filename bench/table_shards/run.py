@@ -44,10 +44,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "libs")]
 import psycopg  # noqa: E402
 from poker.table.v1 import table_service_pb2 as pb  # noqa: E402
 from poker.table.v1 import table_service_pb2_grpc as pb_grpc  # noqa: E402
-from poker.wallet.v1 import wallet_service_pb2 as wpb  # noqa: E402
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc  # noqa: E402
 from servicekit import auth, client, shards  # noqa: E402
-from servicekit.testing import ServiceProcess, table_shard  # noqa: E402
+from servicekit.testing import ServiceProcess, fund_player, table_shard  # noqa: E402
 
 from bench.table_service.run import (  # noqa: E402
     GAME,
@@ -111,14 +110,7 @@ class ShardStack:
         )
 
     def player(self, name: str) -> Any:
-        account = self.wallet.CreateAccount(
-            wpb.CreateAccountRequest(request_id=f"a-{name}", kind=wpb.ACCOUNT_KIND_PLAYER, owner=name)
-        ).account.account_id
-        self.wallet.Issue(
-            wpb.IssueRequest(
-                request_id=f"i-{name}", account_id=account, amount=10**9, reason=wpb.ISSUE_REASON_PROMOTION
-            )
-        )
+        fund_player(self.wallet, name, 10**9)
         return self.stub(name, auth.Role.PLAYER)
 
     def owners(self) -> dict[str, str]:

@@ -20,6 +20,7 @@ from typing import Any
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from poker.wallet.v1 import wallet_service_pb2 as wpb
 from prometheus_client.multiprocess import MultiProcessCollector
 
 from servicekit import auth, client
@@ -258,3 +259,18 @@ def table_shard(shard_id: str, data_dir: Path, *, cwd: Path, env: Mapping[str, s
     shard = ServiceProcess("table", data_dir, cwd=cwd, env=env, name=shard_id)
     shard.env |= {"FELT_TABLE_SHARD_ID": shard_id, "FELT_TABLE_ADVERTISE_ADDRESS": shard.address}
     return shard
+
+
+def fund_player(wallet: Any, player: str, chips: int) -> str:
+    """Open `player`'s chips account and issue them `chips` (a promotion), as an operator's wallet stub:
+    the setup of a test's or a benchmark's players. Returns the account id. The request ids derive from the
+    player, so calling it twice for one player is refused, not doubled."""
+    account = wallet.CreateAccount(
+        wpb.CreateAccountRequest(request_id=f"acct-{player}", kind=wpb.ACCOUNT_KIND_PLAYER, owner=player)
+    ).account.account_id
+    wallet.Issue(
+        wpb.IssueRequest(
+            request_id=f"fund-{player}", account_id=account, amount=chips, reason=wpb.ISSUE_REASON_PROMOTION
+        )
+    )
+    return str(account)

@@ -36,7 +36,7 @@ from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
 from servicekit import auth, client
 from servicekit.errors import details_of
-from servicekit.testing import ServiceProcess
+from servicekit.testing import ServiceProcess, fund_player
 
 ROOT = Path(__file__).resolve().parents[2]
 SECONDS = float(os.environ.get("FELT_BANK_SECONDS", "40"))
@@ -284,17 +284,7 @@ def _metric(url: str, name: str) -> float:
 def _fund(platform: Platform, players: tuple[str, ...]) -> None:
     wallet = platform.ops_wallet()
     for player in players:
-        account = wallet.CreateAccount(
-            wpb.CreateAccountRequest(request_id=f"acct-{player}", kind=wpb.ACCOUNT_KIND_PLAYER, owner=player)
-        ).account.account_id
-        wallet.Issue(
-            wpb.IssueRequest(
-                request_id=f"fund-{player}",
-                account_id=account,
-                amount=FUNDS,
-                reason=wpb.ISSUE_REASON_PROMOTION,
-            )
-        )
+        fund_player(wallet, player, FUNDS)
 
 
 def _hands(db: Path) -> tuple[int, int]:

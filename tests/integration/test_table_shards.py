@@ -39,7 +39,7 @@ from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
 from servicekit import auth, client, errors, shards
 from servicekit.clients.tables import TableStubs
-from servicekit.testing import ServiceProcess, table_shard
+from servicekit.testing import ServiceProcess, fund_player, table_shard
 
 ROOT = Path(__file__).resolve().parents[2]
 PG_URL = os.environ.get("FELT_TEST_POSTGRES_URL", "")
@@ -91,18 +91,7 @@ class Stack:
         return wpb_grpc.WalletServiceStub(client.channel(self.wallet.address, token))  # type: ignore[no-untyped-call]
 
     def fund(self, player: str, chips: int) -> None:
-        wallet = self.wallet_stub()
-        account = wallet.CreateAccount(
-            wpb.CreateAccountRequest(request_id=f"acct-{player}", kind=wpb.ACCOUNT_KIND_PLAYER, owner=player)
-        ).account.account_id
-        wallet.Issue(
-            wpb.IssueRequest(
-                request_id=f"fund-{player}",
-                account_id=account,
-                amount=chips,
-                reason=wpb.ISSUE_REASON_PROMOTION,
-            )
-        )
+        fund_player(self.wallet_stub(), player, chips)
 
     def account(self, kind: int, owner: str) -> wpb.Account | None:
         found = self.wallet_stub().ListAccounts(wpb.ListAccountsRequest(kind=kind, owner=owner)).accounts  # type: ignore[arg-type]

@@ -38,6 +38,7 @@ from poker.table.v1 import table_service_pb2_grpc as tpb_grpc
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
 from servicekit import auth, client
+from servicekit.testing import fund_player
 
 # The checkout whose services run (FELT_SUITES_ROOT: another worktree, to try the suites on a branch).
 ROOT = Path(os.environ.get("FELT_SUITES_ROOT") or Path(__file__).resolve().parents[2])
@@ -157,19 +158,7 @@ class Stack:
         return cpb_grpc.CasinoServiceStub(self.channel("table", self.token(OPERATOR, auth.Role.OPERATOR)))
 
     def fund(self, player: str, chips: int) -> str:
-        wallet = self.wallet()
-        account = wallet.CreateAccount(
-            wpb.CreateAccountRequest(request_id=f"acct-{player}", kind=wpb.ACCOUNT_KIND_PLAYER, owner=player)
-        ).account.account_id
-        wallet.Issue(
-            wpb.IssueRequest(
-                request_id=f"fund-{player}",
-                account_id=account,
-                amount=chips,
-                reason=wpb.ISSUE_REASON_PROMOTION,
-            )
-        )
-        return str(account)
+        return fund_player(self.wallet(), player, chips)
 
     def balance(self, kind: int, owner: str) -> int:
         found = self.wallet().ListAccounts(wpb.ListAccountsRequest(kind=kind, owner=owner)).accounts  # type: ignore[arg-type]

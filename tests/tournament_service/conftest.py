@@ -26,6 +26,7 @@ from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
 from servicekit import auth, client
 from servicekit.errors import details_of
+from servicekit.testing import fund_player
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE_ENV = {
@@ -148,18 +149,7 @@ class Stack:
         )
 
     def fund(self, player: str, chips: int) -> None:
-        wallet = self.wallet_stub()
-        account = wallet.CreateAccount(
-            wpb.CreateAccountRequest(request_id=f"acct-{player}", kind=wpb.ACCOUNT_KIND_PLAYER, owner=player)
-        ).account.account_id
-        wallet.Issue(
-            wpb.IssueRequest(
-                request_id=f"fund-{player}",
-                account_id=account,
-                amount=chips,
-                reason=wpb.ISSUE_REASON_PROMOTION,
-            )
-        )
+        fund_player(self.wallet_stub(), player, chips)
 
     def account(self, kind: int, owner: str) -> wpb.Account | None:
         found = self.wallet_stub().ListAccounts(wpb.ListAccountsRequest(kind=kind, owner=owner)).accounts  # type: ignore[arg-type]
