@@ -25,6 +25,11 @@ class Transition(NamedTuple):
     events: list[Event]
 
 
+# `apply` builds its Transition with tuple.__new__ and both fields given: the same value as the class call,
+# without the named tuple's Python-level __new__ (about 0.3 us of the 5 us an action costs).
+_new = tuple.__new__
+
+
 def start_hand(
     config: GameConfig, stacks: Mapping[int, int], button: int, deck: Sequence[int], rank: Ranker
 ) -> Transition:
@@ -37,7 +42,7 @@ def apply(state: HandState, seat: int, action: Action) -> Transition:
     """Apply one action to a copy of `state`; raises IllegalAction (and copies nothing) if refused."""
     new = state.copy()
     events = new.act(seat, action)
-    return Transition(new, events)
+    return _new(Transition, (new, events))
 
 
 def cap_raises_to_pot(state: HandState, seat: int) -> Transition:
