@@ -1,6 +1,7 @@
 """The director loop: each tournament's pure core (pokerrules.tournament) driven by commands from the RPCs,
 the clock and the tables, its changes stored before anything else happens, and their consequences carried
-out afterwards from the outbox, in order, with deterministic request ids:
+out afterwards from the outbox, in order (the steps of different tables concurrently: `Running.pump_round`),
+with deterministic request ids:
 
 - instructions to the tables become TableDirectorService calls (request id `<tournament>:s<n>`, n the
   outbox step), so a retry after a crash of either service acts once; a new table is created before the
@@ -24,6 +25,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import CancelledError, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +52,12 @@ BOT_PREFIX = "bot:"
 HOUSE_OWNER = "tournaments"
 CAPTURES_PER_BATCH = 400
 TRANSFERS_PER_BATCH = 90
+# The outbox pumps' workers for the table-local steps of a wave (one pool per Hub, shared by every
+# tournament, so many tournaments cannot start unbounded threads). The steps are blocking gRPC calls to
+# the table service (and the dealer) that mostly wait on its commits: 16 in flight let a 1,000-player
+# field's ~110 tables release their hands about 16 at a time (the experiment in
+# bench/results/tournament_service.md) without flooding a table service that runs on a couple of cores.
+PUMP_WORKERS = 16
 Clock = Callable[[], int]
 OVER = (Phase.FINISHED, Phase.CANCELLED)
 
@@ -249,19 +257,86 @@ class Running:
                 self.wake.wait(1.0)
                 self.wake.clear()
                 continue
-            for n, text in pending:
-                step = json.loads(text)
+            try:
+                failed = self.pump_round(pending)
+            except (RuntimeError, CancelledError):  # the hub's pool shut down under a round: stopping
+                if self.hub.stopping.is_set():
+                    return
+                raise
+            if failed:  # a dependency away or refusing: retried from the store, in order, with back-off
+                self.hub.stopping.wait(backoff)
+                backoff = min(backoff * 2, 5.0)
+            else:
+                backoff = 0.05
+
+    def pump_round(self, pending: list[tuple[int, str]]) -> bool:
+        """Carry out `pending` (the outbox's steps not done, in order) as far as it goes: a barrier step
+        alone, after everything before it is done; a wave (a maximal run of table-local steps) with each
+        table's steps in order on one worker and the tables in parallel on the hub's pool, its done marks
+        in one store write. True when a step failed (the round stops after that step, or after the wave
+        it is in: the next round re-reads the store and does it again first)."""
+        k = 0
+        while k < len(pending) and not self.hub.stopping.is_set():
+            n, text = pending[k]
+            step = json.loads(text)
+            if table_key(step) is None:
+                k += 1
                 try:
                     self._do(n, step)
-                except Exception as exc:  # a dependency away or refusing: retry in order, with back-off
-                    metrics.STEP_FAILURES.labels(kind=step["k"]).inc()
-                    self.log.warning("tournament_step_failed", step=n, error=str(exc)[:300])
-                    self.hub.stopping.wait(backoff)
-                    backoff = min(backoff * 2, 5.0)
-                    break
-                backoff = 0.05
+                except Exception as exc:
+                    self._failed(n, step, exc)
+                    return True
                 self.hub.deps.store.mark_done(self.id, n)
                 self._done(n, step["k"])
+                continue
+            wave: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+            while k < len(pending):
+                n, text = pending[k]
+                step = json.loads(text)
+                key = table_key(step)
+                if key is None:
+                    break
+                wave.setdefault(key, []).append((n, step))
+                k += 1
+            if self._run_wave(list(wave.values())):
+                return True
+        return False
+
+    def _run_wave(self, groups: list[list[tuple[int, dict[str, Any]]]]) -> bool:
+        if len(groups) == 1:
+            results = [self._run_table_steps(groups[0])]
+        else:
+            futures = [self.hub.pool.submit(self._run_table_steps, group) for group in groups]
+            results = [future.result() for future in futures]
+        done = [item for ok, _ in results for item in ok]
+        if done:
+            self.hub.deps.store.mark_done_many(self.id, sorted(n for n, _ in done))
+            for n, todo in sorted(done, key=lambda d: d[0]):
+                self._done(n, todo["k"])
+        failures = [failure for _, failure in results if failure is not None]
+        for n, todo, exc in failures:
+            self._failed(n, todo, exc)
+        return bool(failures)
+
+    def _run_table_steps(
+        self, steps: list[tuple[int, dict[str, Any]]]
+    ) -> tuple[list[tuple[int, dict[str, Any]]], tuple[int, dict[str, Any], Exception] | None]:
+        """One table's steps of a wave, in order, up to the first that fails (the rest wait for the next
+        round): the steps done, and the failure."""
+        ok: list[tuple[int, dict[str, Any]]] = []
+        for n, todo in steps:
+            if self.hub.stopping.is_set():
+                break
+            try:
+                self._do(n, todo)
+            except Exception as exc:
+                return ok, (n, todo, exc)
+            ok.append((n, todo))
+        return ok, None
+
+    def _failed(self, n: int, step: dict[str, Any], exc: Exception) -> None:
+        metrics.STEP_FAILURES.labels(kind=step["k"]).inc()
+        self.log.warning("tournament_step_failed", step=n, error=str(exc)[:300])
 
     def _do(self, n: int, s: dict[str, Any]) -> None:
         rid = f"{self.id}:s{n}"
@@ -376,6 +451,25 @@ class Running:
                     reason=exc.reason,
                     details=exc.details,
                 )
+
+
+def table_key(step: dict[str, Any]) -> str | None:
+    """The table (or shoe) a table-local step acts on alone, None for a barrier.
+
+    Table-local: ReleaseHand and SetLevel (one table's own hands and blinds: ordered after that table's
+    earlier steps, nothing at another table depends on them) and CloseShoe (the Spin's multiplier shoe at
+    the dealer, closed after its draw: it touches no table and no money). Barriers: SeatPlayer and
+    RemovePlayer (a move is a RemovePlayer at one table then a SeatPlayer at another: the player must be
+    off the first before the second seats them, and a table's next ReleaseHand must find its new players
+    seated), CloseTable (the table's players were moved off it by the steps before) and every money step
+    (captures, releases, transfers: the wallet's order is the tournament's, e.g. the capture before the
+    prizes)."""
+    kind = step["k"]
+    if kind in ("ReleaseHand", "SetLevel"):
+        return f"table:{step['table']}"
+    if kind == "CloseShoe":
+        return f"shoe:{step['shoe']}"
+    return None
 
 
 def _replayed(draws: list[tuple[int, int]]) -> Callable[[int], int]:
@@ -607,6 +701,7 @@ class Hub:
         self.tick_seconds = tick_seconds
         self.max_live = max_live
         self._timer: threading.Thread | None = None
+        self.pool = ThreadPoolExecutor(max_workers=PUMP_WORKERS, thread_name_prefix="tournament-pump")
         self.log = get_logger(service="tournament")
 
     # ------------------------------------------------------------ start and stop
@@ -643,6 +738,7 @@ class Hub:
 
     def stop(self) -> None:
         self.stopping.set()
+        self.pool.shutdown(wait=False, cancel_futures=True)
         for running in list(self.running.values()):
             running.wake.set()
             with running.lock:

@@ -10,7 +10,8 @@ The shape of the table service's log (services/table/storage), without importing
 - `tn_snapshots`: the director's state every SNAPSHOT_EVERY commands (a pickle of the pure core's state);
 - `tn_events`: the numbered TournamentEvent messages (WatchTournament reads them);
 - `tn_outbox`: the steps the change asked for, to the tables (TableDirectorService) and the wallet, each
-  with its deterministic request id, done in order and marked done; a restart does the rest again;
+  with its deterministic request id, done in order (the table-local steps of different tables
+  concurrently) and marked done; a restart does the rest again;
 - `tn_intents`: a wallet hold asked before its registration commits (released at restart if it never did);
 - `tn_answers`: first answers of mutating RPCs by caller-scoped request key (servicekit.idempotency).
 """
@@ -248,6 +249,18 @@ class TournamentStore:
                 "UPDATE tn_outbox SET done = 1 WHERE tournament_id = ? AND n = ?", (tournament_id, n)
             )
         )
+
+    def mark_done_many(self, tournament_id: str, ns: Sequence[int]) -> None:
+        """The done marks of several steps (one wave of the pump) in one transaction."""
+
+        def work(tx: Tx) -> None:
+            for n in ns:
+                tx.execute(
+                    "UPDATE tn_outbox SET done = 1 WHERE tournament_id = ? AND n = ?", (tournament_id, n)
+                )
+
+        if ns:
+            self._db.write(work)
 
     def save_answer(self, answer: tuple[str, str, bytes, int]) -> None:
         self._db.write(lambda tx: _save_answer(tx, answer))

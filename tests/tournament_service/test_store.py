@@ -4,6 +4,7 @@ intents and answers kept; and the command codec round trip the replay depends on
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 from collections.abc import Iterator
@@ -56,6 +57,18 @@ def test_a_change_is_stored_whole_and_read_back_in_order(store: TournamentStore)
     with pytest.raises(Exception):  # noqa: B017 - a repeated command number: the whole change is refused
         store.commit(Change(tid, "finished", {"last_seq": 9}, (1, command), [(3, b"c")]))
     assert store.events(tid, 3) == [] and next(r for r in store.tournaments() if r[0] == tid)[3] == "running"
+
+
+def test_a_waves_done_marks_are_one_write(store: TournamentStore) -> None:
+    tid = f"tn_{secrets.token_hex(6)}"
+    store.create(tid, 1, "mtt", "running", {"last_seq": 0}, None)
+    steps = [(n, json.dumps({"k": "ReleaseHand", "n": n})) for n in range(1, 7)]
+    store.commit(Change(tid, "running", {"last_seq": 0}, outbox=steps))
+    store.mark_done_many(tid, [])
+    store.mark_done_many(tid, [2, 3, 5])
+    assert [n for n, _ in store.pending_steps(tid)] == [1, 4, 6]
+    store.mark_done_many(tid, [1, 4, 6, 2])  # a repeated mark is a no-op
+    assert store.pending_steps(tid) == []
 
 
 def test_every_command_survives_the_log() -> None:
