@@ -114,6 +114,23 @@ class Stack:
             rows = conn.execute("SELECT kind, table_id, owner, epoch FROM table_leases").fetchall()
         return {f"{k}/{t}": (o or "", int(e)) for k, t, o, e in rows}
 
+    def lease_rows(self, keys: list[str]) -> dict[str, object]:
+        """For a failure message: the lease rows of `keys` (owner, epoch, ms until they expire) and every
+        shard's membership row (ms since its heartbeat, draining)."""
+        import psycopg
+
+        now = time.time_ns() // 1_000_000
+        with psycopg.connect(self.db_url) as conn:
+            leases = conn.execute(
+                "SELECT kind, table_id, owner, epoch, expires_ms FROM table_leases"
+            ).fetchall()
+            shards = conn.execute("SELECT shard_id, heartbeat_ms, draining FROM table_shards").fetchall()
+        rows: dict[str, object] = {
+            f"{k}/{t}": (o, e, x - now) for k, t, o, e, x in leases if f"{k}/{t}" in keys
+        }
+        rows["shards"] = [(sid, now - hb, bool(d)) for sid, hb, d in shards]
+        return rows
+
     def held_by(self, shard: str) -> list[str]:
         return sorted(key for key, owner in self.owners().items() if owner == shard)
 
@@ -349,14 +366,16 @@ def test_a_paused_shard_loses_its_tables_and_commits_nothing_for_them_after(stac
     victim.signal(signal.SIGSTOP)
     stopped_at = time.monotonic()
     try:
-        deadline = stopped_at + 30
+        # A lease lasts LEASE_SECONDS; the others take the tables within a few renewal rounds of that. 60 s
+        # leaves room for a machine busy with the rest of the suite (30 s once ran out with one table left).
+        deadline = stopped_at + 60
         while time.monotonic() < deadline:
             owners = stack.owners()
             if all(owners.get(k) not in ("", victim.name) for k in held):
                 break
             time.sleep(0.3)
-        owners = stack.owners()
-        assert all(owners.get(k) not in ("", victim.name) for k in held), (owners, _troubles(stack))
+        orphans = [k for k in held if owners.get(k) in ("", victim.name)]
+        assert not orphans, (orphans, stack.lease_rows(orphans), owners, _troubles(stack))
         taken = time.monotonic() - stopped_at
         print(f"{victim.name} paused: its {len(held)} tables taken over after {taken:.1f} s")
         poker = stack.tables()
