@@ -115,8 +115,9 @@ class Stack:
         return {f"{k}/{t}": (o or "", int(e)) for k, t, o, e in rows}
 
     def lease_rows(self, keys: list[str]) -> dict[str, object]:
-        """For a failure message: the lease rows of `keys` (owner, epoch, ms until they expire) and every
-        shard's membership row (ms since its heartbeat, draining)."""
+        """For a failure message: the lease rows of `keys` (owner, epoch, ms until they expire), every
+        shard's membership row (ms since its heartbeat, draining), and the sessions holding locks on the
+        lease rows (a takeover skips locked rows) with their state and query."""
         import psycopg
 
         now = time.time_ns() // 1_000_000
@@ -125,10 +126,16 @@ class Stack:
                 "SELECT kind, table_id, owner, epoch, expires_ms FROM table_leases"
             ).fetchall()
             shards = conn.execute("SELECT shard_id, heartbeat_ms, draining FROM table_shards").fetchall()
+            locks = conn.execute(
+                "SELECT a.pid, a.state, now() - a.state_change, left(a.query, 120) FROM pg_locks l"
+                " JOIN pg_class c ON c.oid = l.relation JOIN pg_stat_activity a ON a.pid = l.pid"
+                " WHERE c.relname = 'table_leases' AND a.pid <> pg_backend_pid()"
+            ).fetchall()
         rows: dict[str, object] = {
             f"{k}/{t}": (o, e, x - now) for k, t, o, e, x in leases if f"{k}/{t}" in keys
         }
         rows["shards"] = [(sid, now - hb, bool(d)) for sid, hb, d in shards]
+        rows["lease_locks"] = [(pid, state, str(age), query) for pid, state, age, query in locks]
         return rows
 
     def held_by(self, shard: str) -> list[str]:
