@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import faulthandler
 import signal
 import sys
 import threading
@@ -298,6 +299,9 @@ def serve_forever(
     spec: ServiceSpec, config: ServerConfig, on_started: Callable[[Service], None] | None = None
 ) -> None:
     """Run one service in the foreground until SIGTERM or SIGINT, then drain and exit."""
+    # SIGUSR1 writes every thread's stack to stderr: what a stuck service waits for, without a debugger
+    # (registered first: from the moment it serves, the signal never kills it).
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     service = build(spec, config).start()
     if on_started is not None:
         on_started(service)

@@ -271,6 +271,23 @@ def _troubles(stack: Stack) -> dict[str, list[str]]:
     return found
 
 
+def _stacks(stack: Stack, paused: ServiceProcess) -> dict[str, str]:
+    """For a failure's message: every running shard's threads as SIGUSR1 dumps them (what each waits for)
+    and its last lease lines."""
+    sizes = {s.name: s.log.stat().st_size for s in stack.shards if s is not paused and s.log.exists()}
+    for shard in stack.shards:
+        if shard.name in sizes:
+            shard.signal(signal.SIGUSR1)
+    time.sleep(1.0)
+    found = {}
+    for shard in stack.shards:
+        if shard.name in sizes:
+            text = shard.log.read_bytes()[sizes[shard.name] :].decode(errors="replace")
+            leases = [line[:240] for line in shard.log.read_text().splitlines() if "table_lease" in line]
+            found[shard.name] = "\n".join(leases[-8:]) + "\n" + text[-6000:]
+    return found
+
+
 def _hand_of(stub: Any, table_id: str) -> int:
     return int(stub.GetTableView(pb.GetTableViewRequest(table_id=table_id)).view.hand_number)
 
@@ -382,7 +399,13 @@ def test_a_paused_shard_loses_its_tables_and_commits_nothing_for_them_after(stac
                 break
             time.sleep(0.3)
         orphans = [k for k in held if owners.get(k) in ("", victim.name)]
-        assert not orphans, (orphans, stack.lease_rows(orphans), owners, _troubles(stack))
+        assert not orphans, (
+            orphans,
+            stack.lease_rows(orphans),
+            owners,
+            _troubles(stack),
+            _stacks(stack, victim),
+        )
         taken = time.monotonic() - stopped_at
         print(f"{victim.name} paused: its {len(held)} tables taken over after {taken:.1f} s")
         poker = stack.tables()

@@ -508,8 +508,16 @@ class LeaseKeeper:
             self._orphaned_rounds = self._orphaned_rounds + 1 if room <= 0 else 0
             if room <= 0 and self._orphaned_rounds >= 2:
                 room = 1
-            if room > 0:
-                gained += self.leases.take_over(room)
+            taken = self.leases.take_over(room) if room > 0 else []
+            gained += taken
+            # Only while some table has no owner: what this shard could and did take, for a takeover's story.
+            self._log.info(
+                "table_leases_unowned",
+                unowned=renewal.unowned,
+                room=room,
+                taken=len(taken),
+                live_shards=renewal.live_shards,
+            )
         else:
             self._orphaned_rounds = 0
         # Tables are given away only while none is orphaned (never shed what nobody would take).
