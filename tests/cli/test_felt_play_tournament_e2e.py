@@ -1,6 +1,6 @@
 """`felt play` in tournaments (issue 12), end to end: `felt up` in its own process starts every service as
-a process (bots unpaced: FELT_TABLE_POKER_BOT_PACING=0) and keeps its turbo Sit & Go and Spin open;
-`felt play` runs as its own process with a scripted stdin (all-in at every turn, so hands end fast).
+a process (bots unpaced: FELT_TABLE_POKER_BOT_PACING=0; 0.3 s between hands) and keeps its turbo Sit & Go
+and Spin open; `felt play` runs as its own process with a scripted stdin (all-in at every turn, so hands end fast).
 
 - `felt play --player ana --sng` registers at felt up's Sit & Go, bots fill it, and ana plays it to the
   end (NK-6.3): standings between hands, her place, the prizes paid, the winner; her wallet then holds
@@ -123,6 +123,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     base, metrics = _free_base()
     env = {k: v for k, v in os.environ.items() if not k.startswith("FELT_")}
     env["FELT_TABLE_POKER_BOT_PACING"] = "0"
+    env["FELT_TABLE_POKER_HAND_PAUSE_MS"] = "300"  # the hands of a whole Sit & Go, not 2 s apart
     out = data_dir / "up.out"
     command = [sys.executable, "-m", "felt", "up", "--data-dir", str(data_dir)]
     command += ["--base-port", str(base), "--metrics-base-port", str(metrics), "--bot-fill-seconds", "1"]
