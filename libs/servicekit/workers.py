@@ -19,6 +19,7 @@ database, nothing at all) is the service's business.
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import selectors
 import shutil
@@ -258,6 +259,7 @@ def supervise(
 ) -> int:
     """Run `workers` processes of the service on one port in the foreground until SIGTERM or SIGINT.
     `env`: extra environment for the workers; `command`: what a worker runs (default `felt serve`)."""
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # as every worker does (server.serve_forever)
     supervisor = Supervisor(config, workers, env, command)
 
     def request_stop(signum: int, _frame: FrameType | None) -> None:
