@@ -22,6 +22,7 @@ import re
 import signal
 import threading
 import time
+import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -284,7 +285,10 @@ def _stacks(stack: Stack, paused: ServiceProcess) -> dict[str, str]:
         if shard.name in sizes:
             text = shard.log.read_bytes()[sizes[shard.name] :].decode(errors="replace")
             leases = [line[:240] for line in shard.log.read_text().splitlines() if "table_lease" in line]
-            found[shard.name] = "\n".join(leases[-8:]) + "\n" + text[-6000:]
+            with urllib.request.urlopen(shard.metrics_url, timeout=5) as reply:
+                metrics = reply.read().decode()
+            ages = [line for line in metrics.splitlines() if line.startswith("poker_table_lease_renewal_age")]
+            found[shard.name] = f"keeper rounds {ages}\n" + "\n".join(leases[-8:]) + "\n" + text[-6000:]
     return found
 
 

@@ -71,16 +71,32 @@ LIVE_SHARDS = prometheus_client.Gauge(
 RENEWAL_FAILURES = prometheus_client.Counter(
     "poker_table_lease_renewal_failures_total", "Lease renewals that could not reach the store.", ["kind"]
 )
+RENEWAL_AGE = prometheus_client.Gauge(
+    "poker_table_lease_renewal_age_seconds",
+    "Seconds since this shard's lease keeper last finished a round (renewal and takeovers); it grows"
+    " without bound when the keeper is stuck, which heartbeats of the other kind of table can hide.",
+    ["kind"],
+)
 LOSS_HOW = ("renewal", "fenced_write")
 _LIVE: weakref.WeakSet[Leases] = weakref.WeakSet()  # every open Leases of this process
+_KEEPERS: weakref.WeakSet[LeaseKeeper] = weakref.WeakSet()  # every running LeaseKeeper of this process
 
 
 def _held_count(kind: str) -> Callable[[], float]:
     return lambda: float(sum(len(leases.held()) for leases in list(_LIVE) if leases.kind == kind))
 
 
+def _renewal_age(kind: str) -> Callable[[], float]:
+    def age() -> float:
+        done = [k.last_round for k in list(_KEEPERS) if k.leases.kind == kind]
+        return max(0.0, time.monotonic() - min(done)) if done else 0.0
+
+    return age
+
+
 for _kind in KINDS:
     LEASES_HELD.labels(_kind).set_function(_held_count(_kind))
+    RENEWAL_AGE.labels(_kind).set_function(_renewal_age(_kind))
     TAKEOVERS.labels(_kind)
     FENCED_WRITES.labels(_kind)
     UNOWNED.labels(_kind)
@@ -496,6 +512,7 @@ class LeaseKeeper:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._log = get_logger(service="table", shard=leases.shard.shard_id, kind=leases.kind)
+        self.last_round = time.monotonic()  # when the running keeper last finished a round
 
     def tick(self) -> Renewal:
         renewal = self.leases.renew()
@@ -550,8 +567,11 @@ class LeaseKeeper:
             except Exception as exc:  # never let the renewer die quietly
                 RENEWAL_FAILURES.labels(self.leases.kind).inc()
                 self._log.error("table_lease_renewal_error", error=type(exc).__name__)
+            self.last_round = time.monotonic()
 
     def start(self) -> LeaseKeeper:
+        self.last_round = time.monotonic()
+        _KEEPERS.add(self)
         self._thread = threading.Thread(
             target=self._run, name=f"table-leases-{self.leases.kind}", daemon=True
         )
@@ -560,5 +580,6 @@ class LeaseKeeper:
 
     def stop(self) -> None:
         self._stop.set()
+        _KEEPERS.discard(self)
         if self._thread is not None:
             self._thread.join()

@@ -247,6 +247,35 @@ def test_the_keeper_takes_over_a_dead_shards_tables_by_fair_share(location: Any)
     assert _metric("poker_table_shards_live") == 2
 
 
+def test_a_stuck_keeper_shows_in_the_age_of_its_last_round(location: Any) -> None:
+    """poker_table_lease_renewal_age_seconds: small while the keeper goes round, growing while one of its
+    rounds is stuck (here in the service's on_gained), small again once it goes on."""
+    import time
+
+    dead, b = location.shard("table-0"), location.shard("table-1")
+    dead.acquire("t1")
+    location.clock.advance(TTL + 1)  # t1 is free to take
+    stuck, entered = threading.Event(), threading.Event()
+
+    def on_gained(tables: list[str]) -> None:
+        entered.set()
+        stuck.wait(10)
+
+    keeper = LeaseKeeper(b, take_over=True, on_gained=on_gained, interval_s=0.05).start()
+    try:
+        assert entered.wait(10)
+        time.sleep(0.5)
+        assert _metric("poker_table_lease_renewal_age_seconds", kind="poker") >= 0.4
+        stuck.set()
+        deadline = time.monotonic() + 10
+        while _metric("poker_table_lease_renewal_age_seconds", kind="poker") > 0.3:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+    finally:
+        stuck.set()
+        keeper.stop()
+
+
 def test_unowned_tables_are_counted(location: Any) -> None:
     a = location.shard("table-0")
     for t in ("t1", "t2", "t3"):
