@@ -403,13 +403,12 @@ def test_a_paused_shard_loses_its_tables_and_commits_nothing_for_them_after(stac
                 break
             time.sleep(0.3)
         orphans = [k for k in held if owners.get(k) in ("", victim.name)]
-        assert not orphans, (
-            orphans,
-            stack.lease_rows(orphans),
-            owners,
-            _troubles(stack),
-            _stacks(stack, victim),
-        )
+        if orphans:  # the whole story on stdout (pytest shows it with the failure; a message is cut short)
+            print(f"orphaned: {orphans}\nlease rows: {stack.lease_rows(orphans)}\nowners: {owners}")
+            print(f"warnings and errors: {_troubles(stack)}")
+            for name, dump in _stacks(stack, victim).items():
+                print(f"--- {name}: keeper rounds, lease lines, thread stacks ---\n{dump}")
+        assert not orphans, (orphans, stack.lease_rows(orphans))
         taken = time.monotonic() - stopped_at
         print(f"{victim.name} paused: its {len(held)} tables taken over after {taken:.1f} s")
         poker = stack.tables()
