@@ -18,22 +18,16 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg import errors as pg_errors
 from psycopg_pool import ConnectionPool, PoolTimeout
+from servicekit.postgres import configure_session
 
 from services.table.storage.database import Dialect, Row, StoreUnavailable, Tx
 
 T = TypeVar("T")
 _RETRYABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
+# The connection is gone: the server ended it (a process that stopped mid-transaction, resumed), or it broke.
+_LOST = (psycopg.OperationalError, pg_errors.IdleInTransactionSessionTimeout, PoolTimeout)
 _MAX_ATTEMPTS = 20
 POOL_WAIT_SECONDS = 30.0
-# A transaction left open by a process that stopped in the middle of it (SIGSTOP, a frozen VM) would keep
-# its row locks for as long as its connection lives, and a takeover skips locked lease rows: the server
-# ends such a session after this long (every transaction of the store takes milliseconds), so its tables
-# can be taken over, and the stopped process, when it resumes, finds its connection gone (nothing commits).
-IDLE_IN_TRANSACTION_MS = 5_000
-
-
-def _configure(conn: psycopg.Connection[Any]) -> None:
-    conn.execute(f"SET idle_in_transaction_session_timeout = {IDLE_IN_TRANSACTION_MS}")
 
 
 @functools.lru_cache(maxsize=512)
@@ -57,9 +51,14 @@ class PostgresTx:
         return self._conn.execute(placeholders(sql), tuple(args))
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        if rows:
-            with self._conn.cursor() as cursor:
-                cursor.executemany(placeholders(sql), [tuple(r) for r in rows])
+        # One statement at a time, each answered before the next goes out. psycopg's own executemany
+        # pipelines them with a single Sync at the end: a process stopped in between (SIGSTOP, a frozen VM)
+        # leaves its session "active", waiting for the rest, so the idle-in-transaction timeout
+        # (servicekit.postgres) never ends it and its row locks (a table's lease: no takeover) stay held.
+        query = placeholders(sql)
+        execute = self._conn.execute
+        for row in rows:
+            execute(query, tuple(row))
 
     def script(self, script: str) -> None:
         self._conn.execute(script.encode())  # no parameters: several statements in one call
@@ -74,7 +73,7 @@ class PostgresDatabase:
             min_size=1,
             max_size=pool_size,
             kwargs={"autocommit": True},
-            configure=_configure,
+            configure=configure_session,  # a stopped process never keeps its locks
             open=True,
             name=name,
         )
@@ -93,7 +92,7 @@ class PostgresDatabase:
                 if attempt == _MAX_ATTEMPTS - 1:
                     raise
                 time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
-            except (psycopg.OperationalError, PoolTimeout) as lost:
+            except _LOST as lost:
                 raise StoreUnavailable(f"PostgreSQL unavailable: {type(lost).__name__}: {lost}") from lost
         raise AssertionError("unreachable")
 
@@ -106,7 +105,7 @@ class PostgresDatabase:
         try:
             with self._pool.connection() as conn:
                 return [tuple(r) for r in conn.execute(placeholders(sql), tuple(args)).fetchall()]
-        except (psycopg.OperationalError, PoolTimeout) as lost:
+        except _LOST as lost:
             raise StoreUnavailable(f"PostgreSQL unavailable: {type(lost).__name__}: {lost}") from lost
 
     def close(self) -> None:
