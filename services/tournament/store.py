@@ -98,8 +98,16 @@ class _Sqlite:
 class _Postgres:
     def __init__(self, url: str, pool_size: int = 4) -> None:
         from psycopg_pool import ConnectionPool
+        from servicekit.postgres import configure_session
 
-        self._pool = ConnectionPool(url, min_size=1, max_size=pool_size, open=True)
+        self._pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=pool_size,
+            kwargs={"autocommit": True},  # reads are single statements; writes are `conn.transaction()`
+            configure=configure_session,  # a stopped process never keeps its rows locked
+            open=True,
+        )
 
     @staticmethod
     def _sql(sql: str) -> str:

@@ -84,3 +84,17 @@ def test_every_command_survives_the_log() -> None:
         c.Cancel(8),
     ):
         assert codec.decode_command(codec.encode_command(command, [(9, 4)])) == (command, [(9, 4)])
+
+
+@pytest.mark.skipif(len(URLS) < 2, reason="!!! FELT_TEST_POSTGRES_URL is not set: SKIPPED !!!")
+def test_postgres_sessions_end_a_transaction_left_open_by_a_stopped_process(tmp_path: Path) -> None:
+    """Every pooled session ends a transaction left idle (servicekit.postgres): a tournament process
+    stopped mid-write never keeps rows locked for the others."""
+    from servicekit.postgres import IDLE_IN_TRANSACTION_MS
+
+    opened = TournamentStore(tmp_path / "t.sqlite3", URLS[1])
+    try:
+        shown = opened._db.read("SHOW idle_in_transaction_session_timeout")[0][0]
+        assert shown == f"{IDLE_IN_TRANSACTION_MS // 1000}s"
+    finally:
+        opened.close()
