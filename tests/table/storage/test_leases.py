@@ -248,8 +248,8 @@ def test_the_keeper_takes_over_a_dead_shards_tables_by_fair_share(location: Any)
 
 
 def test_a_stuck_keeper_shows_in_the_age_of_its_last_round(location: Any) -> None:
-    """poker_table_lease_renewal_age_seconds: small while the keeper goes round, growing while one of its
-    rounds is stuck (here in the service's on_gained), small again once it goes on."""
+    """poker_table_lease_renewal_age_seconds: growing while one of the keeper's rounds is stuck (here in the
+    service's on_gained); once it goes on, its rounds come every interval again."""
     import time
 
     dead, b = location.shard("table-0"), location.shard("table-1")
@@ -267,8 +267,10 @@ def test_a_stuck_keeper_shows_in_the_age_of_its_last_round(location: Any) -> Non
         time.sleep(0.5)
         assert _metric("poker_table_lease_renewal_age_seconds", kind="poker") >= 0.4
         stuck.set()
+        # (The gauge is the oldest round of every keeper in this process; other tests' keepers may run
+        # on longer intervals: this one's own round is what goes on.)
         deadline = time.monotonic() + 10
-        while _metric("poker_table_lease_renewal_age_seconds", kind="poker") > 0.3:
+        while time.monotonic() - keeper.last_round > 0.3:
             assert time.monotonic() < deadline
             time.sleep(0.02)
     finally:
