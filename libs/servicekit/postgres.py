@@ -12,7 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg_pool import PoolTimeout
+
 IDLE_IN_TRANSACTION_MS = 5_000
+# The connection is gone: the server ended it (a process that stopped mid-transaction, resumed), or it broke.
+# The stores answer these StoreUnavailable: whether the transaction committed, only a retry can tell.
+CONNECTION_LOST = (psycopg.OperationalError, pg_errors.IdleInTransactionSessionTimeout, PoolTimeout)
 
 
 def configure_session(conn: Any) -> None:

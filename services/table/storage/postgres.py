@@ -18,14 +18,12 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg import errors as pg_errors
 from psycopg_pool import ConnectionPool, PoolTimeout
-from servicekit.postgres import configure_session
+from servicekit.postgres import CONNECTION_LOST, configure_session
 
 from services.table.storage.database import Dialect, Row, StoreUnavailable, Tx
 
 T = TypeVar("T")
 _RETRYABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
-# The connection is gone: the server ended it (a process that stopped mid-transaction, resumed), or it broke.
-_LOST = (psycopg.OperationalError, pg_errors.IdleInTransactionSessionTimeout, PoolTimeout)
 _MAX_ATTEMPTS = 20
 POOL_WAIT_SECONDS = 30.0
 
@@ -92,7 +90,7 @@ class PostgresDatabase:
                 if attempt == _MAX_ATTEMPTS - 1:
                     raise
                 time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
-            except _LOST as lost:
+            except CONNECTION_LOST as lost:
                 raise StoreUnavailable(f"PostgreSQL unavailable: {type(lost).__name__}: {lost}") from lost
         raise AssertionError("unreachable")
 
@@ -105,7 +103,7 @@ class PostgresDatabase:
         try:
             with self._pool.connection() as conn:
                 return [tuple(r) for r in conn.execute(placeholders(sql), tuple(args)).fetchall()]
-        except _LOST as lost:
+        except CONNECTION_LOST as lost:
             raise StoreUnavailable(f"PostgreSQL unavailable: {type(lost).__name__}: {lost}") from lost
 
     def close(self) -> None:

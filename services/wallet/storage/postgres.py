@@ -20,16 +20,14 @@ from ledger.invariants import LedgerSummary
 from ledger.model import Account, AccountKind, Hold, Transfer
 from ledger.validation import validate
 from psycopg import errors as pg_errors
-from psycopg_pool import ConnectionPool, PoolTimeout
-from servicekit.postgres import configure_session
+from psycopg_pool import ConnectionPool
+from servicekit.postgres import CONNECTION_LOST, configure_session
 
 from services.wallet.storage import migrations, pages
 from services.wallet.storage.base import Clock, StoreUnavailable, wall_clock_ms
 from services.wallet.storage.engine import Engine, Outcome, Result
 
 _RETRYABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected, pg_errors.UniqueViolation)
-# The connection is gone: the server ended it (a process that stopped mid-transaction, resumed), or it broke.
-_LOST = (psycopg.OperationalError, pg_errors.IdleInTransactionSessionTimeout, PoolTimeout)
 _MAX_ATTEMPTS = 30
 # Any constant: serialises concurrent migrations of several wallet processes.
 _MIGRATION_LOCK = 7_426_001
@@ -77,7 +75,7 @@ class PostgresStore:
                 if attempt == _MAX_ATTEMPTS - 1:
                     raise
                 time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
-            except _LOST as lost:
+            except CONNECTION_LOST as lost:
                 # Connection lost (perhaps after COMMIT was sent): only the caller's retry with the same
                 # request id can tell, and it is safe.
                 raise StoreUnavailable(f"PostgreSQL unavailable: {type(lost).__name__}") from lost
@@ -103,7 +101,7 @@ class PostgresStore:
                 with conn.transaction():
                     conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                     return fn(conn)
-        except _LOST as lost:
+        except CONNECTION_LOST as lost:
             raise StoreUnavailable(f"PostgreSQL unavailable: {type(lost).__name__}") from lost
 
     def get_account(self, account_id: str) -> Account | None:
