@@ -1,6 +1,7 @@
 """`felt play` in tournaments (issue 12), end to end: `felt up` in its own process starts every service as
 a process (bots unpaced: FELT_TABLE_POKER_BOT_PACING=0; 0.3 s between hands) and keeps its turbo Sit & Go
-and Spin open; `felt play` runs as its own process with a scripted stdin (all-in at every turn, so hands end fast).
+and Spin open; `felt play` runs as its own process with a scripted stdin (all-in at every turn, a call where
+that is refused, so hands end fast).
 
 - `felt play --player ana --sng` registers at felt up's Sit & Go, bots fill it, and ana plays it to the
   end (NK-6.3): standings between hands, her place, the prizes paid, the winner; her wallet then holds
@@ -36,7 +37,9 @@ pytestmark = pytest.mark.slow
 
 SERVICES = 5  # evaluator, dealer, wallet, table, tournament: felt up's port order
 OPEN_SNG = re.compile(r"Felt: Felt turbo Sit & Go (\S+) open for registration")
-ALL_IN = "a\n" * 3000
+# All-in at every turn; a call where no raise is open (an all-in covered): "a" alone is refused there, again
+# and again, until the script runs out and the player sits out, blinded off for hundreds of hands.
+ALL_IN = "a\nc\n" * 1500
 
 
 def _free_base() -> tuple[int, int]:
