@@ -395,7 +395,7 @@ def test_chips_are_conserved_across_every_account(run: Run) -> None:
     for player in run.players:
         account = services.account(wpb.ACCOUNT_KIND_PLAYER, player.name)
         assert account is not None and account.pending == 0
-        assert account.balance == run.funded[player.name] + player.nets, player.name
+        assert account.balance == run.funded[player.name] + player.nets, player.nets_report()
     escrow = services.escrow(run.tables["naiko-people"])
     assert escrow is not None and escrow.balance == 0
     ops = services.table("ops", auth.Role.OPERATOR)

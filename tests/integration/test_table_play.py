@@ -250,6 +250,7 @@ class Player:
     events: list[pb.TableEvent] = field(default_factory=list)
     errors: Counter[str] = field(default_factory=Counter)
     nets: int = 0
+    hand_nets: dict[int, int] = field(default_factory=dict)  # hand number -> net, as the stream told it
     seat: int = 0  # as the stream tells it (PlayerSeated / PlayerLeft of this player)
     dropped_seat: int = 0
     rail_seq_at_resume: int = 0
@@ -270,6 +271,7 @@ class Player:
         self._calls = 0
         self._call: Any = None
         self._thread: threading.Thread | None = None
+        self._closing = False
 
     # -- recording
     def _record(self, kind: str, message: Any) -> None:
@@ -301,11 +303,12 @@ class Player:
 
     def leave(self) -> None:
         self.leaving = True
-        reply = self._unary(
+        # `left` is set by the stream, at this player's PlayerLeft, never here: whatever came before it
+        # (the last HandEnded and its nets) has been handled by then, even on a stream running behind
+        # (a CI run once closed a lagging stream before its last HandEnded: the nets missed 10 chips).
+        self._unary(
             self.stub.LeaveTable, pb.LeaveTableRequest(request_id=self._rid("leave"), table_id=self.table_id)
         )
-        if not reply.leaving_after_hand:
-            self.left.set()
 
     def _rebuy(self) -> None:
         """NK-6: a busted player re-buys (TopUp sits them in again); a server without TopUp yet: leave and
@@ -327,11 +330,13 @@ class Player:
 
     # -- stream
     def watch(self, from_seq: int = 1) -> None:
+        self._closing = False
         self._call = self.stub.WatchTable(pb.WatchTableRequest(table_id=self.table_id, from_seq=from_seq))
         self._thread = threading.Thread(target=self._stream, args=(self._call,), daemon=True, name=self.name)
         self._thread.start()
 
     def close(self) -> None:
+        self._closing = True
         if self._call is not None:
             self._call.cancel()
         if self._thread is not None:
@@ -343,10 +348,14 @@ class Player:
                 self._record("event", event)
                 self.events.append(event)
                 if not self._on_event(event):
+                    self._closing = True
                     call.cancel()
                     return
+            self.stream_failures.append("the server ended the stream")
         except grpc.RpcError as error:
-            if error.code() != grpc.StatusCode.CANCELLED:
+            # Cancelled by this harness (close, the disconnect) is the only quiet end: a stream that stops
+            # by itself would make every count after it wrong without a word.
+            if error.code() != grpc.StatusCode.CANCELLED or not self._closing:
                 self.stream_failures.append(f"{error.code()}: {error.details()}")
         except Exception as error:  # a bug in this harness must fail the test, not hang it
             self.stream_failures.append(repr(error))
@@ -362,7 +371,10 @@ class Player:
             if self.leaving:
                 self.left.set()
         elif which == "hand_ended":
-            self.nets += sum(n.chips for n in event.hand_ended.nets if n.seat == self.seat)
+            mine = [n.chips for n in event.hand_ended.nets if n.seat == self.seat]
+            if mine:
+                self.nets += mine[0]
+                self.hand_nets[event.hand_number] = mine[0]
             stacks = {s.seat: s.chips for s in event.hand_ended.stacks}
             if self.seat and not self.leaving and stacks.get(self.seat) != 0:  # busted: the re-buy first
                 self._break(event.hand_number)
@@ -476,6 +488,29 @@ class Player:
             request = pb.GetHandHistoryRequest(table_id=self.table_id, hand_number=summary.hand_number)
             self._record("phh", self._unary(self.stub.GetHandHistory, request).phh)
         return len(listed.hands)
+
+    def nets_report(self) -> str:
+        """Where the stream's nets and the table's record of them differ, hand by hand (for a failure)."""
+        recorded: dict[int, int] = {}
+        token = ""
+        while True:
+            page = self.stub.ListHandHistories(
+                pb.ListHandHistoriesRequest(table_id=self.table_id, page_size=100, page_token=token)
+            )
+            recorded.update({h.hand_number: h.net for h in page.hands if not h.voided})
+            token = page.next_page_token
+            if not token:
+                break
+        differing = {
+            n: (self.hand_nets.get(n), recorded.get(n))
+            for n in sorted(recorded.keys() | self.hand_nets.keys())
+            if self.hand_nets.get(n) != recorded.get(n)
+        }
+        return (
+            f"{self.name}: stream nets {sum(self.hand_nets.values())} over {len(self.hand_nets)} hands, the "
+            f"table's {sum(recorded.values())} over {len(recorded)}; (stream, table) where they differ: "
+            f"{differing}; stream failures: {self.stream_failures}"
+        )
 
     def resume(self) -> None:
         """NK-7.5: back after the drop, from the first event not yet received."""
@@ -886,7 +921,7 @@ def test_chips_are_conserved_across_every_account(run: Run) -> None:
         account = services.account(wpb.ACCOUNT_KIND_PLAYER, player.name)
         assert account is not None
         assert account.pending == 0, player.name
-        assert account.balance == run.funded[player.name] + player.nets, player.name
+        assert account.balance == run.funded[player.name] + player.nets, player.nets_report()
     ops = services.table("ops", auth.Role.OPERATOR)
     # Players only: everyone left, the escrow is empty.
     escrow = services.escrow(run.tables["nlhe-people"])
