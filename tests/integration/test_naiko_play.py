@@ -326,7 +326,8 @@ def test_hundreds_of_naiko_hands_with_every_power(run: Run) -> None:
             for r, n in player.errors.items()
             if n and r not in EXPECTED_REASONS | POWER_RACES and "(leaving)" not in r
         }
-        assert not unexpected, (player.name, unexpected, player.refused[:5])
+        which = [r for r in player.refused if any(reason in r for reason in unexpected)]
+        assert not unexpected, (player.name, unexpected, which[:5])
     # Every power used by people, and by bots (seats whose occupant is a bot, from the public events).
     people = sum((p.used for p in run.players), Counter())
     used = _events(run, "power_used")

@@ -290,7 +290,7 @@ class Player:
             self._record("error", text)
             crossed = self.leaving and not isinstance(request, pb.LeaveTableRequest)
             self.errors[f"{reason} (leaving)" if crossed else reason] += 1
-            self.refused.append(f"{type(request).__name__}: {text}")
+            self.refused.append(f"{type(request).__name__}: {reason}: {text}")
             raise
 
     # -- seat
