@@ -249,7 +249,6 @@ class Player:
     viewer: Viewer = field(init=False)
     events: list[pb.TableEvent] = field(default_factory=list)
     errors: Counter[str] = field(default_factory=Counter)
-    nets: int = 0
     hand_nets: dict[int, int] = field(default_factory=dict)  # hand number -> net, as the stream told it
     seat: int = 0  # as the stream tells it (PlayerSeated / PlayerLeft of this player)
     dropped_seat: int = 0
@@ -373,7 +372,6 @@ class Player:
         elif which == "hand_ended":
             mine = [n.chips for n in event.hand_ended.nets if n.seat == self.seat]
             if mine:
-                self.nets += mine[0]
                 self.hand_nets[event.hand_number] = mine[0]
             stacks = {s.seat: s.chips for s in event.hand_ended.stacks}
             if self.seat and not self.leaving and stacks.get(self.seat) != 0:  # busted: the re-buy first
@@ -489,6 +487,11 @@ class Player:
             self._record("phh", self._unary(self.stub.GetHandHistory, request).phh)
         return len(listed.hands)
 
+    @property
+    def nets(self) -> int:
+        """The chips won and lost over the hands played, as the stream told them."""
+        return sum(self.hand_nets.values())
+
     def nets_report(self) -> str:
         """Where the stream's nets and the table's record of them differ, hand by hand (for a failure)."""
         recorded: dict[int, int] = {}
@@ -507,7 +510,7 @@ class Player:
             if self.hand_nets.get(n) != recorded.get(n)
         }
         return (
-            f"{self.name}: stream nets {sum(self.hand_nets.values())} over {len(self.hand_nets)} hands, the "
+            f"{self.name}: stream nets {self.nets} over {len(self.hand_nets)} hands, the "
             f"table's {sum(recorded.values())} over {len(recorded)}; (stream, table) where they differ: "
             f"{differing}; stream failures: {self.stream_failures}"
         )
