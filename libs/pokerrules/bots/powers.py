@@ -102,22 +102,21 @@ def bot_power(naiko: NaikoTable, hand: HandState, seat: int, now: int) -> PowerC
     street = hand.street
     if nh.activations_in(street) >= ACTIVATIONS_PER_ROUND or nh.powered == (seat, street, -1):
         return None
-    used = nh.used
     hole = hand.holes[i]
     if street == PREFLOP:
-        if balance >= 2 and _SWAP in nh.carrusel and (seat, _SWAP) not in used:
+        if balance >= 2 and _SWAP in nh.carrusel and not nh.has_used(seat, _SWAP):
             weak = weak_card(hole)
             if weak is not None and rules.refusal(naiko, hand, seat, _SWAP, now, None, weak) is None:
                 return PowerChoice(_SWAP, card=weak)
     elif (
         street < RIVER
         and _PEEK in nh.carrusel
-        and (seat, _PEEK) not in used
+        and not nh.has_used(seat, _PEEK)
         and on_a_draw(hole, tuple(hand.board))
         and rules.refusal(naiko, hand, seat, _PEEK, now) is None
     ):
         return PowerChoice(_PEEK)
-    if balance < 2 or (seat, _ANCHOR) in used:  # (Jangkar Pendek is in every Carrusel)
+    if balance < 2 or nh.has_used(seat, _ANCHOR):  # (Jangkar Pendek is in every Carrusel)
         return None
     stacks = hand.stacks
     own = stacks[i]

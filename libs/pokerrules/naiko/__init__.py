@@ -34,12 +34,12 @@ from pokerrules.naiko.rules import (
     use_power,
     void,
 )
+from pokerrules.naiko.settings import NaikoSettings
 from pokerrules.naiko.state import (
     ACTIVATIONS_PER_ROUND,
     MAX_DESTELLOS,
     AnchorWindow,
     NaikoHand,
-    NaikoSettings,
     NaikoTable,
     Outcome,
 )

@@ -28,15 +28,19 @@ class Power(enum.Enum):
     cost: int
     normal: bool
     title: str
+    index: int  # 0 to 3 in this order: the power's bit among a seat's used powers (`state.used_bit`)
 
 
-for _power, _cost, _title in (
-    (Power.LIRIKAN_DIAM_DIAM, 1, "Lirikan Diam-diam"),
-    (Power.TUKAR_LENGAN_BAJU, 2, "Tukar Lengan Baju"),
-    (Power.JANGKAR_PENDEK, 2, "Jangkar Pendek"),
-    (Power.PERISAI_SEGEL, 1, "Perisai Segel"),
+for _index, (_power, _cost, _title) in enumerate(
+    (
+        (Power.LIRIKAN_DIAM_DIAM, 1, "Lirikan Diam-diam"),
+        (Power.TUKAR_LENGAN_BAJU, 2, "Tukar Lengan Baju"),
+        (Power.JANGKAR_PENDEK, 2, "Jangkar Pendek"),
+        (Power.PERISAI_SEGEL, 1, "Perisai Segel"),
+    )
 ):
     _power.cost = _cost
+    _power.index = _index
     _power.normal = _power is not Power.PERISAI_SEGEL
     _power.title = _title
 

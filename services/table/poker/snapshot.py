@@ -37,7 +37,7 @@ def from_snapshot(
     naiko = state.naiko
     if naiko is not None:  # a seat the snapshot has no balance for (one written before Naiko): 0
         held = body.get("destellos") or {}
-        naiko = naiko._replace(destellos={n: int(held.get(str(n), 0)) for n in seats})
+        naiko = naiko.replace(destellos={n: int(held.get(str(n), 0)) for n in seats})
     return replace(
         state,
         naiko=naiko,

@@ -80,8 +80,8 @@ class Naiko:
         zero = {s for s, n in wanted.items() if n == 0}
         if zero:  # a balance of 0 in the hand: spent before (as if), granted 0
             balances = {s: (0 if s in zero else n) for s, n in out.naiko.destellos.items()}
-            hand = out.naiko.hand._replace(granted={s: balances[s] for s in seats})
-            out = Outcome(out.naiko._replace(destellos=balances, hand=hand), out.hand, out.events)
+            hand = out.naiko.hand.replace(granted={s: balances[s] for s in seats})
+            out = Outcome(out.naiko.replace(destellos=balances, hand=hand), out.hand, out.events)
         self.naiko: NaikoTable = out.naiko  # type: ignore[assignment]
         self.hand: HandState = out.hand
         self.events: list[Event] = list(start.events) + out.events

@@ -89,7 +89,7 @@ class NaikoTableMachine(RuleBasedStateMachine):
         for s in self.seats:
             naiko = seated(naiko, s)
         # players who have been here a while: any balance from 0 to 3 before the first deal
-        self.naiko = naiko._replace(destellos={s: self.rng.randint(0, MAX_DESTELLOS) for s in self.seats})
+        self.naiko = naiko.replace(destellos={s: self.rng.randint(0, MAX_DESTELLOS) for s in self.seats})
         self.button: int = self.seats[-1]
         self.now = 0
         self.hands = 0

@@ -73,7 +73,7 @@ def table(
     for k in range(1, players + 1):
         state = handle(state, c.Sit(f"p{k}", k, 1_000), 0).state
     if destellos is not None and state.naiko is not None:
-        state = replace(state, naiko=state.naiko._replace(destellos=dict.fromkeys(state.seats, destellos)))
+        state = replace(state, naiko=state.naiko.replace(destellos=dict.fromkeys(state.seats, destellos)))
     return state
 
 
@@ -399,7 +399,7 @@ class NaikoTableMachine(RuleBasedStateMachine):
             state = handle(state, c.ReleaseHands(10**6), 0).state
         assert state.naiko is not None
         self.state = replace(
-            state, naiko=state.naiko._replace(destellos=dict.fromkeys(state.seats, destellos))
+            state, naiko=state.naiko.replace(destellos=dict.fromkeys(state.seats, destellos))
         )
         self.base = self.state
         self.rng = random.Random(seed)
