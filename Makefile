@@ -5,6 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 # Python code for Felt's own contracts; google/rpc comes generated with googleapis-common-protos.
 PROTO_SRC := $(shell find protos/poker -name '*.proto')
+NAIKO_BUILD = libs/felt_naiko__mypyc*.so libs/pokerrules/naiko/*.so
 
 .PHONY: dev protos ext run test test-fast node-deps bench load lint breaking check-deploy clean
 
@@ -29,9 +30,13 @@ $(VENV)/.installed-protos: $(PROTO_SRC)
 	find libs/poker -type d -exec touch {}/__init__.py \;
 	touch $@
 
-# The evaluator's C extension, built in place (libs/handeval/_core*.so).
+# The evaluator's C extension (libs/handeval/_core*.so) and the Naiko core compiled by mypyc
+# (libs/pokerrules/naiko/{state,rules}*.so and libs/felt_naiko__mypyc*.so), built in place. The touch
+# marks the build as made from the sources as they are now (setuptools skips a module whose C code did
+# not change): tests/pokerrules/naiko/test_compiled.py fails on a build older than its sources.
 ext:
 	$(PY) setup.py --quiet build_ext --inplace
+	touch $(NAIKO_BUILD)
 
 # The stack, and a Prometheus server beside it when one is installed (Debian package `prometheus`).
 run: dev
@@ -85,4 +90,5 @@ check-deploy: dev
 	$(PY) deploy/check.py
 
 clean:
-	rm -rf $(VENV) libs/poker build *.egg-info libs/*.egg-info libs/handeval/_core*.so $(NODE_TEST)/node_modules
+	rm -rf $(VENV) libs/poker build *.egg-info libs/*.egg-info libs/handeval/_core*.so $(NAIKO_BUILD) \
+		$(NODE_TEST)/node_modules

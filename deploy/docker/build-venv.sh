@@ -15,10 +15,8 @@ python=${PYTHON:-python3}
 
 deps() {
     test -x "$prefix/bin/python" || "$python" -m venv "$prefix"
-    # Runtime pins are the part of requirements.lock above "# development"; setuptools and wheel (pinned
-    # below it) are needed to build the C extension without build isolation, as `make dev` does.
+    # Runtime pins are the part of requirements.lock above "# development".
     sed '/^# development/,$d' "$src/requirements.lock" > "$prefix/requirements.runtime.txt"
-    grep -E '^(setuptools|wheel)==' "$src/requirements.lock" >> "$prefix/requirements.runtime.txt"
     "$prefix/bin/python" -m pip install --quiet -r "$prefix/requirements.runtime.txt"
 }
 
@@ -29,8 +27,11 @@ app() {
     (cd "$src/protos" && "$prefix/bin/python" -m grpc_tools.protoc -I . --python_out=../libs \
         --pyi_out=../libs --grpc_python_out=../libs $protos)
     find "$src/libs/poker" -type d -exec touch {}/__init__.py \;
-    # A regular (not editable) install: the wheel carries libs/, services/ and the compiled handeval._core.
-    "$prefix/bin/python" -m pip install --quiet --no-deps --no-build-isolation "$src"
+    # A regular (not editable) install: the wheel carries libs/, services/, the compiled handeval._core and
+    # the Naiko core compiled by mypyc. Built in pip's isolated build environment, which installs the
+    # pinned build requirements of pyproject.toml (mypy among them) for the build only: none of them
+    # ends up in the virtualenv.
+    "$prefix/bin/python" -m pip install --quiet --no-deps "$src"
 }
 
 case "$step" in
