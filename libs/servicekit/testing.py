@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import signal
 import socket
@@ -164,9 +165,49 @@ def terminate(proc: subprocess.Popen[bytes], timeout: float) -> int:
 
 
 def free_port() -> int:
+    """A free port on 127.0.0.1 for a process that binds it later (`free_ports(1)[0]`)."""
+    return free_ports(1)[0]
+
+
+def free_ports(count: int) -> list[int]:
+    """`count` consecutive free ports on 127.0.0.1 for processes that bind them later.
+
+    They lie below the kernel's ephemeral range (`net.ipv4.ip_local_port_range`, 32768-60999 by
+    default): an outbound connection takes its local port from that range, so a port picked there (what
+    binding port 0 gives) can be taken by any connection opened before the process binds it. A CI run
+    lost a tournament stack that way ("Address already in use" on its metrics port). Here only a
+    listener can take them, and this process never hands out the same port twice."""
+    low = _ephemeral_low()
+    for _ in range(500):
+        base = _pick.randrange(_PORTS_FROM, low - count)
+        block = list(range(base, base + count))
+        if _handed_out.intersection(block) or not all(_bindable(port) for port in block):
+            continue
+        _handed_out.update(block)
+        return block
+    raise RuntimeError(f"no {count} free consecutive ports in {_PORTS_FROM}-{low}")
+
+
+_PORTS_FROM = 20_000  # above the well-known and registered ports services here listen on
+_pick = random.Random()  # seeded from the OS: two test runs on one machine pick apart
+_handed_out: set[int] = set()
+
+
+def _ephemeral_low() -> int:
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32_768
+    return max(low, _PORTS_FROM + 1_000)
+
+
+def _bindable(port: int) -> bool:
     with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 class ServiceProcess:

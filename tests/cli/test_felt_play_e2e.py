@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -26,7 +25,7 @@ from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
 from servicekit import auth, client
 from servicekit.auth import Role
 from servicekit.server import build
-from servicekit.testing import RunningService, config_for_tests, running
+from servicekit.testing import RunningService, config_for_tests, free_port, running
 
 from services.dealer.server import service_spec as dealer_spec
 from services.table.server import service_spec as table_spec
@@ -205,9 +204,7 @@ def test_session_rides_out_a_table_service_restart(tmp_path: Path) -> None:
         running(dealer_spec, config_for_tests("dealer", tmp_path)) as dealer,
         running(wallet_spec, config_for_tests("wallet", tmp_path)) as wallet,
     ):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
+        port = free_port()
         config = config_for_tests(
             "table",
             tmp_path,

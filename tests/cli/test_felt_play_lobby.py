@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-import socket
 from pathlib import Path
 
 import pytest
 from felt.cli import main
 from felt.play import lobby
 from poker.table.v1 import table_service_pb2 as pb
+from servicekit.testing import free_port
 
 
 def test_blinds_parse_and_refuse_clearly() -> None:
@@ -63,8 +63,6 @@ def test_bad_blinds_are_refused_before_calling_anything(
 def test_no_table_service_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()  # a port nobody listens on
     code, err = felt_play(monkeypatch, capsys, "--data-dir", str(tmp_path), "--address", f"127.0.0.1:{port}")
     assert code == 1 and "UNAVAILABLE" in err, err

@@ -7,7 +7,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -27,7 +26,7 @@ from poker.dealer.v1 import dealer_service_pb2_grpc as pb_grpc
 from servicekit import auth
 from servicekit.auth import Role
 from servicekit.errors import details_of
-from servicekit.testing import RunningService, config_for_tests, running
+from servicekit.testing import RunningService, config_for_tests, free_port, running
 
 from services.dealer.server import service_spec
 
@@ -397,14 +396,8 @@ def test_secrets_never_reach_logs_metrics_or_early_responses(
         assert not tokens & set(order), "a card appears in logs or metrics"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_dealer_runs_as_a_process_and_drains_on_sigterm(tmp_path: Path) -> None:
-    port, metrics_port = _free_port(), _free_port()
+    port, metrics_port = free_port(), free_port()
     env = {**os.environ, "FELT_DATA_DIR": str(tmp_path)}
     process = subprocess.Popen(
         [sys.executable, "-m", "services.dealer", "--port", str(port), "--metrics-port", str(metrics_port)],

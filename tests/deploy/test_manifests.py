@@ -30,6 +30,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from felt import registry
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from servicekit import auth
+from servicekit.testing import free_port
 
 from deploy.validate import kustomize, layout, manifests, schemas, suite
 
@@ -440,14 +441,6 @@ def test_production_overlay_must_say_production() -> None:
 # --- the containers, run as the manifests say --------------------------------------------------------
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _process_spec(docs: list[Doc], name: str, tmp: Path) -> tuple[list[str], dict[str, str], Doc]:
     """argv and environment of the workload's container with ports, volumes and secrets made local.
 
@@ -456,7 +449,7 @@ def _process_spec(docs: list[Doc], name: str, tmp: Path) -> tuple[list[str], dic
     c = container(docs, name)
     spec = pod(docs, name)
     annotations = workload(docs, name)["spec"]["template"]["metadata"]["annotations"]
-    grpc_port, metrics_port = _free_port(), _free_port()
+    grpc_port, metrics_port = free_port(), free_port()
     swap = {
         str(c["readinessProbe"]["grpc"]["port"]): str(grpc_port),
         annotations["prometheus.io/port"]: str(metrics_port),

@@ -20,6 +20,7 @@ import prometheus_client
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from servicekit.testing import free_port
 
 from deploy.validate import catalog, dashboard, layout, promql, rules, scrape, suite
 from deploy.validate.catalog import build_catalog
@@ -473,7 +474,7 @@ def test_real_prometheus_relabels_the_pods_as_predicted(tmp_path: Path) -> None:
     )
     config = scrape.for_promtool(scrape.load(layout.SCRAPE_CONFIG), str(targets_file))
     config["rule_files"] = []
-    server = monitoring.LocalPrometheus(binary, tmp_path / "prometheus", "127.0.0.1", _free_port())
+    server = monitoring.LocalPrometheus(binary, tmp_path / "prometheus", "127.0.0.1", free_port())
     assert server.start(config), server.log_path.read_text()
     try:
         deadline = time.monotonic() + 30
@@ -493,11 +494,3 @@ def test_real_prometheus_relabels_the_pods_as_predicted(tmp_path: Path) -> None:
     actual = sorted(json.dumps(t["labels"], sort_keys=True) for t in data["activeTargets"])
     assert actual == predicted
     assert len(predicted) == 5
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])

@@ -13,29 +13,12 @@ from pathlib import Path
 import grpc
 from felt import registry
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from servicekit.testing import free_ports
 
 
 def _free_base(count: int) -> int:
     """A base port with `count` consecutive free ports above it."""
-    for _ in range(50):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            base = probe.getsockname()[1]
-        if base + count > 65000:
-            continue
-        try:
-            sockets = []
-            for port in range(base, base + count):
-                s = socket.socket()
-                s.bind(("127.0.0.1", port))
-                sockets.append(s)
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in sockets:
-                s.close()
-    raise RuntimeError("no free port range")
+    return free_ports(count)[0]
 
 
 def test_felt_up_serves_every_service_and_stops_on_sigterm(tmp_path: Path) -> None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import os
 import random
-import socket
 import subprocess
 import sys
 import threading
@@ -39,6 +38,7 @@ from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
 from servicekit import auth, client
 from servicekit.errors import details_of
+from servicekit.testing import free_port
 
 from tests.integration.leakscan import Hand, Received, Scan, Viewer, parse_full_phh, scan_log, scan_metrics
 
@@ -60,19 +60,13 @@ EXPECTED_REASONS = {
 }
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _start(
     name: str, data_dir: Path, env: dict[str, str], log: Path, metrics_port: int = 0
 ) -> tuple[subprocess.Popen[bytes], str]:
-    port = _port()
+    port = free_port()
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", f"services.{name}", "--port", str(port), "--metrics-port", str(metrics_port or _port()),
+            [sys.executable, "-m", f"services.{name}", "--port", str(port), "--metrics-port", str(metrics_port or free_port()),
              "--data-dir", str(data_dir)],
             cwd=ROOT,
             env={**os.environ, "FELT_SHUTDOWN_GRACE_SECONDS": "2", **env},
@@ -154,7 +148,7 @@ def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Services]:
         )
         procs.append(wallet)
         table_log = data_dir / "table.log"
-        metrics_port = _port()
+        metrics_port = free_port()
         table, table_address = _start(
             "table",
             data_dir,

@@ -4,7 +4,6 @@ and gives up after its deadline; every other refusal is the caller's."""
 
 from __future__ import annotations
 
-import socket
 import time
 from collections.abc import Callable, Iterator
 from concurrent import futures
@@ -13,14 +12,9 @@ from typing import Any
 import grpc
 import pytest
 from servicekit import errors, shards
+from servicekit.testing import free_port
 
 METHOD = "/felt.test.Shard/Get"
-
-
-def _free() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class FakeShard:
@@ -28,7 +22,7 @@ class FakeShard:
 
     def __init__(self, behaviour: Callable[[str], bytes | errors.DomainError]) -> None:
         self.behaviour, self.calls = behaviour, 0
-        self.port = _free()
+        self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
 
@@ -87,7 +81,7 @@ def test_table_moving_waits_the_retry_delay_and_asks_again(started: list[FakeSha
 def test_a_dead_shard_sends_the_call_to_the_next_one(started: list[FakeShard]) -> None:
     alive = FakeShard(lambda t: b"from the survivor")
     started.append(alive)
-    dead = f"127.0.0.1:{_free()}"  # nothing listens there
+    dead = f"127.0.0.1:{free_port()}"  # nothing listens there
     router = shards.Router(shards.ChannelPool(), [dead, alive.address], sleep=lambda s: None)
     assert router.call("t1", _get("t1")) == b"from the survivor"
     assert router.address_for("t1") == alive.address
@@ -108,7 +102,7 @@ def test_other_refusals_are_not_retried_and_the_deadline_ends_the_wait(started: 
 def test_a_lone_seed_that_does_not_answer_is_left_to_the_callers_retry_policy() -> None:
     """One table service (no shards to ask instead): its UNAVAILABLE comes back at once, so the caller's
     own policy (servicekit.clients.calls: attempts, backoff, TABLE_UNAVAILABLE) decides, not a 30 s wait."""
-    dead = f"127.0.0.1:{_free()}"
+    dead = f"127.0.0.1:{free_port()}"
     slept: list[float] = []
     router = shards.Router(shards.ChannelPool(), [dead], sleep=slept.append)
     started = time.monotonic()

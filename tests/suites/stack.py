@@ -15,7 +15,6 @@ import contextlib
 import ctypes
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -38,7 +37,7 @@ from poker.table.v1 import table_service_pb2_grpc as tpb_grpc
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
 from servicekit import auth, client
-from servicekit.testing import fund_player
+from servicekit.testing import free_port, fund_player
 
 # The checkout whose services run (FELT_SUITES_ROOT: another worktree, to try the suites on a branch).
 ROOT = Path(os.environ.get("FELT_SUITES_ROOT") or Path(__file__).resolve().parents[2])
@@ -54,12 +53,6 @@ _LIBC = ctypes.CDLL("libc.so.6", use_errno=True)  # loaded here: the forked chil
 def _die_with_the_suite() -> None:
     """A service whose test process is killed (a timeout) goes too: SIGTERM when its parent dies."""
     _LIBC.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def wait_serving(address: str, seconds: float, proc: subprocess.Popen[bytes] | None = None) -> bool:

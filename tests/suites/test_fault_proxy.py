@@ -44,9 +44,10 @@ from poker.table.v1 import table_service_pb2 as tpb
 from poker.table.v1 import table_service_pb2_grpc as tpb_grpc
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from servicekit.errors import details_of
+from servicekit.testing import free_port
 
 from tests.suites.faultproxy import Chaos, FaultProxy
-from tests.suites.stack import Stack, free_port
+from tests.suites.stack import Stack
 
 pytestmark = pytest.mark.slow
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,7 +21,7 @@ from poker.table.v1 import casino_service_pb2_grpc as pb_grpc
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
 from servicekit import auth, client
-from servicekit.testing import RunningService
+from servicekit.testing import RunningService, free_port
 
 from services.table.casino.crashpoint import ENV as KILL_AT
 from tests.table.conftest import TABLES, bets, rid
@@ -30,15 +29,9 @@ from tests.table.conftest import TABLES, bets, rid
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class TableProcess:
     def __init__(self, data_dir: Path, dealer: RunningService, wallet: RunningService) -> None:
-        self.data_dir, self.port = data_dir, _free_port()
+        self.data_dir, self.port = data_dir, free_port()
         self.env = {
             **os.environ,
             "FELT_DEALER_ADDRESS": dealer.address,
@@ -59,7 +52,7 @@ class TableProcess:
                 "--port",
                 str(self.port),
                 "--metrics-port",
-                str(_free_port()),
+                str(free_port()),
                 "--data-dir",
                 str(self.data_dir),
             ],

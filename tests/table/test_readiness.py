@@ -3,11 +3,10 @@ SERVING (servicekit re-checks `ready()`) once both answer a health check."""
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from servicekit.testing import config_for_tests, running
+from servicekit.testing import config_for_tests, free_port, running
 
 from services.dealer.server import service_spec as dealer_spec
 from services.table.config import load_config
@@ -24,12 +23,6 @@ def _status(address: str) -> int:
     return int(response.status)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_defaults() -> None:
     config = load_config()
     assert config.port == 50054
@@ -43,7 +36,7 @@ def test_defaults() -> None:
 
 
 def test_not_serving_until_dealer_and_wallet_answer(tmp_path: Path) -> None:
-    dealer_port, wallet_port = _free_port(), _free_port()
+    dealer_port, wallet_port = free_port(), free_port()
     config = config_for_tests(
         "table",
         tmp_path,

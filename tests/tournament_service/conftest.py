@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -26,7 +25,7 @@ from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
 from servicekit import auth, client
 from servicekit.errors import details_of
-from servicekit.testing import fund_player
+from servicekit.testing import free_port, fund_player
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE_ENV = {
@@ -36,12 +35,6 @@ TABLE_ENV = {
     "FELT_TABLE_RATE_ACT": "off",
     "FELT_LOG_LEVEL": "WARNING",
 }
-
-
-def port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def wait_serving(address: str, proc: subprocess.Popen[bytes], log: Path, seconds: float = 60) -> None:
@@ -60,16 +53,13 @@ def wait_serving(address: str, proc: subprocess.Popen[bytes], log: Path, seconds
     raise AssertionError(f"{address} did not start:\n{log.read_text()[-3000:]}")
 
 
-free_port = port
-
-
 @dataclass
 class Proc:
     name: str
     data_dir: Path
     env: dict[str, str]
-    port: int = field(default_factory=port)
-    metrics_port: int = field(default_factory=lambda: free_port())
+    port: int = field(default_factory=free_port)
+    metrics_port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
 
     @property
