@@ -33,6 +33,7 @@ import pytest
 from poker.table.v1 import table_service_pb2 as pb
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from servicekit import auth
+from servicekit.testing import free_port
 
 from tests.integration.leakscan import Hand, Scan, parse_full_phh, scan_log, scan_metrics
 from tests.integration.test_table_play import (
@@ -42,7 +43,6 @@ from tests.integration.test_table_play import (
     Services,
     _create,
     _error_text,
-    _port,
     _start,
     wait_until,
 )
@@ -169,7 +169,7 @@ def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Services]:
         wallet, wallet_address = _start("wallet", data_dir, quiet, data_dir / "wallet.log")
         procs.append(wallet)
         table_log = data_dir / "table.log"
-        metrics_port = _port()
+        metrics_port = free_port()
         env = {
             "FELT_DEALER_ADDRESS": dealer_address,
             "FELT_WALLET_ADDRESS": wallet_address,
