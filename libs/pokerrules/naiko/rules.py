@@ -260,12 +260,8 @@ def use_power(
                         anchored = nh.anchored_bits if same_round else 0  # NK-5.8, NK-12.7: by round
                         if turn != nh.powered and activations < ACTIVATIONS_PER_ROUND:
                             if power is _ANCHOR:
-                                if (
-                                    card is None
-                                    and target is not None
-                                    and not anchored >> target & 1
-                                    and _can_be_anchored(hand, seat, target)
-                                ):
+                                if card is None and anchor_target_refusal(nh, hand, seat, target) is None:
+                                    assert target is not None
                                     return _anchor(
                                         naiko, nh, hand, seat, target, now, turn,
                                         activations + 1, anchored | 1 << target, used | bit,
@@ -279,16 +275,9 @@ def use_power(
                                     and card in hand.holes[actor]
                                 ):
                                     return _swap(
-                                        naiko,
-                                        nh,
-                                        hand,
-                                        seat,
-                                        card,
-                                        turn,
-                                        activations + 1,
-                                        anchored,
-                                        used | bit,
-                                    )
+                                        naiko, nh, hand, seat, card, turn,
+                                        activations + 1, anchored, used | bit,
+                                    )  # fmt: skip
                             elif street != RIVER and target is None and card is None:
                                 return _peek(
                                     naiko, nh, hand, seat, turn, activations + 1, anchored, used | bit
@@ -297,15 +286,6 @@ def use_power(
     if refused is not None:
         raise refused.error(seat=seat, power=power.value)
     raise AssertionError(f"a use of {power.value} that `refusal` accepts was refused")  # pragma: no cover
-
-
-def _can_be_anchored(hand: HandState, seat: int, target: int) -> bool:
-    """NK-12.3: an opponent in the hand, not folded, not all-in, who has not acted this round."""
-    seats = hand.seats
-    if target == seat or target not in seats:
-        return False
-    j = seats.index(target)
-    return not hand.folded[j] and hand.stacks[j] > 0 and hand.acted_at[j] < 0
 
 
 def _pay(destellos: Mapping[int, int], seat: int, cost: int) -> dict[int, int]:
