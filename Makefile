@@ -7,9 +7,9 @@ PY := $(VENV)/bin/python
 PROTO_SRC := $(shell find protos/poker -name '*.proto')
 NAIKO_BUILD = libs/felt_naiko__mypyc*.so libs/pokerrules/naiko/*.so
 
-.PHONY: dev protos ext run test test-fast node-deps bench load lint breaking check-deploy clean
+.PHONY: dev protos ext web run test test-fast node-deps bench load lint breaking check-deploy operator-rules clean
 
-dev: $(VENV)/.installed protos ext
+dev: $(VENV)/.installed protos ext web
 
 $(VENV)/.installed: requirements.lock pyproject.toml setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -38,25 +38,53 @@ ext:
 	$(PY) setup.py --quiet build_ext --inplace
 	touch $(NAIKO_BUILD)
 
+# The web table (web/, TypeScript; web/README.md): its npm packages from web/package-lock.json, code
+# generated from protos/ by buf with the local protoc-gen-es, type-checked, and bundled by esbuild into
+# web/dist, which `felt up` serves (none of it in git). Without npm it is skipped, saying so.
+WEB := web
+WEB_SRC := $(shell find $(WEB)/src -name '*.ts' -not -path '$(WEB)/src/gen/*' 2>/dev/null) $(wildcard $(WEB)/static/*)
+web:
+	@if command -v npm >/dev/null; then \
+		$(MAKE) --no-print-directory $(WEB)/dist/.built; \
+	else \
+		echo "web: npm is not installed; the web table is not built (felt up's page says so)" >&2; \
+	fi
+$(WEB)/node_modules/.installed: $(WEB)/package.json $(WEB)/package-lock.json
+	npm ci --prefix $(WEB) --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $@
+$(WEB)/dist/.built: $(WEB)/node_modules/.installed $(WEB_SRC) $(PROTO_SRC) $(WEB)/buf.gen.yaml $(WEB)/tsconfig.json
+	cd $(WEB) && npm run --silent build
+	touch $@
+
 # The stack, and a Prometheus server beside it when one is installed (Debian package `prometheus`).
 run: dev
 	$(VENV)/bin/felt monitor --stack
 
 test: dev node-deps
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=30
 
 test-fast: dev node-deps
 	$(PY) -m pytest -q -m "not slow"
 
-# The Node.js client test's packages (tests/node/package-lock.json), in tests/node/node_modules (not in
-# git). Without node the test skips, saying so.
+# The Node.js tests' packages, each from its package-lock.json into its node_modules (not in git): the
+# client of tests/node, and the OpenID Connect provider (oidc-provider) of tests/oidc that issues players'
+# tokens in tests/servicekit/test_oidc_provider.py, and playwright-core of tests/web driving Debian's
+# chromium in the web table's browser tests, and the Connect client of tests/node_connect, whose code buf
+# generates from protos/ with the local protoc-gen-es. Without node those tests skip, saying so.
 NODE_TEST := tests/node
-node-deps: $(NODE_TEST)/node_modules/.installed
-$(NODE_TEST)/node_modules/.installed: $(NODE_TEST)/package.json $(NODE_TEST)/package-lock.json
+OIDC_TEST := tests/oidc
+WEB_TEST := tests/web
+CONNECT_TEST := tests/node_connect
+node-deps: $(NODE_TEST)/node_modules/.installed $(OIDC_TEST)/node_modules/.installed $(WEB_TEST)/node_modules/.installed $(CONNECT_TEST)/gen/.built
+$(CONNECT_TEST)/gen/.built: $(CONNECT_TEST)/node_modules/.installed $(PROTO_SRC) $(CONNECT_TEST)/buf.gen.yaml
+	@if [ -f $(CONNECT_TEST)/node_modules/.installed ]; then \
+		cd $(CONNECT_TEST) && npm run --silent generate && touch gen/.built; \
+	fi
+%/node_modules/.installed: %/package.json %/package-lock.json
 	@if command -v npm >/dev/null; then \
-		npm ci --prefix $(NODE_TEST) --ignore-scripts --no-audit --no-fund --loglevel=error && touch $@; \
+		npm ci --prefix $* --ignore-scripts --no-audit --no-fund --loglevel=error && touch $@; \
 	else \
-		echo "node-deps: npm is not installed; the Node.js client test will skip" >&2; \
+		echo "node-deps: npm is not installed; the Node.js tests of $* will skip" >&2; \
 	fi
 
 bench: dev
@@ -76,7 +104,7 @@ lint: dev
 	$(MAKE) --no-print-directory breaking
 
 # The contracts in protos/ stay compatible with main's (buf's FILE rules, offline from the local git
-# repository). main is the baseline from the commit that brought this check there; against a main that
+# repository). A field whose meaning changes is a breaking change this cannot see: protos/README.md. main is the baseline from the commit that brought this check there; against a main that
 # predates it (nothing was released), the change that brings the check may still reshape v1.
 breaking: dev
 	@git rev-parse --verify --quiet main >/dev/null || { echo "buf breaking: no local branch main to compare with" >&2; exit 1; }
@@ -89,6 +117,11 @@ breaking: dev
 check-deploy: dev
 	$(PY) deploy/check.py
 
+# deploy/k8s/monitoring/prometheusrules.yaml from deploy/prometheus/rules (check-deploy fails when stale).
+operator-rules: dev
+	$(PY) -m deploy.validate.operator --write
+
 clean:
 	rm -rf $(VENV) libs/poker build *.egg-info libs/*.egg-info libs/handeval/_core*.so $(NAIKO_BUILD) \
-		$(NODE_TEST)/node_modules
+		$(NODE_TEST)/node_modules $(OIDC_TEST)/node_modules $(WEB_TEST)/node_modules \
+		$(WEB)/node_modules $(WEB)/dist $(WEB)/src/gen

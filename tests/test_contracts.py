@@ -36,6 +36,7 @@ from poker.identity.v1 import identity_service_pb2
 from poker.table.v1 import casino_service_pb2, table_director_service_pb2, table_service_pb2
 from poker.tournament.v1 import tournament_service_pb2
 from poker.wallet.v1 import wallet_service_pb2
+from servicekit.caps import default_plain
 
 from tests import reasons
 from tests.reasons import ROOT
@@ -49,8 +50,10 @@ ALWAYS = {
     "TOKEN_MALFORMED",
     "TOKEN_INVALID",
     "TOKEN_EXPIRED",
+    "CLIENT_CERTIFICATE_REQUIRED",  # a service token off mutual TLS, or with another's certificate
     "FIELD_TOO_LONG",
     "TOO_MANY_ITEMS",
+    "CONTROL_CHARACTERS",
     "REQUEST_UNDECODABLE",
     "INTERNAL",
 }
@@ -276,8 +279,8 @@ def platform_for(service: Service, rpc: str) -> set[str]:
 
 def _caps_unbreakable(message: Descriptor) -> set[str]:
     """The caps a request of this type cannot break: no text or bytes field (FIELD_TOO_LONG), no repeated
-    or map field (TOO_MANY_ITEMS), at any depth."""
-    text = items = False
+    or map field (TOO_MANY_ITEMS), no id or name (CONTROL_CHARACTERS), at any depth."""
+    text = items = plain = False
     seen: set[str] = set()
     todo = [message]
     while todo:
@@ -288,9 +291,14 @@ def _caps_unbreakable(message: Descriptor) -> set[str]:
         for f in descriptor.fields:
             text |= f.type in (FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_BYTES)
             items |= f.is_repeated
+            plain |= default_plain(f.name, f.type)
             if f.message_type is not None:
                 todo.append(f.message_type)
-    return ({"FIELD_TOO_LONG"} if not text else set()) | ({"TOO_MANY_ITEMS"} if not items else set())
+    return (
+        ({"FIELD_TOO_LONG"} if not text else set())
+        | ({"TOO_MANY_ITEMS"} if not items else set())
+        | ({"CONTROL_CHARACTERS"} if not plain else set())
+    )
 
 
 def _resolved(service: Service, found: set[str]) -> set[str]:
@@ -465,3 +473,79 @@ def test_the_scan_reads_every_way_a_reason_is_written(tmp_path: Path) -> None:
         "FROM_CARRIER",
         "TABLE_ID_REQUIRED",
     }
+
+
+def _rpc_comments(proto: Path) -> dict[str, str]:
+    """Each RPC's comment (the // lines right above `rpc Name(`), its lines joined by spaces."""
+    comments: dict[str, str] = {}
+    block: list[str] = []
+    for line in proto.read_text(encoding="utf-8").splitlines():
+        stripped = line.strip()
+        if stripped.startswith("//"):
+            block.append(stripped[2:].strip())
+            continue
+        found = re.match(r"rpc (\w+)\(", stripped)
+        if found:
+            comments[found.group(1)] = " ".join(block)
+        block = []
+    return comments
+
+
+def test_every_rate_limited_rpc_states_its_budget_in_its_proto() -> None:
+    """Issue 23: every per-caller limit is documented where a client reads the contract: each limited RPC's
+    comment states its group's budget as the code sets it (tests/rate_budgets.py), and no comment states a
+    budget the code does not set."""
+    from tests.rate_budgets import SERVERS, budget_line
+
+    stated: set[tuple[str, str]] = set()
+    for server, protos in SERVERS.items():
+        comments: dict[str, str] = {}
+        for proto in protos:
+            comments |= _rpc_comments(ROOT / "protos" / proto)
+        for limit in importlib.import_module(server).RATE_LIMITS:
+            for method in limit.methods:
+                assert method in comments, f"{server}: {method} has no RPC in {protos}"
+                assert budget_line(limit, method) in comments[method], f"{method}: its budget is not stated"
+                stated.add((server, method))
+        for method, text in comments.items():
+            if "Rate limit " in text:
+                assert (server, method) in stated, f"{method} states a budget its service does not set"
+
+
+def _field_comment(proto: Path, message: str, name: str) -> str:
+    """The // lines right above field `name` in `message` of `proto`, joined by spaces."""
+    inside, block = False, []
+    for line in proto.read_text(encoding="utf-8").splitlines():
+        stripped = line.strip()
+        if stripped.startswith(f"message {message} "):
+            inside, block = True, []
+            continue
+        if not inside:
+            continue
+        if stripped == "}":
+            break
+        if stripped.startswith("//"):
+            block.append(stripped[2:].strip())
+        elif re.match(rf"\S+ {name} = \d+;", stripped):
+            return " ".join(block)
+        else:
+            block = []
+    raise AssertionError(f"no field {message}.{name} in {proto}")
+
+
+def test_every_meaning_change_is_said_at_its_field() -> None:
+    """Issue 23: `buf breaking` cannot see a field that keeps its number and type but means something else
+    (PlayerLeft.returned became 0, the chips in `pending`). protos/README.md lists such changes; each
+    listed field's own comment says MEANING CHANGED and what to read instead."""
+    policy = (ROOT / "protos" / "README.md").read_text(encoding="utf-8")
+    listed = re.findall(r"`(poker\.\w+\.v\d+)\.(\w+)\.(\w+)`", policy)
+    assert ("poker.table.v1", "PlayerLeft", "returned") in listed
+    for package, message, name in listed:
+        folder = ROOT / "protos" / package.replace(".", "/")
+        comments = [
+            _field_comment(proto, message, name)
+            for proto in folder.glob("*.proto")
+            if f"message {message} " in proto.read_text(encoding="utf-8")
+        ]
+        assert len(comments) == 1, f"{package}.{message}"
+        assert "MEANING CHANGED" in comments[0] and "protos/README.md" in comments[0], f"{message}.{name}"

@@ -30,7 +30,10 @@ from poker.table.v1 import casino_service_pb2 as pb  # noqa: E402
 from poker.table.v1 import casino_service_pb2_grpc as pb_grpc  # noqa: E402
 from poker.wallet.v1 import wallet_service_pb2 as wpb  # noqa: E402
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc  # noqa: E402
-from servicekit import auth, client  # noqa: E402
+from servicekit import (  # noqa: E402
+    auth,
+    testing,
+)
 
 GAMES = {
     "TEXAS_HOLDEM_BONUS": ({"ANTE": 5, "BONUS": 1}, [pb.CASINO_DECISION_FLOP, pb.CASINO_DECISION_BET]),
@@ -54,7 +57,8 @@ def _port() -> int:
 
 
 def _start(name: str, data_dir: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
-    port = _port()
+    testing.session_ca_dir()  # TLS from one development CA for the services and the clients
+    port, internal = _port(), _port()
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -62,6 +66,8 @@ def _start(name: str, data_dir: Path, env: dict[str, str]) -> tuple[subprocess.P
             f"services.{name}",
             "--port",
             str(port),
+            "--internal-port",
+            str(internal),
             "--metrics-port",
             str(_port()),
             "--data-dir",
@@ -73,8 +79,8 @@ def _start(name: str, data_dir: Path, env: dict[str, str]) -> tuple[subprocess.P
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    address = f"127.0.0.1:{port}"
-    health = health_pb2_grpc.HealthStub(grpc.insecure_channel(address))
+    address = f"127.0.0.1:{internal}"  # the internal port (mutual TLS): the services' and the clients'
+    health = health_pb2_grpc.HealthStub(testing.channel(address))
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
@@ -154,7 +160,7 @@ def main() -> int:
             procs.append(table)
             keys = auth.load_keys(data_dir)
             ops = wpb_grpc.WalletServiceStub(
-                client.channel(wallet_addr, auth.issue_token(keys, "ops", auth.Role.OPERATOR))
+                testing.channel(wallet_addr, auth.issue_token(keys, "ops", auth.Role.OPERATOR))
             )
             print("game                 players  rounds/s  PlaceBets p50/p99 ms  Decide p50/p99 ms")
             for game in games:
@@ -179,7 +185,7 @@ def main() -> int:
                         )
                     )
                     stub = pb_grpc.CasinoServiceStub(
-                        client.channel(table_addr, auth.issue_token(keys, name, auth.Role.PLAYER))
+                        testing.channel(table_addr, auth.issue_token(keys, name, auth.Role.PLAYER))
                     )
                     threads.append(
                         threading.Thread(

@@ -34,8 +34,6 @@ import time
 import urllib.request
 from pathlib import Path
 
-import grpc
-
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "libs"), str(ROOT)]
 
@@ -43,7 +41,7 @@ from dealing import BookSettings, ShoeBook, SystemSeedSource  # noqa: E402
 from dealing.quota import Quota, QuotaSettings  # noqa: E402
 from poker.dealer.v1 import dealer_service_pb2 as pb  # noqa: E402
 from poker.dealer.v1 import dealer_service_pb2_grpc as pb_grpc  # noqa: E402
-from servicekit import auth  # noqa: E402
+from servicekit import auth, testing  # noqa: E402
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -107,6 +105,7 @@ def _tree_cpu(pid: int) -> dict[int, float]:
 
 def start_dealer(data_dir: Path, workers: int) -> tuple[subprocess.Popen[bytes], str, str]:
     """The dealer as its own process tree; returns it, its address and its metrics URL."""
+    testing.session_ca_dir()  # TLS from one development CA for the dealer and the clients
     err_path = data_dir / "dealer.err"
     env = {
         **os.environ,
@@ -128,8 +127,8 @@ def start_dealer(data_dir: Path, workers: int) -> tuple[subprocess.Popen[bytes],
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         for line in err_path.read_text(errors="replace").splitlines():
-            if "listening on " in line:
-                address = line.split("listening on ")[1].split()[0]
+            if "listening on " in line:  # the internal port (mutual TLS): the table's calls come there
+                address = line.split(" internal ")[1].split()[0]
                 return process, address, line.split("metrics ")[1].strip()
         if process.poll() is not None:
             raise RuntimeError(err_path.read_text())
@@ -154,7 +153,9 @@ async def _clients(
     metadata = auth.bearer_metadata(token)
     chans = [
         # A local subchannel pool: otherwise channels to one address share one connection.
-        grpc.aio.insecure_channel(address, options=[("grpc.use_local_subchannel_pool", 1)])
+        testing.aio_channel(
+            address, name=testing.certificate_name(token), options=[("grpc.use_local_subchannel_pool", 1)]
+        )
         for _ in range(channels)
     ]
     stubs = [pb_grpc.DealerServiceStub(ch) for ch in chans]

@@ -20,6 +20,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from poker.evaluator.v1 import evaluator_service_pb2 as pb
 from poker.evaluator.v1 import evaluator_service_pb2_grpc as pb_grpc
+from servicekit import testing
 
 BATCH_HANDS = 1_000_000
 BATCH_ROUNDS = 7
@@ -42,18 +43,18 @@ def _random_hands(count: int, seed: int = 1) -> bytes:
 
 
 def main(argv: list[str] | None = None) -> int:
-    port = _free_port()
+    port, internal = _free_port(), _free_port()
     data_dir = tempfile.mkdtemp(prefix="felt-bench-")
+    testing.session_ca_dir()  # TLS from one development CA for the service and the client
     server = subprocess.Popen(
-        [sys.executable, "-m", "services.evaluator", "--port", str(port), "--metrics-port", "0", "--data-dir", data_dir],
+        [sys.executable, "-m", "services.evaluator", "--port", str(port), "--internal-port", str(internal),
+         "--metrics-port", "0", "--data-dir", data_dir],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env={**os.environ, "FELT_LOG_LEVEL": "WARNING"},
     )  # fmt: skip
     try:
-        channel = grpc.insecure_channel(
-            f"127.0.0.1:{port}", options=[("grpc.max_receive_message_length", 64 << 20), ("grpc.max_send_message_length", 64 << 20)]
-        )  # fmt: skip
+        channel = testing.channel(f"127.0.0.1:{internal}", timeout=None)
         grpc.channel_ready_future(channel).result(timeout=30)
         health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=10)
         stub = pb_grpc.EvaluatorServiceStub(channel)

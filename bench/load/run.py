@@ -15,8 +15,10 @@ settings (bots at human pacing, the pause between hands, every per-caller rate l
 `--level N` is N units. Reported per run, over a window of `--seconds` after `--warmup`: hands/s (every
 poker table), rounds/s, the rate of each RPC the clients sent, errors (any refused call of theirs, any
 stream broken), the client-side p50/p99 of Act, of Act until the other players' streams show it, of
-PlaceBets/DealRound/Decide, and the load average. With `--flood`, one more player seated at a bot table
-sends Act as fast as four threads can from a process of its own: it must get RESOURCE_EXHAUSTED
+PlaceBets/DealRound/Decide, one person's GetTableView (read 5 times a second), the table service's log
+bytes per second (it logs at INFO, to a file) and the load average. With `--flood`, one more player seated
+at a bot table sends Act (`--flood-rpc GetTableView|GetHandHistory`: that read, issue 24) as fast as four
+threads can from a process of its own: it must get RESOURCE_EXHAUSTED
 (per-caller limits, README "Limits per caller") while the others' figures stay within the target.
 `--find` doubles the level from 1 while a level holds (median of `--runs` runs), then runs the largest
 holding level without and with the flooder in turns (`--compare`: both meet the same machine), and
@@ -55,7 +57,10 @@ from poker.table.v1 import casino_service_pb2 as cpb  # noqa: E402
 from poker.table.v1 import casino_service_pb2_grpc as cpb_grpc  # noqa: E402
 from poker.table.v1 import table_service_pb2 as pb  # noqa: E402
 from poker.table.v1 import table_service_pb2_grpc as pb_grpc  # noqa: E402
-from servicekit import auth, client  # noqa: E402
+from servicekit import (  # noqa: E402
+    auth,
+    testing,
+)
 from servicekit.errors import details_of  # noqa: E402
 
 
@@ -77,6 +82,9 @@ CASINO_THINK = (0.3, 1.0)
 CASINO_GAMES = ("TEXAS_HOLDEM_BONUS", "THREE_CARD_POKER")
 TARGET_P99_MS = 50.0
 FLOOD_THREADS = 4
+# What the flooder sends (--flood-rpc): a write that is almost all refused, or a read (issue 24).
+FLOOD_RPCS = ("Act", "GetTableView", "GetHandHistory")
+VIEW_PROBE_SECONDS = 0.2  # one person also asks GetTableView 5 times a second: the others' read latency
 RULE_REFUSALS = frozenset({"PRESET_UNAVAILABLE"})
 
 
@@ -158,9 +166,20 @@ def _casino_player(stub: Any, table: str, game: str, calls: Calls, stop: threadi
                 calls.rounds += 1
 
 
-def _flood(address: str, token: str, table_id: str, seconds: float, out: Any) -> None:
-    """The flooder, in a process of its own: Act as fast as FLOOD_THREADS threads can send it."""
-    channel = client.channel(address, token)
+def _flood_call(stub: Any, rpc: str, table_id: str, name: str) -> Any:
+    """One call of the flood: `rpc` with a request that names the flooder's own table."""
+    if rpc == "Act":
+        return stub.Act(
+            pb.ActRequest(request_id=name, table_id=table_id, kind=pb.ACTION_KIND_CHECK), timeout=5
+        )
+    if rpc == "GetTableView":
+        return stub.GetTableView(pb.GetTableViewRequest(table_id=table_id), timeout=5)
+    return stub.GetHandHistory(pb.GetHandHistoryRequest(table_id=table_id, hand_number=1), timeout=5)
+
+
+def _flood(address: str, token: str, table_id: str, seconds: float, rpc: str, out: Any) -> None:
+    """The flooder, in a process of its own: `rpc` as fast as FLOOD_THREADS threads can send it."""
+    channel = testing.channel(address, token)
     stub = pb_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
     codes: Counter[str] = Counter()
     lock = threading.Lock()
@@ -170,9 +189,8 @@ def _flood(address: str, token: str, table_id: str, seconds: float, out: Any) ->
         n = 0
         while time.monotonic() < end:
             n += 1
-            request = pb.ActRequest(request_id=f"flood-{k}-{n}", table_id=table_id, kind=pb.ACTION_KIND_CHECK)
             try:
-                stub.Act(request, timeout=5)
+                _flood_call(stub, rpc, table_id, f"flood-{k}-{n}")
                 code = "OK"
             except grpc.RpcError as error:
                 code = error.code().name
@@ -187,14 +205,23 @@ def _flood(address: str, token: str, table_id: str, seconds: float, out: Any) ->
     out.put({**codes, "cpu_s": round(time.process_time(), 1)})  # the flooder's own CPU on this machine
 
 
-def run_level(level: int, seconds: float, warmup: float, flood: bool) -> dict[str, Any]:
-    """One run at `level` units on a fresh stack; the figures of its window."""
+def _view_probe(stub: Any, table_id: str, calls: Calls, stop: threading.Event) -> None:
+    """A seated person asking for their table's view now and then (what a client does on reconnecting)."""
+    while not stop.wait(VIEW_PROBE_SECONDS):
+        calls.call("GetTableView", stub.GetTableView, pb.GetTableViewRequest(table_id=table_id))
+
+
+def run_level(
+    level: int, seconds: float, warmup: float, flood: bool, flood_rpc: str = "Act"
+) -> dict[str, Any]:
+    """One run at `level` units on a fresh stack; the figures of its window. The table service logs at
+    INFO (its production default) to a file: the bytes it writes in the window are reported."""
     casino_count = CASINO_PLAYERS * level
     casino_tables = ",".join(
         f"load-c{k}:{CASINO_GAMES[k % len(CASINO_GAMES)]}:1" for k in range(casino_count)
     )
     with tempfile.TemporaryDirectory(prefix="felt-load-") as tmp:
-        stack = table_bench.Stack(Path(tmp), {"FELT_TABLE_CASINO_TABLES": casino_tables}, server_times=False)
+        stack = table_bench.Stack(Path(tmp), {"FELT_TABLE_CASINO_TABLES": casino_tables}, server_times=True)
         stop = threading.Event()
         try:
             bots = table_bench._bot_tables(stack.ops, BOT_TABLES * level, 6)
@@ -209,7 +236,7 @@ def run_level(level: int, seconds: float, warmup: float, flood: bool) -> dict[st
             for k in range(casino_count):
                 name = f"casino-{k}"
                 stack.player(name)  # funded
-                channel = client.channel(stack.address, auth.issue_token(stack.keys, name, auth.Role.PLAYER))
+                channel = testing.channel(stack.address, auth.issue_token(stack.keys, name, auth.Role.PLAYER))
                 stub = cpb_grpc.CasinoServiceStub(channel)  # type: ignore[no-untyped-call]
                 game = CASINO_GAMES[k % len(CASINO_GAMES)]
                 players.append(
@@ -217,6 +244,14 @@ def run_level(level: int, seconds: float, warmup: float, flood: bool) -> dict[st
                         target=_casino_player, args=(stub, f"load-c{k}", game, calls, stop, k), daemon=True
                     )
                 )
+            viewer = people[0]
+            players.append(
+                threading.Thread(
+                    target=_view_probe,
+                    args=(stack._table_stub(viewer.name, auth.Role.PLAYER), viewer.table, calls, stop),
+                    daemon=True,
+                )
+            )
             for thread in players:
                 thread.start()
             all_tables = bots | {p.table for p in people}
@@ -237,12 +272,13 @@ def run_level(level: int, seconds: float, warmup: float, flood: bool) -> dict[st
                 results: Any = multiprocessing.get_context("spawn").Queue()
                 token = auth.issue_token(stack.keys, "flooder", auth.Role.PLAYER)
                 flooder = multiprocessing.get_context("spawn").Process(
-                    target=_flood, args=(stack.address, token, flood_table, seconds, results)
+                    target=_flood, args=(stack.address, token, flood_table, seconds, flood_rpc, results)
                 )
                 flooder.start()
             load_start = os.getloadavg()[0]
             pids = stack.pids()
             cpu0 = {name: table_bench._cpu_seconds(pid) for name, pid in pids.items()}
+            log0 = stack.log.stat().st_size if stack.log else 0
             latencies.recording = calls.recording = True
             t0 = time.monotonic()
             time.sleep(seconds)
@@ -251,6 +287,7 @@ def run_level(level: int, seconds: float, warmup: float, flood: bool) -> dict[st
             cores = {
                 name: (table_bench._cpu_seconds(pid) - cpu0[name]) / elapsed for name, pid in pids.items()
             }
+            log_bytes = (stack.log.stat().st_size if stack.log else 0) - log0
             hands = table_bench._hands(stack.ops, all_tables) - hands0
             load_end = os.getloadavg()[0]
             flood_codes: dict[str, int] = {}
@@ -288,6 +325,8 @@ def run_level(level: int, seconds: float, warmup: float, flood: bool) -> dict[st
                 "acts": len(latencies.act_ms),
                 "load": (load_start, load_end),
                 "flood": {k: v for k, v in flood_codes.items() if k != "cpu_s"},
+                "flood_rpc": flood_rpc if flood else "",
+                "log_bytes_per_s": log_bytes / elapsed,
                 # Cores each process used over the window (CPU seconds / seconds); "bench" = all the clients.
                 "cores": {**cores, **({"flooder": flood_codes["cpu_s"] / elapsed} if flood_codes else {})},
                 "ledger_ok": stack.invariants_hold(),
@@ -308,14 +347,15 @@ def holds(result: dict[str, Any]) -> bool:
 def _line(r: dict[str, Any]) -> str:
     rates = ", ".join(f"{k} {v:.1f}/s" for k, v in r["rates"].items())
     casino = ", ".join(f"{k} {a:.1f}/{b:.1f}" for k, (a, b) in r["casino_p50_p99"].items())
-    flood = f"; flooder {r['flood']}" if r["flood"] else ""
+    flood = f"; flooder ({r.get('flood_rpc') or 'Act'}) {r['flood']}" if r["flood"] else ""
     cores = ", ".join(f"{k} {v:.2f}" for k, v in r.get("cores", {}).items())
     return (
         f"level {r['level']} ({r['bot_tables']} bot tables, {r['people']} people, {r['casino_players']} casino"
         f" players): {r['hands_per_s']:.2f} hands/s, {r['rounds_per_s']:.2f} rounds/s; {rates}; errors"
         f" {r['errors']} (refusals {r['error_kinds'] or 'none'}); Act p50/p99 {r['act_p50']:.1f}/{r['act_p99']:.1f} ms"
         f" ({r['acts']} acts), Act->others {r['act_to_others_p50']:.1f}/{r['act_to_others_p99']:.1f} ms;"
-        f" casino p50/p99 ms {casino}; cores {cores}; load {r['load'][0]:.2f}->{r['load'][1]:.2f}{flood}"
+        f" casino p50/p99 ms {casino}; cores {cores}; table log {r.get('log_bytes_per_s', 0) / 1000:.1f} kB/s;"
+        f" load {r['load'][0]:.2f}->{r['load'][1]:.2f}{flood}"
     )
 
 
@@ -333,7 +373,7 @@ def median_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
 def measure(level: int, args: argparse.Namespace, flood: bool = False) -> dict[str, Any]:
     runs = []
     for k in range(args.runs):
-        result = run_level(level, args.seconds, args.warmup, flood)
+        result = run_level(level, args.seconds, args.warmup, flood, args.flood_rpc)
         print(f"  run {k + 1}: {_line(result)}", flush=True)
         runs.append(result)
     return median_of(runs)
@@ -357,18 +397,21 @@ def write_results(path: Path, command: str, rows: list[dict[str, Any]]) -> None:
         f"## {now}: `{command}`",
         "",
         "| level | bot tables | people | casino | hands/s | Act p50 / p99 ms (runs' p99) | Act→others p99 ms |"
-        " errors | flooder's answers | cores: table service / flooder | load | holds |",
-        "|---:|---:|---:|---:|---:|---|---:|---:|---|---|---|:---:|",
+        " others' GetTableView p50 / p99 ms | errors | flooder's answers | cores: table service / flooder |"
+        " table log kB/s | load | holds |",
+        "|---:|---:|---:|---:|---:|---|---:|---|---:|---|---|---:|---|:---:|",
     ]
     for r in rows:
-        tag = " + flood" if r.get("flood") else ""
+        tag = f" + {r.get('flood_rpc') or 'Act'} flood" if r.get("flood") else ""
+        view = r["casino_p50_p99"].get("GetTableView", (float("nan"), float("nan")))
         flood = ", ".join(f"{k} {v}" for k, v in sorted(r.get("flood", {}).items())) or "—"
         used = r.get("cores", {})
         cores = f"{used.get('table', 0):.2f} / " + (f"{used['flooder']:.2f}" if "flooder" in used else "—")
         lines.append(
             f"| {r['level']}{tag} | {r['bot_tables']} | {r['people']} | {r['casino_players']} |"
             f" {r['hands_per_s']:.2f} | {r['act_p50']:.1f} / {r['act_p99']:.1f} ({r.get('act_p99_runs', '')}) |"
-            f" {r['act_to_others_p99']:.1f} | {r['errors']} | {flood} | {cores} | {r['load'][0]:.1f}–{r['load'][1]:.1f} |"
+            f" {r['act_to_others_p99']:.1f} | {view[0]:.1f} / {view[1]:.1f} | {r['errors']} | {flood} | {cores} |"
+            f" {r.get('log_bytes_per_s', 0) / 1000:.1f} | {r['load'][0]:.1f}–{r['load'][1]:.1f} |"
             f" {'yes' if holds(r) else 'no'} |"
         )
     lines += ["", "The median runs in full:", ""] + [f"- {_line(r)}" for r in rows]
@@ -381,7 +424,7 @@ def compare(level: int, args: argparse.Namespace) -> list[dict[str, Any]]:
     alone, flooded = [], []
     for k in range(args.runs):
         for flood, runs in ((False, alone), (True, flooded)):
-            result = run_level(level, args.seconds, args.warmup, flood)
+            result = run_level(level, args.seconds, args.warmup, flood, args.flood_rpc)
             print(f"  run {k + 1}{' (flood)' if flood else ''}: {_line(result)}", flush=True)
             runs.append(result)
     return [median_of(alone), median_of(flooded)]
@@ -396,6 +439,7 @@ def main() -> int:
     parser.add_argument("--warmup", type=float, default=8.0)
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--flood", action="store_true")
+    parser.add_argument("--flood-rpc", choices=FLOOD_RPCS, default="Act", help="what the flooder sends")
     parser.add_argument("--find", action="store_true", help="double the level while it holds; then flood")
     parser.add_argument("--compare", action="store_true", help="--level without and with a flooder, in turns")
     parser.add_argument("--max-level", type=int, default=32)

@@ -34,6 +34,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from datetime import datetime
@@ -50,7 +51,10 @@ from poker.table.v1 import table_service_pb2 as pb  # noqa: E402
 from poker.table.v1 import table_service_pb2_grpc as pb_grpc  # noqa: E402
 from poker.wallet.v1 import wallet_service_pb2 as wpb  # noqa: E402
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc  # noqa: E402
-from servicekit import auth, client  # noqa: E402
+from servicekit import (  # noqa: E402
+    auth,
+    testing,
+)
 from servicekit.errors import details_of  # noqa: E402
 from servicekit.testing import fund_player  # noqa: E402
 
@@ -60,6 +64,9 @@ SERVER_ENV = {
     "FELT_LOG_LEVEL": "WARNING",
 }
 PACING_ENV = ("FELT_TABLE_POKER_BOT_PACING", "FELT_TABLE_POKER_HAND_PAUSE_MS", "FELT_RATE_LIMITS")
+BOT_DECISIONS = "poker_table_bot_decision_cpu_seconds_total"  # the bots' own thinking, counted apart
+# The table store's writes and the SQLite group commits carrying them (services/table/storage/sqlite.py).
+STORE_WRITES = ("table_store_grouped_writes_total", "table_store_group_commits_total")
 PHASE_ENV: dict[str, dict[str, str]] = {
     "live": {},  # the service's defaults: bots take their think time, 2 s between hands
     "stress": {
@@ -87,25 +94,26 @@ def _port() -> int:
 
 def _start(
     name: str, data_dir: Path, env: dict[str, str], log: Path | None = None
-) -> tuple[subprocess.Popen[bytes], str]:
-    port = _port()
+) -> tuple[subprocess.Popen[bytes], str, int]:
+    testing.session_ca_dir()  # TLS from one development CA for the services and the clients
+    port, internal, metrics = _port(), _port(), _port()
     base = {k: v for k, v in os.environ.items() if k not in PACING_ENV}  # the phase decides these
     proc = subprocess.Popen(
-        [sys.executable, "-m", f"services.{name}", "--port", str(port), "--metrics-port", str(_port()),
-         "--data-dir", str(data_dir)],
+        [sys.executable, "-m", f"services.{name}", "--port", str(port), "--internal-port", str(internal),
+         "--metrics-port", str(metrics), "--data-dir", str(data_dir)],
         cwd=ROOT,
         env={**base, **SERVER_ENV, **env},
         stdout=log.open("wb") if log else subprocess.DEVNULL,
         stderr=(data_dir / f"{name}.err").open("wb"),
     )  # fmt: skip
-    address = f"127.0.0.1:{port}"
-    with grpc.insecure_channel(address) as channel:
+    address = f"127.0.0.1:{internal}"  # the internal port (mutual TLS): the services' and the clients'
+    with testing.channel(address) as channel:
         health = health_pb2_grpc.HealthStub(channel)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120  # a loaded machine starts a service slowly
         while time.monotonic() < deadline and proc.poll() is None:
             try:
                 if health.Check(health_pb2.HealthCheckRequest(), timeout=1).status == 1:
-                    return proc, address
+                    return proc, address, metrics
             except grpc.RpcError:
                 pass
             time.sleep(0.1)
@@ -275,6 +283,7 @@ class Stack:
 
     def __init__(self, data_dir: Path, table_env: dict[str, str], server_times: bool) -> None:
         self.procs: list[subprocess.Popen[bytes]] = []
+        self.metrics_ports: dict[str, int] = {}
         self.dealer, dealer_addr = self._start("dealer", data_dir, {})
         self.wallet_proc, wallet_addr = self._start("wallet", data_dir, {})
         env = {**table_env, "FELT_DEALER_ADDRESS": dealer_addr, "FELT_WALLET_ADDRESS": wallet_addr}
@@ -284,19 +293,31 @@ class Stack:
         self.table_proc, self.address = self._start("table", data_dir, env, self.log)
         self.keys = auth.load_keys(data_dir)
         self.wallet: Any = wpb_grpc.WalletServiceStub(  # type: ignore[no-untyped-call]
-            client.channel(wallet_addr, auth.issue_token(self.keys, "ops", auth.Role.OPERATOR))
+            testing.channel(wallet_addr, auth.issue_token(self.keys, "ops", auth.Role.OPERATOR))
         )
         self.ops = self._table_stub("ops", auth.Role.OPERATOR)
 
     def _start(
         self, name: str, data_dir: Path, env: dict[str, str], log: Path | None = None
     ) -> tuple[subprocess.Popen[bytes], str]:
-        proc, address = _start(name, data_dir, env, log)
+        proc, address, metrics = _start(name, data_dir, env, log)
         self.procs.append(proc)
+        self.metrics_ports[name] = metrics
         return proc, address
 
+    def metric(self, service: str, name: str) -> float:
+        """The sum of a Prometheus counter's samples in a service's /metrics."""
+        url = f"http://127.0.0.1:{self.metrics_ports[service]}/metrics"
+        with urllib.request.urlopen(url, timeout=10) as reply:
+            text = reply.read().decode()
+        return sum(
+            float(line.rsplit(" ", 1)[1])
+            for line in text.splitlines()
+            if not line.startswith("#") and line.split("{")[0].split(" ")[0] == name
+        )
+
     def _table_stub(self, name: str, role: auth.Role) -> Any:
-        channel = client.channel(self.address, auth.issue_token(self.keys, name, role))
+        channel = testing.channel(self.address, auth.issue_token(self.keys, name, role))
         return pb_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
 
     def player(self, name: str) -> Any:
@@ -414,7 +435,7 @@ def _health_ms(health: Any) -> float:
 def _floor_ms(address: str, calls: int = 300) -> list[float]:
     """What any call to the table service costs here (transport, threads, a busy machine): grpc.health
     Check, which touches no table, one after another."""
-    with grpc.insecure_channel(address) as channel:
+    with testing.channel(address) as channel:
         health = health_pb2_grpc.HealthStub(channel)
         return [_health_ms(health) for _ in range(calls)]
 
@@ -431,7 +452,7 @@ class FloorProbe:
         self.thread.start()
 
     def _run(self) -> None:
-        with grpc.insecure_channel(self.address) as channel:
+        with testing.channel(self.address) as channel:
             health = health_pb2_grpc.HealthStub(channel)
             while not self.done.wait(FLOOR_EVERY_SECONDS):
                 self.found.append(_health_ms(health))
@@ -559,6 +580,8 @@ def stress(args: argparse.Namespace) -> bool:
             spy = _py_spy(args.py_spy, "bots", table_pid, args.seconds)
             services = stack.pids()
             cpu0 = {k: _cpu_seconds(pid) for k, pid in services.items()}
+            bots0 = stack.metric("table", BOT_DECISIONS)
+            store0 = {name: stack.metric("table", name) for name in STORE_WRITES}
             all_hands0 = _hands(ops, bot_ids | lat_ids)
             for _ in range(args.runs):
                 h0, t0 = _hands(ops, bot_ids), time.perf_counter()
@@ -568,6 +591,8 @@ def stress(args: argparse.Namespace) -> bool:
             cpu_ms = {
                 k: (_cpu_seconds(pid) - cpu0[k]) * 1000 / max(1, all_hands) for k, pid in services.items()
             }
+            bots_ms = (stack.metric("table", BOT_DECISIONS) - bots0) * 1000 / max(1, all_hands)
+            store = {name: stack.metric("table", name) - store0[name] for name in STORE_WRITES}
             _wait(spy)
             loaded_window = time.time()
             loaded, loaded_act = _measure_latency(latencies, args.seconds)
@@ -581,6 +606,11 @@ def stress(args: argparse.Namespace) -> bool:
                   f"{statistics.median(rates):.1f} ({', '.join(f'{r:.1f}' for r in rates)}) |")  # fmt: skip
             print(f"| CPU per hand while the bot tables play (table / dealer / wallet process), ms | "
                   f"{cpu_ms['table']:.1f} / {cpu_ms['dealer']:.1f} / {cpu_ms['wallet']:.1f} |")  # fmt: skip
+            print(f"| of the table's, the bots deciding (poker_table_bot_decision_cpu_seconds_total) / the rest, ms | "
+                  f"{bots_ms:.2f} / {cpu_ms['table'] - bots_ms:.2f} ({all_hands} hands) |")  # fmt: skip
+            writes, groups = (store[name] for name in STORE_WRITES)
+            print(f"| table store per hand: writes / durable transactions (fsyncs); writes per transaction | "
+                  f"{writes / max(1, all_hands):.1f} / {groups / max(1, all_hands):.1f}; {writes / max(1, groups):.2f} |")  # fmt: skip
             print(f"| Act → others' PlayerActed, idle: p50 / p99 ms ({len(idle)} samples; {idle_hands:.1f} hands/s at "
                   f"{args.latency_tables} tables × {args.latency_players} players) | {_p50_p99(idle)} |")  # fmt: skip
             print(f"| Act → others' PlayerActed, under the bot tables: p50 / p99 ms ({len(loaded)} samples) | {_p50_p99(loaded)} |")  # fmt: skip

@@ -15,9 +15,13 @@ service as 1 or 3 shards (FELT_TABLE_SHARDED=1) on a fresh PostgreSQL database (
   each step: Act → the other players' PlayerActed p50 / p99, hands/s, the shards' CPU per hand and the part
   of it the bots spent deciding (poker_table_bot_decision_cpu_seconds_total), and the load average. The
   capacity is the last step whose p99 stays under 20 ms. Run with `--shards 1` then `--shards 3`.
+  Issue 24: the dealer's CPU per hand too, and the engine's own CPU per six-handed hand measured in the same
+  run (pokerrules.multiplayer, random legal actions, in this process), so that the figure to drive down --
+  the shard's CPU per hand without the bots over the engine's -- is read beside the others. The defaults
+  (12 live tables of 6 players) give each step more than 1,000 latency samples in a 60 s window.
 
     .venv/bin/python bench/table_shards/run.py --phases takeover --runs 5
-    .venv/bin/python bench/table_shards/run.py --phases capacity --shards 1 --steps 10,20,40
+    .venv/bin/python bench/table_shards/run.py --phases capacity --shards 1 --steps 100,500,1000,2000,5000
     .venv/bin/python bench/table_shards/run.py --phases capacity --shards 3 --steps 10,20,40
 """
 
@@ -45,7 +49,11 @@ import psycopg  # noqa: E402
 from poker.table.v1 import table_service_pb2 as pb  # noqa: E402
 from poker.table.v1 import table_service_pb2_grpc as pb_grpc  # noqa: E402
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc  # noqa: E402
-from servicekit import auth, client, shards  # noqa: E402
+from servicekit import (  # noqa: E402
+    auth,
+    shards,
+    testing,
+)
 from servicekit.testing import ServiceProcess, fund_player, table_shard  # noqa: E402
 
 from bench.table_service.run import (  # noqa: E402
@@ -76,7 +84,7 @@ class ShardStack:
             conn.execute(f"CREATE DATABASE {self.db}")
         self.db_url = pg_url.rsplit("/", 1)[0] + f"/{self.db}"
         self.procs: list[ServiceProcess] = []
-        dealer = ServiceProcess("dealer", data_dir, cwd=ROOT, env=QUIET)
+        dealer = self.dealer = ServiceProcess("dealer", data_dir, cwd=ROOT, env=QUIET)
         wallet = ServiceProcess("wallet", data_dir, cwd=ROOT, env=QUIET)
         for p in (dealer, wallet):
             p.start()
@@ -98,13 +106,13 @@ class ShardStack:
             self.procs.append(p)
         self.keys = auth.load_keys(data_dir)
         self.wallet: Any = wpb_grpc.WalletServiceStub(  # type: ignore[no-untyped-call]
-            client.channel(wallet.address, auth.issue_token(self.keys, "ops", auth.Role.OPERATOR))
+            testing.channel(wallet.address, auth.issue_token(self.keys, "ops", auth.Role.OPERATOR))
         )
         self.ops = self.stub("ops", auth.Role.OPERATOR)
 
     def stub(self, subject: str, role: auth.Role) -> Any:
         token = auth.issue_token(self.keys, subject, role)
-        pool = shards.ChannelPool(lambda address: client.channel(address, token))
+        pool = shards.ChannelPool(lambda address: testing.channel(address, token))
         return shards.RoutedStub(
             shards.Router(pool, [s.address for s in self.shards]), pb_grpc.TableServiceStub
         )
@@ -190,8 +198,24 @@ def takeover(args: argparse.Namespace) -> None:
             stack.stop()
 
 
+def engine_ms_per_hand(hands: int = 2000, runs: int = 3) -> float:
+    """The betting engine's own CPU for one six-handed NLHE hand (random legal actions, 50/100, stacks of
+    20-200 big blinds: bench/engine's loop), median of `runs`: what a hand costs with nothing around it."""
+    from pokerrules.multiplayer.ranking import ranker_for
+
+    from bench.engine.bench_engine import GAMES, felt_random
+
+    config = GAMES["nlhe"]
+    rank = ranker_for(config.variant)
+    return statistics.median(
+        felt_random(config, hands, seed, rank, record=False)[0] * 1000 / hands for seed in range(runs)
+    )
+
+
 def capacity(args: argparse.Namespace) -> None:
     think = tuple(float(x) for x in args.think.split("-"))
+    engine_ms = engine_ms_per_hand()
+    print(f"the engine alone: {engine_ms:.3f} ms of CPU per six-handed hand", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         stack = ShardStack(Path(tmp), args.postgres, args.shards, {})
         try:
@@ -215,10 +239,12 @@ def capacity(args: argparse.Namespace) -> None:
             rows = []
             for step in [int(x) for x in args.steps.split(",")]:
                 more = _bot_tables_from(stack.ops, len(bot_ids), step - len(bot_ids))
-                _every_table_dealing(stack.ops, more, 5, hands=1)
+                _every_table_dealing(stack.ops, more, 5, hands=1, timeout=max(300.0, len(more) * 0.5))
                 bot_ids |= more
                 pids = {s.name: s.proc.pid for s in stack.shards if s.proc is not None}
                 cpu0 = {k: _cpu_seconds(p) for k, p in pids.items()}
+                assert stack.dealer.proc is not None
+                dealer0 = _cpu_seconds(stack.dealer.proc.pid)
                 bots0 = sum(s.metric("poker_table_bot_decision_cpu_seconds_total") for s in stack.shards)
                 load0 = os.getloadavg()[0]
                 h0, t0 = _hands(stack.ops, bot_ids | {p.table for p in players}), time.perf_counter()
@@ -226,6 +252,7 @@ def capacity(args: argparse.Namespace) -> None:
                 elapsed = time.perf_counter() - t0
                 hands = _hands(stack.ops, bot_ids | {p.table for p in players}) - h0
                 cpu = sum(_cpu_seconds(p) - cpu0[k] for k, p in pids.items())
+                dealer_cpu = _cpu_seconds(stack.dealer.proc.pid) - dealer0
                 bots = (
                     sum(s.metric("poker_table_bot_decision_cpu_seconds_total") for s in stack.shards) - bots0
                 )
@@ -233,9 +260,14 @@ def capacity(args: argparse.Namespace) -> None:
                 p99 = _pct(samples, 0.99)
                 per_hand = cpu * 1000 / max(1, hands)
                 bot_per_hand = bots * 1000 / max(1, hands)
+                own = per_hand - bot_per_hand
                 row = (f"| {args.shards} | {step} | {_p50_p99(samples)} ({len(samples)}) | {hands / elapsed:.2f} | "
-                       f"{per_hand:.1f} | {bot_per_hand:.1f} | {per_hand - bot_per_hand:.1f} | "
+                       f"{per_hand:.1f} | {bot_per_hand:.1f} | {own:.1f} | {own / engine_ms:.0f}× | "
+                       f"{dealer_cpu * 1000 / max(1, hands):.2f} | "
                        f"{cpu * 100 / elapsed:.0f} | {load0:.1f} → {load1:.1f} |")  # fmt: skip
+                if len(samples) < 1000:
+                    print(f"  (step {step}: {len(samples)} latency samples, fewer than 1,000: "
+                          "more --live-tables or a longer --seconds)", flush=True)  # fmt: skip
                 rows.append((step, p99, row))
                 print(row, flush=True)
                 if p99 >= TARGET_P99_MS * 5:  # far past the target: more tables only make it worse
@@ -243,8 +275,9 @@ def capacity(args: argparse.Namespace) -> None:
             ok = [step for step, p99, _ in rows if p99 < TARGET_P99_MS]
             print(f"\n### capacity: {args.shards} shard(s) on PostgreSQL, bot tables at human pacing + {args.live_tables} "
                   f"tables × {args.live_players} players thinking {args.think} s, {args.seconds:.0f} s windows\n")  # fmt: skip
-            print("| shards | bot tables | Act → others p50 / p99 ms (samples) | hands/s | shard CPU ms/hand | of it bots deciding | without the bots | shards' CPU % of a core | load 1 min |")  # fmt: skip
-            print("|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+            print(f"the engine alone: {engine_ms:.3f} ms of CPU per six-handed hand (same run)\n")
+            print("| shards | bot tables | Act → others p50 / p99 ms (samples) | hands/s | shard CPU ms/hand | of it bots deciding | without the bots | ÷ engine | dealer CPU ms/hand | shards' CPU % of a core | load 1 min |")  # fmt: skip
+            print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
             for _, _, row in rows:
                 print(row)
             print(f"\ncapacity (p99 < {TARGET_P99_MS:.0f} ms): {max(ok) if ok else 'below the first step'} bot tables "
@@ -270,9 +303,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--tables", type=int, default=9, help="takeover: bot tables over the 3 shards")
     parser.add_argument("--shards", type=int, default=1, help="capacity: table shards")
-    parser.add_argument("--steps", default="10,20,40", help="capacity: bot tables at each step")
-    parser.add_argument("--live-tables", type=int, default=2)
-    parser.add_argument("--live-players", type=int, default=4)
+    parser.add_argument("--steps", default="100,500,1000,2000,5000", help="capacity: bot tables at each step")
+    parser.add_argument("--live-tables", type=int, default=12)
+    parser.add_argument("--live-players", type=int, default=6)
     parser.add_argument("--think", default="1-3")
     # A paced hand takes ~30 s: a window of a minute sees each table deal about twice.
     parser.add_argument("--seconds", type=float, default=60.0)

@@ -47,7 +47,10 @@ from poker.table.v1 import table_service_pb2 as tpb  # noqa: E402
 from poker.table.v1 import table_service_pb2_grpc as tpb_grpc  # noqa: E402
 from poker.tournament.v1 import tournament_service_pb2 as pb  # noqa: E402
 from poker.tournament.v1 import tournament_service_pb2_grpc as pb_grpc  # noqa: E402
-from servicekit import auth, client  # noqa: E402
+from servicekit import (  # noqa: E402
+    auth,
+    testing,
+)
 
 TARGET_S = 600.0
 SERVICES = ("dealer", "wallet", "table", "tournament")
@@ -125,9 +128,11 @@ def _cpu_seconds(pid: int) -> float:
 class Service:
     def __init__(self, name: str, data_dir: Path, env: dict[str, str]) -> None:
         self.name = name
-        self.port, self.metrics_port = _port(), _port()
+        testing.session_ca_dir()  # TLS from one development CA for the services and the clients
+        self.port, self.internal_port, self.metrics_port = _port(), _port(), _port()
         self.log = data_dir / f"{name}.log"
         command = [sys.executable, "-m", f"services.{name}", "--port", str(self.port)]
+        command += ["--internal-port", str(self.internal_port)]
         command += ["--metrics-port", str(self.metrics_port), "--data-dir", str(data_dir)]
         with open(self.log, "ab") as out:
             self.proc = subprocess.Popen(
@@ -139,10 +144,11 @@ class Service:
 
     @property
     def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        """The internal port (mutual TLS): the services' and the clients' door."""
+        return f"127.0.0.1:{self.internal_port}"
 
     def _wait_serving(self, seconds: float = 90.0) -> None:
-        with grpc.insecure_channel(self.address) as channel:
+        with testing.channel(self.address) as channel:
             health = health_pb2_grpc.HealthStub(channel)
             deadline = time.monotonic() + seconds
             while time.monotonic() < deadline:
@@ -222,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
 
         threading.Thread(target=sampler, daemon=True).start()
         token = auth.issue_token(auth.load_keys(data_dir), "bench", auth.Role.OPERATOR)
-        ops = pb_grpc.TournamentServiceStub(client.channel(services["tournament"].address, token))  # type: ignore[no-untyped-call]
+        ops = pb_grpc.TournamentServiceStub(testing.channel(services["tournament"].address, token))  # type: ignore[no-untyped-call]
         now = int(time.time() * 1000)
         made = ops.CreateTournament(
             pb.CreateTournamentRequest(
@@ -261,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
             pb.StartTournamentRequest(request_id="go", tournament_id=tid), timeout=600
         )
         gaps: list[int] = []
-        table_stub = tpb_grpc.TableServiceStub(client.channel(services["table"].address, token))  # type: ignore[no-untyped-call]
+        table_stub = tpb_grpc.TableServiceStub(testing.channel(services["table"].address, token))  # type: ignore[no-untyped-call]
         listed = table_stub.ListTables(tpb.ListTablesRequest(tournament_id=tid, page_size=args.watch_tables))
         watchers = [
             threading.Thread(

@@ -32,7 +32,7 @@ from pathlib import Path
 import grpc
 from poker.wallet.v1 import wallet_service_pb2 as pb
 from poker.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
-from servicekit import auth
+from servicekit import auth, testing
 from servicekit.auth import Role
 
 REPO = Path(__file__).resolve().parents[2]
@@ -46,8 +46,9 @@ CHANNELS = 8  # enough for the most clients measured (64)
 
 def open_channel(address: str, index: int) -> grpc.aio.Channel:
     # A local subchannel pool: otherwise channels to one address share one connection.
-    return grpc.aio.insecure_channel(
-        address, options=[("grpc.use_local_subchannel_pool", 1), ("felt.bench_channel", index)]
+    # TLS with the certificate of the token's subject ("bench", a service): the wallet's internal port.
+    return testing.aio_channel(
+        address, name="bench", options=[("grpc.use_local_subchannel_pool", 1), ("felt.bench_channel", index)]
     )
 
 
@@ -93,6 +94,7 @@ class CpuMeter:
 
 
 def start_wallet(data_dir: Path, database_url: str, workers: int) -> tuple[subprocess.Popen[bytes], str]:
+    testing.session_ca_dir()  # TLS from one development CA for the wallet and the clients
     err_path = data_dir / "wallet.err"
     env = {
         **os.environ,
@@ -121,8 +123,8 @@ def start_wallet(data_dir: Path, database_url: str, workers: int) -> tuple[subpr
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         for line in err_path.read_text(errors="replace").splitlines():
-            if "listening on " in line:
-                return proc, line.split("listening on ")[1].split()[0]
+            if "listening on " in line:  # the internal port (mutual TLS): the services' calls come there
+                return proc, line.split(" internal ")[1].split()[0]
         if proc.poll() is not None:
             raise RuntimeError(err_path.read_text())
         time.sleep(0.05)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
+from servicekit.config import SERVICES
 
 # `prometheus_client.Counter(` / `Histogram(` ... followed by the name literal and, when written inline,
 # the help string and a literal label list.
@@ -22,12 +23,19 @@ _DEFINITION = re.compile(
 _PACKAGE = re.compile(r"^\s*package\s+([a-zA-Z0-9_.]+)\s*;", re.MULTILINE)
 _SERVICE = re.compile(r"^\s*service\s+(\w+)\s*\{(.*?)^\}", re.MULTILINE | re.DOTALL)
 _RPC = re.compile(r"\brpc\s+(\w+)\s*\(")
+_STREAMING_RPC = re.compile(r"\brpc\s+(\w+)\s*\([^)]*\)\s*returns\s*\(\s*stream\b")
 # Environment variables the code reads: setting("X", ...), os.environ.get("X"), os.environ["X"], getenv("X").
 _ENV_READ = re.compile(
     r"""(?:\bsetting\(\s*|environ\.get\(\s*|environ\[\s*|getenv\(\s*)["']([A-Z][A-Z0-9_]*)["']"""
 )
 # servicekit builds per-service names: prefix = f"FELT_{service.upper()}_"; prefix + "PORT".
 _ENV_PER_SERVICE = re.compile(r"""\bprefix\s*\+\s*["']([A-Z][A-Z0-9_]*)["']""")
+# Names kept in constants: CERT_FILE_ENV = "FELT_TLS_CERT_FILE" (also `A_ENV, B_ENV = "X", "Y"`).
+_ENV_CONSTANT = re.compile(r"""^[A-Z0-9_, ]*_ENV\s*=\s*(.+)$""", re.MULTILINE)
+_STRING = re.compile(r"""["']([A-Z][A-Z0-9_]*)["']""")
+# Settings the manifests set for work merged from another branch soon (none now: issue 22's TLS is here,
+# servicekit.tls and servicekit.config read its settings). A name added here must go once its code lands.
+AWAITED_ENV_VARS: frozenset[str] = frozenset()
 
 # Labels Prometheus adds to every scraped series (target labels from the scrape configuration).
 TARGET_LABELS = frozenset(
@@ -69,6 +77,7 @@ class MetricDef:
 class Catalog:
     metrics: dict[str, MetricDef] = field(default_factory=dict)  # by exposed sample name
     grpc_services: dict[str, set[str]] = field(default_factory=dict)  # full name -> methods
+    streaming: set[str] = field(default_factory=set)  # server streams: "<full service name>/<method>"
     env_vars: set[str] = field(default_factory=set)  # environment variables some code reads
 
     def grpc_methods(self) -> set[str]:
@@ -113,8 +122,20 @@ def proto_services(protos: Path) -> dict[str, set[str]]:
     return services
 
 
+def proto_streaming_methods(protos: Path) -> set[str]:
+    """The methods whose response is a stream, as "<package>.<Service>/<Method>"."""
+    found: set[str] = set()
+    for path in sorted(protos.rglob("*.proto")):
+        text = path.read_text(encoding="utf-8")
+        package = _PACKAGE.search(text)
+        prefix = package.group(1) + "." if package else ""
+        for match in _SERVICE.finditer(text):
+            service = prefix + match.group(1)
+            found.update(f"{service}/{method}" for method in _STREAMING_RPC.findall(match.group(2)))
+    return found
+
+
 def environment_variables(roots: list[Path]) -> set[str]:
-    from servicekit.config import SERVICES
 
     names: set[str] = set()
     for root in roots:
@@ -123,6 +144,8 @@ def environment_variables(roots: list[Path]) -> set[str]:
                 continue
             text = path.read_text(encoding="utf-8")
             names.update(_ENV_READ.findall(text))
+            for constant in _ENV_CONSTANT.findall(text):
+                names.update(_STRING.findall(constant))
             for suffix in _ENV_PER_SERVICE.findall(text):
                 names.update(f"FELT_{service.upper()}_{suffix}" for service in SERVICES)
     return names
@@ -131,7 +154,8 @@ def environment_variables(roots: list[Path]) -> set[str]:
 def build_catalog(repo: Path) -> Catalog:
     catalog = Catalog(
         grpc_services=proto_services(repo / "protos"),
-        env_vars=environment_variables([repo / "libs", repo / "services"]),
+        streaming=proto_streaming_methods(repo / "protos"),
+        env_vars=environment_variables([repo / "libs", repo / "services"]) | AWAITED_ENV_VARS,
     )
     for definition in metric_definitions([repo / "libs", repo / "services"]):
         for name in definition.exposed_names():

@@ -9,22 +9,32 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from servicekit.config import SERVICES, default_metrics_port, default_port
+from servicekit import config as servicekit_config
+from servicekit.config import DEFAULT_WEB_BASE_PORT, SERVICES, default_metrics_port, default_port
 
-WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
+WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Job")
+# What each service's database is named by, for `felt migrate` (the migration Job) and the service alike.
+DATABASE_SETTINGS = {
+    "wallet": "WALLET_DATABASE_URL",
+    "table": "TABLE_DATABASE_URL",
+    "tournament": "TOURNAMENT_DATABASE_URL",
+}
 # Deployed by deploy/k8s/base: stateless Deployments with an HPA, and the stateful services, StatefulSets
 # whose pods each keep a volume (the table's shards; the tournament's director).
 DEPLOYED_SERVICES = ("evaluator", "dealer", "wallet")
 STATEFUL_SERVICES = ("table", "tournament")
 # Services that mint tokens of their own (the table's for the dealer and the wallet, the tournament's for
-# the services it drives): only they may hold the private key; every other service verifies with the public key.
+# the services it drives): only they may hold the private key; every other service verifies with the public
+# key.
 SIGNING_SERVICES = frozenset({"table", "tournament"})
-# Stateful services that must run one pod, and why: a tournament is driven by one director and tournaments
-# have no leases. (Several table pods are shards of one store: check_table_shards.)
-SINGLE_POD = {
-    "tournament": "one director drives every tournament (tournaments have no leases)",
-}
+# Stateful services that must run one pod, and why. (Several table pods are shards of one store:
+# check_table_shards; several tournament pods are replicas of one store, each tournament leased to one:
+# check_tournament_replicas, issue 25.)
+SINGLE_POD: dict[str, str] = {}
 _ADDRESS_SETTING = re.compile(r"^FELT_([A-Z]+)_ADDRESS$")
+# A service's internal port (mutual TLS: the other Felt services call it) is its gRPC port + this; issue
+# 22's TLS defines it in servicekit.config, until then the number it documents.
+INTERNAL_PORT_OFFSET = int(getattr(servicekit_config, "INTERNAL_PORT_OFFSET", 1000))
 # Capacity figures the manifests are sized with (docs/operations.md "Scale"; deploy/sizing/ measures them).
 DEALER_BYTES_PER_SHOE = 12 * 1024  # a fully dealt, closed and revealed one-deck shoe: ~11.5 KB measured
 DEALER_BASELINE_BYTES = 96 * 2**20  # interpreter, gRPC, libraries
@@ -45,6 +55,25 @@ _FACTORS = {
     "Ti": 2.0**40,
 }
 Doc = dict[str, Any]
+
+
+def internal_port(service: str) -> int:
+    return default_port(service) + INTERNAL_PORT_OFFSET
+
+
+def web_port(service: str) -> int:
+    """The browser door's port (Connect, gRPC-Web), the one `felt up` opens: 8081 for the evaluator, ..."""
+    return DEFAULT_WEB_BASE_PORT + SERVICES.index(service)
+
+
+def named_ports(service: str) -> dict[str, int]:
+    """The container ports every Felt service names, and their numbers."""
+    return {
+        "grpc": default_port(service),
+        "internal": internal_port(service),
+        "web": web_port(service),
+        "metrics": default_metrics_port(service),
+    }
 
 
 def quantity(value: str | int | float) -> float:
@@ -101,12 +130,47 @@ def selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
     return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
 
 
+# The label the StatefulSet controller puts on each pod: a Service selecting it reaches one shard.
+POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
+
+
+def service_workloads(service: Doc, docs: list[Doc]) -> list[Workload]:
+    """The workloads whose pods a Service selects. A selector on POD_NAME_LABEL selects one pod of a
+    StatefulSet (the label is the controller's, not the template's): its StatefulSet, if that pod exists."""
+    selector = dict(service["spec"].get("selector") or {})
+    pod = selector.pop(POD_NAME_LABEL, None)
+    found = []
+    for w in workloads(docs):
+        if pod is None:
+            if selects(selector, w.labels):
+                found.append(w)
+            continue
+        ordinal = pod.removeprefix(w.name + "-")
+        if w.kind != "StatefulSet" or ordinal == pod or not ordinal.isdigit():
+            continue
+        if int(ordinal) < int(w.doc["spec"].get("replicas", 1)) and all(
+            w.labels.get(k) == v for k, v in selector.items()
+        ):
+            found.append(w)
+    return found
+
+
 def felt_service_of(container: Doc) -> str | None:
     """The Felt service a container runs (`felt serve <name>`), or None for other software."""
     command = list(container.get("command", [])) + list(container.get("args", []))
     if command[:2] == ["felt", "serve"] and len(command) > 2:
         return str(command[2])
     return None
+
+
+def migrates(container: Doc) -> list[str] | None:
+    """The services whose databases a `felt migrate [SERVICE ...]` container migrates (every one with a
+    database when it names none); None for any other container."""
+    command = list(container.get("command", [])) + list(container.get("args", []))
+    if command[:2] != ["felt", "migrate"]:
+        return None
+    named = [arg for arg in command[2:] if not arg.startswith("-")]
+    return named or sorted(DATABASE_SETTINGS)
 
 
 def flag(args: list[str], name: str) -> str | None:
@@ -150,6 +214,34 @@ def check_table_shards(w: Workload, container: Doc, docs: list[Doc]) -> list[str
     database = items.get("TABLE_DATABASE_URL", {}).get("valueFrom", {}).get("secretKeyRef")
     if not database:
         problems.append(f"{w}: several table pods need TABLE_DATABASE_URL (PostgreSQL) from a Secret")
+    return problems
+
+
+def check_tournament_replicas(w: Workload, container: Doc, docs: list[Doc]) -> list[str]:
+    """Several tournament pods are replicas of one store (issue 25): replicated, each its pod's name as its
+    id and its own address (a TOURNAMENT_MOVED names it), one shared PostgreSQL store from a Secret."""
+    env = environment(container, docs)
+    items = {item["name"]: item for item in container.get("env", [])}
+    problems = []
+    if env.get("FELT_TOURNAMENT_REPLICATED") not in ("1", "true"):
+        problems.append(
+            f"{w}: several tournament pods need FELT_TOURNAMENT_REPLICATED=1 (else each directs every"
+            " tournament)"
+        )
+    pod_name = items.get("POD_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
+    if pod_name != "metadata.name" or "$(POD_NAME)" not in env.get("FELT_TOURNAMENT_REPLICA_ID", ""):
+        problems.append(
+            f"{w}: FELT_TOURNAMENT_REPLICA_ID must be the pod's name (POD_NAME from metadata.name)"
+        )
+    governing = str(w.doc["spec"].get("serviceName", ""))
+    for setting in ("FELT_TOURNAMENT_ADVERTISE_ADDRESS", "FELT_TOURNAMENT_ADVERTISE_INTERNAL_ADDRESS"):
+        if not env.get(setting, "").startswith(f"$(POD_NAME).{governing}"):
+            problems.append(f"{w}: {setting} must be the pod's own name under {governing}")
+    database = items.get("TOURNAMENT_DATABASE_URL", {}).get("valueFrom", {}).get("secretKeyRef")
+    if not database:
+        problems.append(
+            f"{w}: several tournament pods need TOURNAMENT_DATABASE_URL (PostgreSQL) from a Secret"
+        )
     return problems
 
 
@@ -265,16 +357,30 @@ def check_felt_container(
     if (flag(args, "--host") or env.get("FELT_HOST")) != "0.0.0.0":
         problems.append(f"{where}: must listen on 0.0.0.0 (--host or FELT_HOST), or probes cannot reach it")
     named = {p.get("name"): p["containerPort"] for p in c.get("ports", [])}
-    if named.get("grpc") != port:
-        problems.append(f"{where}: containerPort named grpc must be {port}")
-    if named.get("metrics") != metrics_port:
-        problems.append(f"{where}: containerPort named metrics must be {metrics_port}")
-    for probe in ("readinessProbe", "livenessProbe", "startupProbe"):
+    for port_name, number in named_ports(service).items():
+        if named.get(port_name) != number:
+            problems.append(f"{where}: containerPort named {port_name} must be {number}")
+    # The other two ports are opened by settings, not flags: they must name the same numbers.
+    prefix = f"FELT_{service.upper()}_"
+    for setting, port_name in ((prefix + "INTERNAL_PORT", "internal"), (prefix + "WEB_PORT", "web")):
+        number = named_ports(service)[port_name]
+        if env.get(setting) != str(number):
+            problems.append(f"{where}: {setting} must be {number} (its containerPort {port_name})")
+    # Plain HTTP on the metrics port (servicekit.probes): every gRPC port serves TLS, which the kubelet's
+    # gRPC probe cannot speak. Readiness (and start-up) follow the health service; liveness the process.
+    probes = (("readinessProbe", "/readyz"), ("livenessProbe", "/healthz"), ("startupProbe", "/readyz"))
+    for probe, path in probes:
         spec = c.get(probe)
         if spec is None:
             problems.append(f"{where}: {probe} is missing")
-        elif spec.get("grpc", {}).get("port") != port:
-            problems.append(f"{where}: {probe} must be a native grpc probe on port {port}")
+            continue
+        get = spec.get("httpGet", {})
+        if get.get("port") not in (metrics_port, "metrics") or get.get("path") != path:
+            problems.append(
+                f"{where}: {probe} must be an httpGet of {path} on the metrics port {metrics_port}"
+            )
+        if get.get("scheme", "HTTP") != "HTTP":
+            problems.append(f"{where}: {probe} must be plain HTTP (the metrics port serves no TLS)")
     ready, live = c.get("readinessProbe", {}), c.get("livenessProbe", {})
     if ready and live:
         patience = live.get("periodSeconds", 10) * live.get("failureThreshold", 3)
@@ -304,14 +410,22 @@ def check_felt_container(
         )
     if production and env.get("FELT_ENV") != "production":
         problems.append(f"{where}: FELT_ENV must be production in the production overlay")
+    # A key set (FELT_AUTH_KEYSET_DIR: rotating keys, servicekit.keyset) holds what a signer needs too.
+    keyset_dir = env.get("FELT_AUTH_KEYSET_DIR", "").rstrip("/")
     if env.get("FELT_ENV") == "production" or production:
         key = env.get("FELT_AUTH_PUBLIC_KEY_FILE") or env.get("FELT_AUTH_PRIVATE_KEY_FILE")
-        if not key:
-            problems.append(f"{where}: production needs FELT_AUTH_PUBLIC_KEY_FILE (or _PRIVATE_KEY_FILE)")
+        if keyset_dir:
+            if keyset_dir not in _secret_mount_dirs(w, c):
+                problems.append(f"{where}: the auth key set {keyset_dir} is not on a Secret volume")
+        elif not key:
+            problems.append(
+                f"{where}: production needs FELT_AUTH_PUBLIC_KEY_FILE (or _PRIVATE_KEY_FILE, or a key set: "
+                "FELT_AUTH_KEYSET_DIR)"
+            )
         elif key.rsplit("/", 1)[0] not in _secret_mount_dirs(w, c):
             problems.append(f"{where}: the auth key {key} is not on a Secret volume")
     if service in SIGNING_SERVICES and (env.get("FELT_ENV") == "production" or production):
-        if not env.get("FELT_AUTH_PRIVATE_KEY_FILE"):
+        if not env.get("FELT_AUTH_PRIVATE_KEY_FILE") and not keyset_dir:
             problems.append(
                 f"{where}: {service} mints its own service token: it needs FELT_AUTH_PRIVATE_KEY_FILE"
             )
@@ -336,7 +450,9 @@ def check_felt_container(
 
 
 def _check_addresses(where: str, env: dict[str, str], docs: list[Doc]) -> list[str]:
-    """FELT_<SERVICE>_ADDRESS names that service's Service in the render, on its documented gRPC port."""
+    """FELT_<SERVICE>_ADDRESS names that service's Service in the render, on its internal port: services
+    call each other with mutual TLS there (the public gRPC port takes no client certificate, so a
+    service token is refused on it)."""
     problems = []
     for name, value in sorted(env.items()):
         match = _ADDRESS_SETTING.match(name)
@@ -344,8 +460,11 @@ def _check_addresses(where: str, env: dict[str, str], docs: list[Doc]) -> list[s
             continue
         target = match.group(1).lower()
         host, _, port = value.rpartition(":")
-        if find(docs, "Service", host.split(".")[0]) is None or port != str(default_port(target)):
-            problems.append(f"{where}: {name}={value} must be the {target} Service on {default_port(target)}")
+        if find(docs, "Service", host.split(".")[0]) is None or port != str(internal_port(target)):
+            problems.append(
+                f"{where}: {name}={value} must be the {target} Service on its internal port "
+                f"{internal_port(target)}"
+            )
     return problems
 
 
@@ -383,7 +502,70 @@ def check_stateful(docs: list[Doc], loads: list[Workload]) -> list[str]:
             problems.append(f"{w}: replicas must be 1: {reason}")
         if felt_service_of(felt[0]) == "table" and spec.get("replicas", 1) != 1:
             problems += check_table_shards(w, felt[0], docs)
+        if felt_service_of(felt[0]) == "tournament" and spec.get("replicas", 1) != 1:
+            problems += check_tournament_replicas(w, felt[0], docs)
     return problems
+
+
+def check_migrations(docs: list[Doc], loads: list[Workload]) -> list[str]:
+    """A service with FELT_MIGRATE=external waits for a migration Job: there must be one that runs
+    `felt migrate` for it on the same database (the same Secret), and the service must give up waiting
+    (FELT_MIGRATE_WAIT_SECONDS) inside its startup probe's window, so it exits with a line saying what is
+    missing instead of being killed without one. The Job itself: never restarted in place, retried a
+    bounded number of times, and removed once done (its pod template cannot change between releases)."""
+    problems = []
+    jobs = [
+        (w, c, done)
+        for w in loads
+        if w.kind == "Job"
+        for c in w.pod.get("containers", [])
+        if (done := migrates(c)) is not None
+    ]
+    for w, _c, _done in jobs:
+        spec = w.doc["spec"]
+        if w.pod.get("restartPolicy") not in ("Never", "OnFailure"):
+            problems.append(f"{w}: restartPolicy must be Never or OnFailure")
+        if "backoffLimit" not in spec or "activeDeadlineSeconds" not in spec:
+            problems.append(f"{w}: set backoffLimit and activeDeadlineSeconds (a broken migration must stop)")
+        if "ttlSecondsAfterFinished" not in spec:
+            problems.append(f"{w}: set ttlSecondsAfterFinished (the next release's Job needs the name)")
+    for w in loads:
+        for c in w.pod.get("containers", []):
+            service = felt_service_of(c)
+            env = environment(c, docs)
+            if service is None or env.get("FELT_MIGRATE") != "external":
+                continue
+            where = f"{w} container {c['name']}"
+            setting = DATABASE_SETTINGS.get(service)
+            if setting is None:
+                problems.append(f"{where}: FELT_MIGRATE=external, but {service} keeps no database")
+                continue
+            source = _secret_of(c, setting)
+            migrated = any(service in done and _secret_of(job, setting) == source for _w, job, done in jobs)
+            if source is None:
+                problems.append(f"{where}: FELT_MIGRATE=external needs {setting} from a Secret (shared)")
+            elif not migrated:
+                problems.append(
+                    f"{where}: FELT_MIGRATE=external, but no Job runs `felt migrate {service}` with "
+                    f"{setting} from the same Secret {source}: it would wait forever"
+                )
+            startup = c.get("startupProbe", {})
+            window = startup.get("periodSeconds", 10) * startup.get("failureThreshold", 3)
+            wait = float(env.get("FELT_MIGRATE_WAIT_SECONDS", "300"))
+            if wait >= window:
+                problems.append(
+                    f"{where}: FELT_MIGRATE_WAIT_SECONDS {wait:g} must be under the startup probe's window "
+                    f"({window} s), so the pod exits saying what is missing instead of being killed silently"
+                )
+    return problems
+
+
+def _secret_of(container: Doc, setting: str) -> tuple[str, str] | None:
+    for item in container.get("env", []):
+        if item["name"] == setting:
+            ref = item.get("valueFrom", {}).get("secretKeyRef")
+            return (ref["name"], ref["key"]) if ref else None
+    return None
 
 
 def check_references(w: Workload, docs: list[Doc], external_secrets: set[str]) -> list[str]:
@@ -407,8 +589,10 @@ def check_references(w: Workload, docs: list[Doc], external_secrets: set[str]) -
                 secrets.add(ref["secretKeyRef"]["name"])
             if "configMapKeyRef" in ref:
                 config_maps.add(ref["configMapKeyRef"]["name"])
+    # cert-manager makes a Certificate's Secret in the cluster.
+    issued = {d["spec"].get("secretName") for d in docs if d.get("kind") == "Certificate"}
     for name in sorted(secrets):
-        if find(docs, "Secret", name) is None and name not in external_secrets:
+        if find(docs, "Secret", name) is None and name not in external_secrets | issued:
             problems.append(f"{w}: Secret {name!r} is neither generated nor a documented external Secret")
     for name in sorted(config_maps):
         if find(docs, "ConfigMap", name) is None:
@@ -421,7 +605,7 @@ def check_services(docs: list[Doc], loads: list[Workload]) -> list[str]:
     for svc in (d for d in docs if d.get("kind") == "Service"):
         name = svc["metadata"]["name"]
         selector = svc["spec"].get("selector", {})
-        matched = [w for w in loads if selects(selector, w.labels)]
+        matched = service_workloads(svc, docs)
         if len(matched) != 1:
             problems.append(f"Service/{name}: selector {selector} matches {len(matched)} workloads, not 1")
             continue
@@ -436,13 +620,29 @@ def check_services(docs: list[Doc], loads: list[Workload]) -> list[str]:
             if target not in ports:
                 problems.append(f"Service/{name}: targetPort {target!r} is not a port of {w}")
         if name in SERVICES:
-            grpc_ports = [p for p in svc["spec"]["ports"] if p.get("name") == "grpc"]
-            if not grpc_ports or grpc_ports[0]["port"] != default_port(name):
-                problems.append(f"Service/{name}: needs a port named grpc on {default_port(name)}")
-            elif ports.get(grpc_ports[0].get("targetPort")) != default_port(name):
-                problems.append(f"Service/{name}: the grpc port must reach the container's gRPC port")
-            if grpc_ports and grpc_ports[0].get("appProtocol") != "grpc":
-                problems.append(f"Service/{name}: the grpc port should declare appProtocol: grpc")
+            problems += _check_service_ports(svc, name, ports)
+    return problems
+
+
+# What each port of a Felt Service speaks: native gRPC (TLS), gRPC with mutual TLS, HTTP/1.1 (the door).
+SERVICE_PORT_PROTOCOLS = {"grpc": "grpc", "internal": "grpc", "web": "http"}
+
+
+def _check_service_ports(svc: Doc, service: str, container_ports: dict[Any, int]) -> list[str]:
+    """The Service of a Felt service: its gRPC, internal and web ports, each reaching the container's."""
+    problems = []
+    name = svc["metadata"]["name"]
+    by_name = {p.get("name"): p for p in svc["spec"].get("ports", [])}
+    for port_name, protocol in SERVICE_PORT_PROTOCOLS.items():
+        number = named_ports(service)[port_name]
+        port = by_name.get(port_name)
+        if port is None or port["port"] != number:
+            problems.append(f"Service/{name}: needs a port named {port_name} on {number}")
+            continue
+        if container_ports.get(port.get("targetPort", port["port"])) != number:
+            problems.append(f"Service/{name}: the {port_name} port must reach the container's port {number}")
+        if port.get("appProtocol") != protocol:
+            problems.append(f"Service/{name}: the {port_name} port should declare appProtocol: {protocol}")
     return problems
 
 
@@ -541,6 +741,7 @@ def check_rendered(
     problems += check_services(docs, loads)
     problems += check_disruption_and_scaling(docs, loads)
     problems += check_stateful(docs, loads)
+    problems += check_migrations(docs, loads)
     problems += check_capacity(docs)
     dealer = find(docs, "Service", "dealer")
     if dealer is not None and dealer["spec"].get("sessionAffinity") != "ClientIP":

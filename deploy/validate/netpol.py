@@ -2,13 +2,13 @@
 the calls the architecture has (ARCHITECTURE.md, "calls" column), in both directions.
 
 Every pair of endpoints is tried on every port its destination listens on: the rendered workloads, plus
-stand-ins for what lives around them (a front-end in a namespace labelled for it, Prometheus in
-`monitoring`, kube-dns, a stray pod in the namespace and one in another namespace, an address on the
-internet, and the managed database when the render has none of its own). A connection is allowed when
-the source's egress and the destination's ingress both allow it, with the Kubernetes semantics: a pod no
-policy selects for a direction is open in that direction; once selected, only what some rule of a
-selecting policy matches goes through. Endpoints outside the render's namespace are governed by policies
-we do not ship, so only our side of those connections is evaluated.
+stand-ins for what lives around them (a front-end in a namespace labelled for it, the Gateway's proxies
+in theirs, Prometheus in `monitoring`, kube-dns, a stray pod in the namespace and one in another
+namespace, an address on the internet, and the managed database when the render has none of its own). A
+connection is allowed when the source's egress and the destination's ingress both allow it, with the
+Kubernetes semantics: a pod no policy selects for a direction is open in that direction; once selected,
+only what some rule of a selecting policy matches goes through. Endpoints outside the render's namespace
+are governed by policies we do not ship, so only our side of those connections is evaluated.
 
 Simplification, on the strict side: an ipBlock also matches pod addresses (whether it does is up to the
 network plugin), so a wide ipBlock is judged as opening the pods it covers too.
@@ -21,7 +21,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from deploy.validate.manifests import Doc, felt_service_of, workloads
+from deploy.validate import gateway
+from deploy.validate.manifests import Doc, felt_service_of, migrates, workloads
 
 # ARCHITECTURE.md, "The services", column "calls" (and the front-ends of "Real-time play").
 CALLS: Mapping[str, frozenset[str]] = {
@@ -31,6 +32,9 @@ CALLS: Mapping[str, frozenset[str]] = {
 FRONT_END_CALLS = frozenset({"table", "tournament", "evaluator", "dealer"})
 DATABASE_CLIENTS = frozenset({"wallet", "table", "tournament"})
 FRONT_END_NAMESPACE_LABEL = ("felt/access", "front-end")
+# The Gateway's proxies (browsers' calls, deploy/k8s/components/browser-routes) reach these doors.
+GATEWAY_NAMESPACE_LABEL = ("felt/web-gateway", "true")
+DOORS = frozenset(gateway.BROWSER_CALLS)
 MONITORING_NAMESPACE = "monitoring"
 NAMESPACE_NAME = "kubernetes.io/metadata.name"
 BASE_NAMESPACE = "default"  # where `kubectl apply -k base` would put the base's resources
@@ -60,6 +64,7 @@ class Endpoint:
     governed: bool = False
     service: str | None = None  # the Felt service it runs
     database: bool = False
+    migrates: tuple[str, ...] = ()  # the services whose databases it migrates (`felt migrate`)
 
 
 @dataclass(frozen=True)
@@ -180,6 +185,7 @@ def endpoints(docs: list[Doc]) -> list[Endpoint]:
             for p in c.get("ports", [])
         )
         service = next((felt_service_of(c) for c in w.pod.get("containers", []) if felt_service_of(c)), None)
+        migrated = tuple(name for c in w.pod.get("containers", []) for name in migrates(c) or [])
         found.append(
             Endpoint(
                 w.name,
@@ -191,6 +197,7 @@ def endpoints(docs: list[Doc]) -> list[Endpoint]:
                 governed=True,
                 service=service,
                 database=any(p.name == "postgres" for p in ports),
+                migrates=migrated,
             )
         )
     web = Port(8080, "TCP", "http")
@@ -198,6 +205,14 @@ def endpoints(docs: list[Doc]) -> list[Endpoint]:
     found += [
         Endpoint("stray pod in the namespace", "10.0.1.1", (web,), namespace, {"app": "debug"}, own_ns, True),
         Endpoint("front-end", "10.0.2.1", (web,), "web", {"app": "web"}, {NAMESPACE_NAME: "web", key: value}),
+        Endpoint(
+            "gateway",
+            "10.0.6.1",
+            (Port(443, "TCP", "https"),),
+            "gateway-system",
+            {"app": "gateway-proxy"},
+            {NAMESPACE_NAME: "gateway-system", GATEWAY_NAMESPACE_LABEL[0]: GATEWAY_NAMESPACE_LABEL[1]},
+        ),
         Endpoint(
             "prometheus",
             "10.0.3.1",
@@ -238,16 +253,18 @@ def expected(c: Connection) -> str | None:
         return "every pod resolves names"
     if dst.database and port.name == "postgres" and src.service in DATABASE_CLIENTS:
         return f"{src.service} keeps its state in PostgreSQL"
+    if dst.database and port.name == "postgres" and DATABASE_CLIENTS & set(src.migrates):
+        return "the migration Job applies the services' schemas"
     if dst.service is None:
         return None
     if port.name == "metrics" and src.name == "prometheus":
         return "the metrics scrape"
-    if port.name != "grpc":
-        return None
-    if src.service in CALLS and dst.service in CALLS[src.service]:
-        return f"{src.service} calls {dst.service}"
-    if src.name == "front-end" and dst.service in FRONT_END_CALLS:
+    if port.name == "internal" and src.service in CALLS and dst.service in CALLS[src.service]:
+        return f"{src.service} calls {dst.service} (mutual TLS)"
+    if port.name == "grpc" and src.name == "front-end" and dst.service in FRONT_END_CALLS:
         return f"front-ends call {dst.service}"
+    if port.name == "web" and src.name == "gateway" and dst.service in DOORS:
+        return f"the Gateway sends browsers' calls to {dst.service}'s door"
     return None
 
 

@@ -165,7 +165,13 @@ def check_scrape_config(
     for rules in rule_files:
         if rules.resolve() not in listed:
             problems.append(f"{path.name}: rule_files leaves out {rules.name}")
-    ns = namespace or "default"
+    return problems + check_targets(path.name, config, docs, namespace or "default")
+
+
+def check_targets(name: str, config: dict[str, Any], docs: list[Doc], ns: str) -> list[str]:
+    """The job `felt` of `config` over the rendered pods: every Felt pod once, on its metrics port and path,
+    labelled namespace, pod and app; nothing else (`name`: what the problems are about)."""
+    problems = []
     by_pod: dict[str, list[Labels]] = {}
     for t in targets_of(config, docs, ns):
         by_pod.setdefault(t["__meta_kubernetes_pod_name"], []).append(t)
@@ -174,10 +180,10 @@ def check_scrape_config(
         mine = by_pod.get(pod_name(w), [])
         if service is None:
             if mine:
-                problems.append(f"{path.name}: scrapes {w}, which is not a Felt service")
+                problems.append(f"{name}: scrapes {w}, which is not a Felt service")
             continue
         if len(mine) != 1:
-            problems.append(f"{path.name}: {w} yields {len(mine)} scrape targets, not 1")
+            problems.append(f"{name}: {w} yields {len(mine)} scrape targets, not 1")
             continue
         target = mine[0]
         metrics = next(
@@ -188,19 +194,17 @@ def check_scrape_config(
         )
         if not target["__address__"].endswith(f":{metrics}"):
             problems.append(
-                f"{path.name}: {w} is scraped at {target['__address__']}, not its metrics port {metrics}"
+                f"{name}: {w} is scraped at {target['__address__']}, not its metrics port {metrics}"
             )
         if target["__metrics_path__"] != w.annotations.get("prometheus.io/path", "/metrics"):
-            problems.append(f"{path.name}: {w} is scraped at path {target['__metrics_path__']}")
+            problems.append(f"{name}: {w} is scraped at path {target['__metrics_path__']}")
         final = scraped(target)
         want = {"namespace": ns, "pod": pod_name(w), "app": service}
         for label in REQUIRED_LABELS:
             if final.get(label) != want[label]:
-                problems.append(
-                    f"{path.name}: {w}'s series get {label}={final.get(label)!r}, not {want[label]!r}"
-                )
+                problems.append(f"{name}: {w}'s series get {label}={final.get(label)!r}, not {want[label]!r}")
         if "service" in final:
-            problems.append(f"{path.name}: a target label `service` renames the stream gauges' own label")
+            problems.append(f"{name}: a target label `service` renames the stream gauges' own label")
     return problems
 
 

@@ -11,12 +11,15 @@ from functools import cache
 from pathlib import Path
 
 from deploy.validate import (
+    certificates,
     dashboard,
     dockerfile,
+    gateway,
     kustomize,
     layout,
     manifests,
     netpol,
+    operator,
     rules,
     schemas,
     scrape,
@@ -54,6 +57,10 @@ def check_overlay(overlay: layout.Overlay) -> Outcome:
         docs, set(overlay.external_secrets), overlay.production, catalog().env_vars
     )
     problems += netpol.check_network_policies(docs)
+    problems += gateway.check_routes(
+        docs, catalog().grpc_services, catalog().streaming, expected=overlay.browser_routes
+    )
+    problems += certificates.check_tls(docs, overlay.tls, netpol.render_namespace(docs))
     return Outcome(
         problems,
         note=f"{len(docs)} resources rendered by {' '.join(kustomize.find_kustomize())}, schemas "
@@ -134,6 +141,19 @@ def check_scrape_config() -> Outcome:
     return Outcome(problems)
 
 
+def check_operator_objects() -> Outcome:
+    """The PodMonitor scrapes what prometheus.yml does; the PrometheusRules are the rule files."""
+    overlays = {}
+    for overlay in layout.OVERLAYS:
+        docs = rendered(overlay.name)
+        overlays[overlay.name] = (docs, None if overlay.name == "base" else netpol.render_namespace(docs))
+    monitoring = kustomize.render(layout.OPERATOR)
+    return Outcome(
+        operator.check_operator_objects(monitoring, overlays, layout.RULE_FILES),
+        note=f"{len(monitoring)} objects rendered",
+    )
+
+
 def check_promtool_config() -> Outcome:
     if rules.promtool() is None:
         return Outcome(skipped=PROMTOOL_MISSING)
@@ -168,6 +188,7 @@ def all_checks() -> list[tuple[str, Callable[[], Outcome]]]:
         ("promtool test rules", check_promtool_tests),
         ("prometheus scrape configuration finds every Felt pod once", check_scrape_config),
         ("promtool check config", check_promtool_config),
+        ("prometheus operator objects match the scrape configuration and rules", check_operator_objects),
         ("grafana dashboards reference served or recorded series", check_dashboards),
         ("Dockerfile and .dockerignore", check_docker),
     ]

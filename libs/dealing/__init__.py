@@ -4,7 +4,8 @@ No network, no storage, no `random`: see docs/fairness.md for the algorithm and 
 `dealing.verifier` is the stand-alone verifier third parties copy (standard library only).
 """
 
-from dealing.book import BookSettings, ShoeBook
+from dealing.book import BookSettings, HandResult, NewShoe, ShoeBook
+from dealing.client_seeds import ALGORITHM_V2, ClientSeed, mix_client_seeds
 from dealing.draws import DRAW_ALGORITHM, draw_value
 from dealing.errors import (
     DealingError,
@@ -12,20 +13,24 @@ from dealing.errors import (
     EntropyUnavailable,
     InvalidRequest,
     RequestConflict,
+    ShoeAwaitingSeeds,
     ShoeClosed,
     ShoeExhausted,
+    ShoeNotAwaitingSeeds,
     ShoeNotFound,
     ShoeStillOpen,
     TooManyShoes,
 )
 from dealing.seeds import DeterministicSeedSource, SeedSource, SystemSeedSource
-from dealing.shoe import Consumption, DealtCard, Draw, PeekedCard, Revelation, Shoe, ShoeState
+from dealing.shoe import Consumption, DealtCard, Draw, HandDeal, PeekedCard, Revelation, Shoe, ShoeState
 from dealing.shuffle import ALGORITHM, shoe_order
 
 __all__ = [
     "ALGORITHM",
+    "ALGORITHM_V2",
     "DRAW_ALGORITHM",
     "BookSettings",
+    "ClientSeed",
     "Consumption",
     "DealingError",
     "DealtCard",
@@ -33,20 +38,26 @@ __all__ = [
     "Draw",
     "DrawRefused",
     "EntropyUnavailable",
+    "HandDeal",
+    "HandResult",
     "InvalidRequest",
+    "NewShoe",
     "PeekedCard",
     "RequestConflict",
     "Revelation",
     "SeedSource",
     "Shoe",
+    "ShoeAwaitingSeeds",
     "ShoeBook",
     "ShoeClosed",
     "ShoeExhausted",
+    "ShoeNotAwaitingSeeds",
     "ShoeNotFound",
     "ShoeState",
     "ShoeStillOpen",
     "SystemSeedSource",
     "TooManyShoes",
     "draw_value",
+    "mix_client_seeds",
     "shoe_order",
 ]

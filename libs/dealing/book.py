@@ -15,12 +15,14 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from dealing.client_seeds import ClientSeed
 from dealing.errors import RequestConflict, ShoeNotFound, TooManyShoes
 from dealing.quota import QuotaSettings, TokenBucket
 from dealing.seeds import SeedSource
 from dealing.shoe import (
     DealtCard,
     Draw,
+    HandDeal,
     PeekedCard,
     Revelation,
     Shoe,
@@ -36,6 +38,35 @@ class BookSettings:
     retention_seconds: float = 3600.0  # an ended shoe stays revealable this long, then is forgotten
     max_shoes: int = 100_000  # open and ended shoes held at once
     quotas: QuotaSettings = field(default_factory=QuotaSettings)  # per caller, and the services' share
+    # A shoe awaiting its client seeds (v2) is committed a hand (or a whole Spin registration) ahead of
+    # its deal, and nothing touches it meanwhile: it lasts this long idle (default a day) rather than
+    # `idle_seconds`, so the commitment a table or a Spin published is still there at the deal.
+    awaiting_idle_seconds: float = 86_400.0
+
+
+@dataclass(frozen=True)
+class NewShoe:
+    """The parameters of a shoe to create (`ShoeBook.create`'s, as one value for `deal_hand`'s next)."""
+
+    request_id: str
+    decks: int = 1
+    client_seed: str = ""
+    nonce: int = 0
+    deck_set: str = ""
+    public_reveal: bool = False
+    await_seeds: bool = False
+
+
+@dataclass(frozen=True)
+class HandResult:
+    """What `ShoeBook.deal_hand` did: the sealed (and closed) shoe, its cards and draws, the next shoe
+    (None when none was asked), whether that next shoe is new, and whether the hand was a replay."""
+
+    shoe: Shoe
+    deal: HandDeal
+    next_shoe: Shoe | None
+    next_created: bool
+    replayed: bool
 
 
 @dataclass
@@ -65,7 +96,7 @@ class ShoeBook:
         self._new_id = new_id
         self._lock = threading.Lock()
         self._shoes: dict[str, Shoe] = {}
-        self._by_request: dict[tuple[str, str], tuple[tuple[int, str, int, str, bool], str]] = {}
+        self._by_request: dict[tuple[str, str], tuple[tuple[int, str, int, str, bool, bool], str]] = {}
         self._last_sweep = float("-inf")
         self._tally = dict.fromkeys(ShoeState, 0)  # shoes held per state, kept up to date in O(1)
         self._holders: dict[str, _Holder] = {}
@@ -83,44 +114,89 @@ class ShoeBook:
         deck_set: str = "",
         public_reveal: bool = False,
         service: bool = False,
+        await_seeds: bool = False,
     ) -> tuple[Shoe, bool]:
         """A new shoe, or the one this owner already created with this request id; True when new.
         `service`: the owner is one of the platform's services (its quota, and the cap's reserved share).
+        `await_seeds`: a v2 shoe, committed now and shuffled by `deal_hand` with its client seeds.
         A repeat of a request is answered before any quota is looked at."""
-        validate_request_id(request_id)
-        validate_parameters(decks, client_seed, nonce, deck_set)
-        params = (decks, client_seed, nonce, deck_set, public_reveal)
+        wanted = NewShoe(request_id, decks, client_seed, nonce, deck_set, public_reveal, await_seeds)
+        with self._lock:
+            return self._create(owner, wanted, service)
+
+    def _create(self, owner: str, wanted: NewShoe, service: bool) -> tuple[Shoe, bool]:
+        """`create` under the lock."""
+        validate_request_id(wanted.request_id)
+        validate_parameters(wanted.decks, wanted.client_seed, wanted.nonce, wanted.deck_set)
+        params = (
+            wanted.decks,
+            wanted.client_seed,
+            wanted.nonce,
+            wanted.deck_set,
+            wanted.public_reveal,
+            wanted.await_seeds,
+        )
+        now = self._clock()
+        self._sweep(now)
+        known = self._by_request.get((owner, wanted.request_id))
+        if known is not None:
+            if known[0] != params:
+                raise RequestConflict(
+                    "request_id was already used to create a shoe with other parameters",
+                    request_id=wanted.request_id,
+                )
+            return self._shoes[known[1]], False
+        holder = self._admit(owner, service, now)
+        seed = self._seeds.server_seed()  # raises EntropyUnavailable: nothing is recorded
+        shoe = Shoe(
+            shoe_id=self._new_id(),
+            owner=owner,
+            server_seed=seed,
+            decks=wanted.decks,
+            client_seed=wanted.client_seed,
+            nonce=wanted.nonce,
+            deck_set=wanted.deck_set,
+            public_reveal=wanted.public_reveal,
+            now=now,
+            await_seeds=wanted.await_seeds,
+        )
+        self._shoes[shoe.shoe_id] = shoe
+        self._tally[ShoeState.OPEN] += 1
+        self._by_request[(owner, wanted.request_id)] = (params, shoe.shoe_id)
+        holder.shoes[shoe.shoe_id] = None
+        if not service:
+            self._held_by_others += 1
+        return shoe, True
+
+    def deal_hand(
+        self,
+        shoe_id: str,
+        *,
+        owner: str,
+        seeds: tuple[ClientSeed, ...],
+        count: int,
+        draws: tuple[tuple[str, int], ...],
+        request_id: str,
+        next_shoe: NewShoe | None = None,
+        service: bool = False,
+    ) -> HandResult:
+        """A hand's one call: `shoe_id` (awaiting its seeds) sealed with `seeds`, its first `count` cards
+        dealt, its `draws` made and the shoe closed (`Shoe.deal_hand`), and `next_shoe` (the next hand's,
+        awaiting its seeds) created by `owner`. All under one lock, every check before any change: a
+        refusal (the next shoe's quota or entropy included) leaves both shoes as they were. The caller
+        checks that `owner` may deal from `shoe_id`."""
         with self._lock:
             now = self._clock()
-            self._sweep(now)
-            known = self._by_request.get((owner, request_id))
-            if known is not None:
-                if known[0] != params:
-                    raise RequestConflict(
-                        "request_id was already used to create a shoe with other parameters",
-                        request_id=request_id,
-                    )
-                return self._shoes[known[1]], False
-            holder = self._admit(owner, service, now)
-            seed = self._seeds.server_seed()  # raises EntropyUnavailable: nothing is recorded
-            shoe = Shoe(
-                shoe_id=self._new_id(),
-                owner=owner,
-                server_seed=seed,
-                decks=decks,
-                client_seed=client_seed,
-                nonce=nonce,
-                deck_set=deck_set,
-                public_reveal=public_reveal,
-                now=now,
-            )
-            self._shoes[shoe.shoe_id] = shoe
-            self._tally[ShoeState.OPEN] += 1
-            self._by_request[(owner, request_id)] = (params, shoe.shoe_id)
-            holder.shoes[shoe.shoe_id] = None
-            if not service:
-                self._held_by_others += 1
-            return shoe, True
+            shoe = self._find(shoe_id, now)
+            replayed = shoe.check_hand(seeds, count, draws, request_id)
+            following, created = None, False
+            if next_shoe is not None:
+                following, created = self._create(owner, next_shoe, service)
+            was_open = shoe.state is ShoeState.OPEN
+            dealt = shoe.deal_hand(seeds, count, draws, request_id, now)
+            if was_open and shoe.state is ShoeState.CLOSED:
+                self._moved(ShoeState.OPEN, ShoeState.CLOSED)
+            return HandResult(shoe, dealt, following, created, replayed)
 
     def _admit(self, owner: str, service: bool, now: float) -> _Holder:
         """The owner's holder, if it may create a shoe now; TooManyShoes (with a retry delay) if not."""
@@ -160,7 +236,7 @@ class ShoeBook:
 
     def _forgotten_at(self, shoe: Shoe) -> float:
         """When the sweep forgets `shoe` if nothing more happens to it."""
-        ended = shoe.ended_at if shoe.ended_at is not None else shoe.last_active + self._settings.idle_seconds
+        ended = shoe.ended_at if shoe.ended_at is not None else shoe.last_active + self._idle_limit(shoe)
         return ended + self._settings.retention_seconds
 
     def get(self, shoe_id: str) -> Shoe:
@@ -196,9 +272,15 @@ class ShoeBook:
                 self._moved(ShoeState.OPEN, ShoeState.CLOSED)
             return shoe
 
-    def reveal(self, shoe_id: str) -> Revelation:
+    def end_hand(self, shoe_id: str) -> None:
+        """The owner closed its (v2) shoe's hand explicitly (CloseShoe): others may reveal it from now."""
         with self._lock:
-            return self._find(shoe_id, self._clock()).reveal()
+            self._find(shoe_id, self._clock()).hand_over = True
+
+    def reveal(self, shoe_id: str, by_owner: bool = True) -> Revelation:
+        """`by_owner`: the shoe's creator asks (a v2 shoe is revealed to others only after that)."""
+        with self._lock:
+            return self._find(shoe_id, self._clock()).reveal(by_owner)
 
     def tally(self) -> dict[ShoeState, int]:
         """Shoes held per state, as of the last operation (idle shoes are noticed lazily); O(1)."""
@@ -223,9 +305,13 @@ class ShoeBook:
         shoe = self._shoes.get(shoe_id)
         if shoe is None:
             raise ShoeNotFound("no such shoe (unknown, or ended and purged)", shoe_id=shoe_id)
-        if shoe.expire_if_idle(now, self._settings.idle_seconds):
+        if shoe.expire_if_idle(now, self._idle_limit(shoe)):
             self._moved(ShoeState.OPEN, ShoeState.EXPIRED)
         return shoe
+
+    def _idle_limit(self, shoe: Shoe) -> float:
+        settings = self._settings
+        return settings.awaiting_idle_seconds if shoe.awaiting_seeds else settings.idle_seconds
 
     def _sweep(self, now: float, force: bool = False) -> None:
         """Expire idle shoes and forget long-ended ones; at most once a second unless forced."""
@@ -236,7 +322,7 @@ class ShoeBook:
         gone = []
         next_forget = float("inf")
         for shoe_id, shoe in self._shoes.items():
-            if shoe.expire_if_idle(now, self._settings.idle_seconds):
+            if shoe.expire_if_idle(now, self._idle_limit(shoe)):
                 self._moved(ShoeState.OPEN, ShoeState.EXPIRED)
             if shoe.ended_at is not None and now - shoe.ended_at >= retention:
                 gone.append(shoe_id)

@@ -92,3 +92,17 @@ class DrawRefused(DealingError):
     and shoe, so the record an auditor checks is unambiguous), or the shoe's draws are used up."""
 
     default_reason = "DRAW_LABEL_USED"
+
+
+class ShoeAwaitingSeeds(DealingError):
+    """A shoe committed with `await_client_seeds` has no order until `DealHand` gives its client seeds:
+    nothing can be dealt, burned, peeked at or drawn from it before."""
+
+    default_reason = "SHOE_AWAITING_SEEDS"
+
+
+class ShoeNotAwaitingSeeds(DealingError):
+    """`DealHand` on a shoe whose order is fixed already (sealed by an earlier `DealHand`, or a v1 shoe
+    shuffled at creation): its client seeds cannot be given (again)."""
+
+    default_reason = "SHOE_NOT_AWAITING_SEEDS"

@@ -1,4 +1,5 @@
-"""Stand-alone verifier for Felt dealer shoes (algorithm felt-hmac-sha256-fisher-yates-v1).
+"""Stand-alone verifier for Felt dealer shoes (felt-hmac-sha256-fisher-yates-v1 and -v2) and the proofs
+of hands, casino rounds and Spin draws built from them.
 
 This file imports only the Python standard library: copy it anywhere and run
     python verifier.py revealed_shoe.json
@@ -9,6 +10,14 @@ where the JSON holds what the dealer's Reveal returned (snake_case or lowerCamel
      "draws": [{"label": "carrusel", "outcomes": 3, "value": 1}, ...]}   # draws optional
 or, for one card a player received with its salt (no seed needed):
     {"card_commitments": [...], "openings": [{"position": 3, "card": "Td", "salt": "<32 hex>"}]}
+A v2 shoe also lists its client seeds, {"client_seeds": [{"contributor": "seat-3", "seed": "..."}, ...]},
+mixed into the one client seed its stream reads. A proof (TableService.GetHandProof,
+CasinoService.GetRoundProof, a Spin's Tournament.spin_proof: `felt verify` saves them) holds the same
+fields plus what its participant saw: "cards" [{"position", "card", "use"}] (each must be the shuffled
+card at its position), "openings" with the seed (each salt the seed's, each card the shuffled one),
+"dealt_card_commitments" (the commitments published at the deal, position 0 on), "order" (the whole
+order, compared with the recomputed one) and, for a Spin, "spin_table" [{"multiplier",
+"chance_per_million"}] with "multiplier" (the draw "spin" looked up in the published table).
 It prints one line per problem and exits 0 when everything matches, 1 otherwise.
 
 The specification (docs/fairness.md): block k of the stream is HMAC-SHA256(server_seed,
@@ -20,6 +29,9 @@ commitment of position p is SHA-256("card:{p}:{card}:{salt hex}"). A labelled dr
 (felt-hmac-sha256-draw-v1) under `label` over n outcomes reads the words of the blocks
 HMAC-SHA256(server_seed, "draw:{label}:{nonce}:{k}:{client_seed}") and takes the first word w below
 2**32 - 2**32 % n: the value is w % n (the Naiko Carrusel of a hand is the draw `carrusel` over 3).
+A v2 shoe (felt-hmac-sha256-fisher-yates-v2) is v1 with client_seed = hex SHA-256(b"felt-client-seeds-v2"
+followed, for each contribution in order, by the 4-byte big-endian length and the UTF-8 bytes of its
+contributor, then the same of its seed).
 
 This is deliberately a second, plain implementation (not the dealer's optimised one), so that a
 mistake in either shows up as a disagreement in Felt's tests.
@@ -37,6 +49,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 ALGORITHM = "felt-hmac-sha256-fisher-yates-v1"
+ALGORITHM_V2 = "felt-hmac-sha256-fisher-yates-v2"
+ALGORITHMS = (ALGORITHM, ALGORITHM_V2)
 DRAW_ALGORITHM = "felt-hmac-sha256-draw-v1"
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"
@@ -109,6 +123,27 @@ def draw_value(server_seed: bytes, client_seed: str, nonce: int, label: str, out
         counter += 1
 
 
+def mix_client_seeds(client_seeds: Iterable[tuple[str, str]]) -> str:
+    """The one client seed of a v2 shoe: hex SHA-256 of the label and each (contributor, seed),
+    length-prefixed (4 bytes, big-endian) UTF-8."""
+    data = b"felt-client-seeds-v2"
+    for contributor, seed in client_seeds:
+        for text in (contributor.encode("utf-8"), seed.encode("utf-8")):
+            data += len(text).to_bytes(4, "big") + text
+    return hashlib.sha256(data).hexdigest()
+
+
+def pick_weighted(value: int, weights: Sequence[int]) -> int:
+    """The index whose share of sum(weights) holds `value` (a Spin multiplier from its draw): the first
+    index k with value < weights[0] + ... + weights[k]; -1 when the value is past them all."""
+    total = 0
+    for index, weight in enumerate(weights):
+        total += weight
+        if value < total:
+            return index
+    return -1
+
+
 def seed_commitment(server_seed: bytes) -> str:
     return hashlib.sha256(server_seed).hexdigest()
 
@@ -163,15 +198,28 @@ def verify_shoe(
     dealt: Iterable[tuple[int, str]] = (),
     card_commitments: Sequence[str] = (),
     draws: Iterable[tuple[str, int, int]] = (),
+    client_seeds: Sequence[tuple[str, str]] = (),
+    openings: Iterable[tuple[int, str, bytes]] = (),
+    dealt_card_commitments: Sequence[str] = (),
+    published_order: Sequence[str] = (),
 ) -> Verification:
     """Check a revealed shoe: the seed against its commitment, then every dealt card and per-card
     commitment against the order recomputed from (server_seed, client_seed, nonce), and every labelled
-    draw (label, outcomes, value) against its recomputed value."""
+    draw (label, outcomes, value) against its recomputed value. A v2 shoe's client seed is the mix of
+    `client_seeds` (a `client_seed` given too must be that mix). Proofs add `openings` (a player's
+    cards with their salts: the seed's salts, the shuffled cards, and opening the commitments published
+    at the deal, `dealt_card_commitments`, position 0 first) and `published_order` (the whole order as
+    published)."""
     result = Verification()
     problems = result.problems
-    if algorithm != ALGORITHM:
-        problems.append(Problem("ALGORITHM_UNSUPPORTED", f"this verifier checks {ALGORITHM} only"))
+    if algorithm not in ALGORITHMS:
+        problems.append(Problem("ALGORITHM_UNSUPPORTED", f"this verifier checks {', '.join(ALGORITHMS)}"))
         return result
+    if algorithm == ALGORITHM_V2:
+        mixed = mix_client_seeds(client_seeds)
+        if client_seed and not _same_hex(mixed, client_seed):
+            problems.append(Problem("CLIENT_SEED_MISMATCH", "client_seed is not the mix of client_seeds"))
+        client_seed = mixed
     if not 1 <= decks <= MAX_DECKS:
         problems.append(Problem("DECKS_OUT_OF_RANGE", f"decks must be 1 to {MAX_DECKS}"))
         return result
@@ -214,6 +262,37 @@ def verify_shoe(
             continue
         if expected_value != value:
             problems.append(Problem("DRAW_MISMATCH", f"the draw {label!r} is not the seed's"))
+    if len(dealt_card_commitments) > len(order):
+        problems.append(Problem("CARD_COMMITMENTS_COUNT", "more commitments than positions"))
+    for position, published in enumerate(dealt_card_commitments[: len(order)]):
+        card = order[position]
+        if not _same_hex(card_commitment(position, card, position_salt(server_seed, position)), published):
+            problems.append(
+                Problem("CARD_COMMITMENT_MISMATCH", f"position {position} does not match", position)
+            )
+    for position, card, salt in openings:
+        result.cards_checked += 1
+        if not 0 <= position < len(order):
+            problems.append(
+                Problem("POSITION_OUT_OF_RANGE", f"the shoe has no position {position}", position)
+            )
+            continue
+        if canonical_card(card) != order[position]:
+            problems.append(
+                Problem("CARD_MISMATCH", f"the card at position {position} is not the shuffled one", position)
+            )
+        if not hmac.compare_digest(salt, position_salt(server_seed, position)):
+            problems.append(
+                Problem("SALT_MISMATCH", f"the salt of position {position} is not the seed's", position)
+            )
+        if position < len(dealt_card_commitments) and not verify_opening(
+            position, card, salt, dealt_card_commitments[position]
+        ):
+            problems.append(
+                Problem("CARD_COMMITMENT_MISMATCH", f"card at position {position} does not open", position)
+            )
+    if published_order and [canonical_card(c) for c in published_order] != order:
+        problems.append(Problem("ORDER_MISMATCH", "the published order is not the recomputed one"))
     return result
 
 
@@ -240,22 +319,39 @@ def verify_document(document: dict[str, Any]) -> Verification:
 def _verify_document(document: dict[str, Any]) -> Verification:
     doc: dict[str, Any] = _normalise(document)
     commitments = [str(c) for c in doc.get("card_commitments", [])]
-    openings = doc.get("openings")
+    openings = [
+        (int(o.get("position", 0)), str(o["card"]), bytes.fromhex(str(o["salt"])))
+        for o in doc.get("openings", [])
+    ]
     if openings and not doc.get("server_seed"):
-        return verify_openings(
-            commitments, [(int(o["position"]), str(o["card"]), bytes.fromhex(o["salt"])) for o in openings]
-        )
-    return verify_shoe(
+        return verify_openings(commitments, openings)
+    dealt = [(int(d.get("position", 0)), str(d["card"])) for d in doc.get("dealt", [])]
+    dealt += [(int(d.get("position", 0)), str(d["card"])) for d in doc.get("cards", [])]
+    draws = [(str(d["label"]), int(d["outcomes"]), int(d.get("value", 0))) for d in doc.get("draws", [])]
+    result = verify_shoe(
         algorithm=str(doc.get("algorithm", "")),
         decks=int(doc.get("decks", 0)),
         server_seed=bytes.fromhex(str(doc.get("server_seed", ""))),
         client_seed=str(doc.get("client_seed", "")),
         nonce=int(doc.get("nonce", 0)),
         commitment=str(doc.get("commitment", "")),
-        dealt=[(int(d.get("position", 0)), str(d["card"])) for d in doc.get("dealt", [])],
+        dealt=dealt,
         card_commitments=commitments,
-        draws=[(str(d["label"]), int(d["outcomes"]), int(d.get("value", 0))) for d in doc.get("draws", [])],
+        draws=draws,
+        client_seeds=[(str(c["contributor"]), str(c.get("seed", ""))) for c in doc.get("client_seeds", [])],
+        openings=openings,
+        dealt_card_commitments=[str(c) for c in doc.get("dealt_card_commitments", [])],
+        published_order=[str(c) for c in doc.get("order", [])],
     )
+    if "spin_table" in doc:
+        weights = [int(m.get("chance_per_million", 0)) for m in doc["spin_table"]]
+        spin = next((value for label, _, value in draws if label == "spin"), -1)
+        index = pick_weighted(spin, weights) if spin >= 0 else -1
+        if index < 0 or int(doc["spin_table"][index].get("multiplier", 0)) != int(doc.get("multiplier", 0)):
+            result.problems.append(
+                Problem("MULTIPLIER_MISMATCH", "the multiplier is not the published table's for the draw")
+            )
+    return result
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -11,8 +11,8 @@ from servicekit.config import SERVICES, ServerConfig
 from servicekit.server import ServiceSpec
 
 # `serve(config, announce) -> exit code`: a service that runs itself its own way (the wallet's worker
-# processes); `announce(address, metrics_port)` once it serves.
-ServeFn = Callable[[ServerConfig, Callable[[str, int | None], None]], int]
+# processes); `announce(address, internal_address, metrics_port)` once it serves.
+ServeFn = Callable[[ServerConfig, Callable[[str, str, int | None], None]], int]
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,9 @@ class ServiceEntry:
     load_config: Callable[..., ServerConfig]
     service_spec: Callable[[ServerConfig], ServiceSpec]
     serve: ServeFn | None = None  # None: one process, `serve_forever(service_spec(config), config)`
+    # `felt migrate`: bring the service's database to this release's schema under its migration lock,
+    # returning the migrations applied; None: the service keeps no database.
+    migrate_schema: Callable[[ServerConfig], list[str]] | None = None
 
 
 def available() -> list[ServiceEntry]:
@@ -41,4 +44,10 @@ def find(name: str) -> ServiceEntry | None:
         if exc.name and exc.name.startswith(f"services.{name}"):
             return None
         raise
-    return ServiceEntry(name, config.load_config, server.service_spec, getattr(server, "serve", None))
+    return ServiceEntry(
+        name,
+        config.load_config,
+        server.service_spec,
+        getattr(server, "serve", None),
+        getattr(server, "migrate_schema", None),
+    )

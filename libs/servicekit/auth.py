@@ -1,36 +1,45 @@
-"""Bearer-token authentication: Ed25519-signed JWTs naming the caller and its role.
+"""Bearer-token authentication: signed JWTs naming the caller and its role.
 
-Tokens carry `sub` (a player id, a service name or an operator name), `role`, `iss`, `aud`, `iat` and
-`exp`; verification pins the algorithm (EdDSA) and checks all of them. The signing key comes from
-FELT_AUTH_PRIVATE_KEY_FILE (services verify with FELT_AUTH_PUBLIC_KEY_FILE or the public half of the
-private key); in development a key is generated once in the data directory and shared by `felt up`,
-`felt serve` and `felt token`. In production (FELT_ENV=production) the key must be given.
+Felt's own tokens (services, operators, development players) carry `sub` (a player id, a service name or
+an operator name), `role`, `iss` "felt", `aud`, `iat` and `exp`, are signed with Ed25519 (EdDSA) and name
+their key in the header's `kid`: Felt's keys are a key set (servicekit.keyset) that rotates without
+downtime. The keys come from FELT_AUTH_KEYSET_DIR, or from one key file as before
+(FELT_AUTH_PRIVATE_KEY_FILE; verifying only: FELT_AUTH_PUBLIC_KEY_FILE); in development a key set is made
+once in the data directory and shared by `felt up`, `felt serve` and `felt token`. In production
+(FELT_ENV=production) the keys must be given.
+
+Players may also come from OpenID Connect providers (servicekit.oidc): a token whose `iss` is a trusted
+provider is verified against that provider's JWKS. Any other issuer is refused.
 """
 
 from __future__ import annotations
 
 import contextvars
 import enum
-import os
+import json
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from servicekit import errors
+from servicekit import errors, keyset
 from servicekit.config import ConfigError, setting
 
 ALGORITHM = "EdDSA"
 ISSUER = "felt"
 AUDIENCE = "felt"
 DEFAULT_TTL_SECONDS = 12 * 3600
-DEV_KEY_NAME = "keys/auth-ed25519.pem"
+DEV_KEYSET_DIR = "keys"  # in the data directory (servicekit.keyset)
+DEV_KEYSET_FILE = f"{DEV_KEYSET_DIR}/{keyset.KEYSET_FILE}"  # there once the development key set is made
+# The development key of data directories made before key sets: it joins the set as its legacy key.
+DEV_KEY_NAME = f"{DEV_KEYSET_DIR}/{keyset.LEGACY_FILE}"
 
 
 class Role(enum.Enum):
@@ -76,58 +85,79 @@ def require_role(*roles: Role) -> Caller:
     return caller
 
 
+class Keys(Protocol):
+    """Felt's own keys as token code uses them: one key pair, or a key set (servicekit.keyset)."""
+
+    @property
+    def public(self) -> Ed25519PublicKey:
+        """The signing key's public half."""
+
+    @property
+    def private(self) -> Ed25519PrivateKey | None:
+        """The signing key (None where the process may verify but not sign)."""
+
+    def signing_key(self, now: float) -> tuple[str | None, Ed25519PrivateKey | None]:
+        """The kid and private key that sign a token issued at `now`."""
+
+    def verification_key(self, kid: str | None) -> Ed25519PublicKey | None:
+        """The key that verifies a token naming `kid` (None: a token without one), if trusted."""
+
+    def jwks(self) -> dict[str, Any]:
+        """The public keys, published as a JWKS."""
+
+
 @dataclass(frozen=True)
 class KeyPair:
+    """One key: its tokens carry `kid` (none when None), and tokens without a kid verify against it."""
+
     public: Ed25519PublicKey
     private: Ed25519PrivateKey | None  # None where the process may verify but not sign
+    kid: str | None = None
+
+    def signing_key(self, now: float) -> tuple[str | None, Ed25519PrivateKey | None]:
+        return self.kid, self.private
+
+    def verification_key(self, kid: str | None) -> Ed25519PublicKey | None:
+        return self.public if kid is None or kid == self.kid else None
+
+    def jwks(self) -> dict[str, Any]:
+        return {"keys": [keyset.published_jwk(self.public, self.kid or keyset.thumbprint(self.public))]}
 
 
-def _load_private(path: Path) -> Ed25519PrivateKey:
-    key = serialization.load_pem_private_key(path.read_bytes(), password=None)
-    if not isinstance(key, Ed25519PrivateKey):
-        raise ConfigError(f"{path} is not an Ed25519 private key")
-    return key
+JWKS_PATH = "/.well-known/jwks.json"  # on every service's metrics port
 
 
-def _create_dev_key(path: Path) -> None:
-    """Write a new development key once; concurrent starters race safely on O_EXCL."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pem = Ed25519PrivateKey.generate().private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    )
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as out:
-        out.write(pem)
-    try:
-        os.link(tmp, path)  # atomic; fails if another process won the race
-    except FileExistsError:
-        pass
-    finally:
-        tmp.unlink()
+def jwks_routes(keys: Keys) -> dict[str, Callable[[], bytes]]:
+    """Felt's public keys as a JWKS document at JWKS_PATH (servicekit.metrics serves it)."""
+    return {JWKS_PATH: lambda: json.dumps(keys.jwks()).encode()}
 
 
-def load_keys(data_dir: Path, production: bool = False) -> KeyPair:
+def _key_pair(public: Ed25519PublicKey, private: Ed25519PrivateKey | None) -> KeyPair:
+    return KeyPair(public, private, keyset.thumbprint(public))
+
+
+def load_keys(data_dir: Path, production: bool = False) -> Keys:
+    """FELT_AUTH_KEYSET_DIR's key set, else the one key of FELT_AUTH_PRIVATE_KEY_FILE (or, to verify only,
+    FELT_AUTH_PUBLIC_KEY_FILE), else (development only) the data directory's key set, made if missing."""
+    keyset_dir = setting("FELT_AUTH_KEYSET_DIR", "")
     private_file = setting("FELT_AUTH_PRIVATE_KEY_FILE", "")
     public_file = setting("FELT_AUTH_PUBLIC_KEY_FILE", "")
+    if keyset_dir:
+        return keyset.KeySet.open(Path(keyset_dir), create=not production)
     if private_file:
-        private = _load_private(Path(private_file))
-        return KeyPair(private.public_key(), private)
+        private = keyset.load_private(Path(private_file))
+        return _key_pair(private.public_key(), private)
     if public_file:
         public = serialization.load_pem_public_key(Path(public_file).read_bytes())
         if not isinstance(public, Ed25519PublicKey):
             raise ConfigError(f"{public_file} is not an Ed25519 public key")
-        return KeyPair(public, None)
+        return _key_pair(public, None)
     if production:
         raise ConfigError(
-            "missing required setting FELT_AUTH_PUBLIC_KEY_FILE (or FELT_AUTH_PRIVATE_KEY_FILE): "
-            "production services do not generate development keys"
+            "missing required setting FELT_AUTH_KEYSET_DIR (or FELT_AUTH_PUBLIC_KEY_FILE, "
+            "FELT_AUTH_PRIVATE_KEY_FILE): production services do not generate development keys"
         )
-    dev_key = data_dir / DEV_KEY_NAME
-    if not dev_key.exists():
-        _create_dev_key(dev_key)
-    private = _load_private(dev_key)
-    return KeyPair(private.public_key(), private)
+    return keyset.KeySet.open(data_dir / DEV_KEYSET_DIR, create=True)
 
 
 MAX_SUBJECT = 128  # as every id on the wire
@@ -147,21 +177,25 @@ def subject_problem(subject: str, role: Role) -> str | None:
 
 
 def issue_token(
-    keys: KeyPair,
+    keys: Keys,
     subject: str,
     role: Role,
     ttl_seconds: int = DEFAULT_TTL_SECONDS,
     now: float | None = None,
 ) -> str:
     """A token for (subject, role) valid `ttl_seconds` from `now` (the wall clock unless given)."""
-    if keys.private is None:
-        raise ConfigError("this process has no signing key (set FELT_AUTH_PRIVATE_KEY_FILE)")
     if role is Role.ANONYMOUS or not subject:
         raise ValueError("a token names a subject and a real role")
     problem = subject_problem(subject, role)
     if problem is not None:
         raise ValueError(problem)
     issued = int(time.time() if now is None else now)
+    kid, private = keys.signing_key(issued)
+    if private is None:
+        raise ConfigError(
+            "this process has no signing key (set FELT_AUTH_KEYSET_DIR with the signing key's file, "
+            "or FELT_AUTH_PRIVATE_KEY_FILE)"
+        )
     claims = {
         "iss": ISSUER,
         "aud": AUDIENCE,
@@ -170,7 +204,8 @@ def issue_token(
         "iat": issued,
         "exp": issued + ttl_seconds,
     }
-    return jwt.encode(claims, keys.private, algorithm=ALGORITHM)
+    headers = {"kid": kid} if kid is not None else None
+    return jwt.encode(claims, private, algorithm=ALGORITHM, headers=headers)
 
 
 def expiry_of(token: str) -> int | None:
@@ -184,22 +219,83 @@ def expiry_of(token: str) -> int | None:
     return exp if isinstance(exp, int) else None
 
 
-def verify_token(keys: KeyPair, token: str, now: float | None = None) -> Caller:
+@dataclass(frozen=True)
+class Verified:
+    """A token's caller, its expiry, and whether the key that signed it is trusted still (a remembered
+    token is refused once its key is retired, or gone from its provider's JWKS)."""
+
+    caller: Caller
+    expires: int
+    still_trusted: Callable[[], bool]
+
+
+class Issuers(Protocol):
+    """The OpenID Connect providers whose player tokens Felt accepts (servicekit.oidc.TrustedIssuers)."""
+
+    def __contains__(self, issuer: object) -> bool: ...
+
+    def verify(self, token: str, header: dict[str, Any], issuer: str, now: float) -> Verified:
+        """The player `token` names, verified against `issuer`'s keys; UNAUTHENTICATED otherwise."""
+
+
+def verify_token(
+    keys: Keys,
+    token: str,
+    now: float | None = None,
+    issuers: Issuers | None = None,
+    felt_players: bool = True,
+) -> Caller:
     """The caller a token names; UNAUTHENTICATED with a reason when it is not valid."""
-    return _verify(keys, token, time.time() if now is None else now)[0]
+    return _verify(keys, token, time.time() if now is None else now, issuers, felt_players).caller
 
 
 # A token issued by a host whose clock is a little ahead is still good here (iat a few seconds ahead).
 ISSUED_AT_LEEWAY_SECONDS = 30
 
 
-def _verify(keys: KeyPair, token: str, now: float) -> tuple[Caller, int]:
+def invalid(why: str) -> errors.DomainError:
+    return errors.unauthenticated("TOKEN_INVALID", f"the bearer token is not valid: {why}")
+
+
+def shown(value: object) -> str:
+    """A value read from an unverified token, safe and short for a message."""
+    return repr(value)[:80]
+
+
+def _verify(
+    keys: Keys, token: str, now: float, issuers: Issuers | None = None, felt_players: bool = True
+) -> Verified:
+    """Felt's own tokens against its keys, a trusted provider's against that provider's: the unverified
+    `iss` only picks whose keys to try (any other issuer is refused)."""
+    try:
+        header = jwt.get_unverified_header(token)
+        issuer = jwt.decode(token, options={"verify_signature": False}).get("iss")
+    except jwt.InvalidTokenError as exc:
+        raise invalid(str(exc)) from None
+    if issuer == ISSUER:
+        return _verify_own(keys, token, header, now, felt_players)
+    if issuers is not None and isinstance(issuer, str) and issuer in issuers:
+        return issuers.verify(token, header, issuer, now)
+    raise invalid(f"its issuer {shown(issuer)} is not one Felt trusts")
+
+
+def _verify_own(keys: Keys, token: str, header: dict[str, Any], now: float, felt_players: bool) -> Verified:
     """Signature, algorithm, issuer and audience by PyJWT; times against `now`, the verifier's clock
     (PyJWT would read the wall clock, which a test on a virtual clock does not move)."""
+    kid = header.get("kid")
+    if kid is not None and not isinstance(kid, str):
+        raise invalid("its kid is not a string")
+    key = keys.verification_key(kid)
+    if key is None:
+        raise invalid(
+            f"it is signed with a key Felt does not trust (kid {shown(kid)})"
+            if kid is not None
+            else "it names no key (kid) and Felt holds no legacy key"
+        )
     try:
         claims = jwt.decode(
             token,
-            keys.public,
+            key,
             algorithms=[ALGORITHM],
             audience=AUDIENCE,
             issuer=ISSUER,
@@ -211,27 +307,42 @@ def _verify(keys: KeyPair, token: str, now: float) -> tuple[Caller, int]:
             },
         )
     except jwt.InvalidTokenError as exc:
-        raise errors.unauthenticated("TOKEN_INVALID", f"the bearer token is not valid: {exc}") from None
-    exp, iat = _time_claim(claims, "exp"), _time_claim(claims, "iat")
-    starts = max(iat, _time_claim(claims, "nbf")) if "nbf" in claims else iat
-    if now >= exp:
-        raise errors.unauthenticated("TOKEN_EXPIRED", "the bearer token has expired")
-    if starts > now + ISSUED_AT_LEEWAY_SECONDS:
-        raise errors.unauthenticated("TOKEN_INVALID", "the bearer token is not valid yet")
+        raise invalid(str(exc)) from None
+    exp = check_times(claims, now)
     try:
         role = Role(claims.get("role", ""))
     except ValueError:
         raise errors.unauthenticated("TOKEN_INVALID", "the bearer token names no known role") from None
     if role is Role.ANONYMOUS:
         raise errors.unauthenticated("TOKEN_INVALID", "the bearer token names no known role")
-    subject = claims["sub"]
+    if role is Role.PLAYER and not felt_players:
+        raise invalid("players sign in with the identity provider here, not with Felt's own keys")
+    caller = checked_caller(claims["sub"], role)
+    return Verified(caller, exp, lambda: keys.verification_key(kid) is not None)
+
+
+def checked_caller(subject: object, role: Role) -> Caller:
     problem = subject_problem(subject, role) if isinstance(subject, str) else "the subject is not a string"
     if problem is not None:
         raise errors.unauthenticated("TOKEN_INVALID", f"the bearer token's subject is not valid: {problem}")
-    return Caller(subject, role), exp
+    assert isinstance(subject, str)
+    return Caller(subject, role)
 
 
-def _time_claim(claims: dict[str, object], name: str) -> int:
+def check_times(claims: dict[str, Any], now: float, iat_required: bool = True) -> int:
+    """The token's `exp`, once it is not expired and has started (iat and nbf, with a little leeway)."""
+    exp = _time_claim(claims, "exp")
+    starts = [_time_claim(claims, name) for name in ("iat", "nbf") if name in claims]
+    if iat_required and "iat" not in claims:
+        raise invalid("it has no iat")
+    if now >= exp:
+        raise errors.unauthenticated("TOKEN_EXPIRED", "the bearer token has expired")
+    if starts and max(starts) > now + ISSUED_AT_LEEWAY_SECONDS:
+        raise errors.unauthenticated("TOKEN_INVALID", "the bearer token is not valid yet")
+    return exp
+
+
+def _time_claim(claims: dict[str, Any], name: str) -> int:
     value = claims.get(name)
     if not isinstance(value, int) or isinstance(value, bool):
         raise errors.unauthenticated("TOKEN_INVALID", f"the bearer token's {name} is not an integer")
@@ -241,15 +352,25 @@ def _time_claim(claims: dict[str, object], name: str) -> int:
 class TokenVerifier:
     """Verifies tokens, remembering the ones already verified until they expire.
 
-    A client sends the same token on every call; checking its Ed25519 signature each time costs more
-    than the rest of a small RPC. A remembered token is still refused once its `exp` has passed.
+    A client sends the same token on every call; checking its signature each time costs more than the
+    rest of a small RPC. A remembered token is still refused once its `exp` has passed, or once the key
+    that signed it is no longer trusted (retired from Felt's key set, gone from its provider's JWKS).
     """
 
-    def __init__(self, keys: KeyPair, capacity: int = 10_000, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        keys: Keys,
+        capacity: int = 10_000,
+        clock: Callable[[], float] = time.time,
+        issuers: Issuers | None = None,
+        felt_players: bool = True,
+    ) -> None:
         self._keys = keys
         self._capacity = capacity
         self._clock = clock
-        self._verified: OrderedDict[str, tuple[Caller, int]] = OrderedDict()
+        self._issuers = issuers
+        self._felt_players = felt_players
+        self._verified: OrderedDict[str, Verified] = OrderedDict()
         self._lock = threading.Lock()
 
     def verify(self, token: str) -> Caller:
@@ -258,17 +379,17 @@ class TokenVerifier:
             if known is not None:
                 self._verified.move_to_end(token)
         if known is not None:
-            caller, expires = known
-            if self._clock() < expires:
-                return caller
+            if self._clock() < known.expires and known.still_trusted():
+                return known.caller
             with self._lock:
                 self._verified.pop(token, None)
-        caller, expires = _verify(self._keys, token, self._clock())  # raises for an expired or bad token
+        # raises for an expired or bad token
+        verified = _verify(self._keys, token, self._clock(), self._issuers, self._felt_players)
         with self._lock:
-            self._verified[token] = (caller, expires)
+            self._verified[token] = verified
             while len(self._verified) > self._capacity:
                 self._verified.popitem(last=False)
-        return caller
+        return verified.caller
 
 
 def bearer_metadata(token: str) -> tuple[tuple[str, str]]:

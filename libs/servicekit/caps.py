@@ -9,6 +9,11 @@ bare field name (`"owner"`, every message).
 A refusal is INVALID_ARGUMENT naming the field's path (`settings.name`, `player_ids[3]`,
 `transfers[2].postings[0].account_id`) and the cap, never the value.
 
+Ids and names are plain text besides: a control character (NUL, a newline, C0/C1 controls, DEL, the
+Unicode line and paragraph separators) in a request id, any `*_id` / `*_ids` entry or a `name` is refused
+the same way (CONTROL_CHARACTERS): such a value would split a log line, hide in a lobby, or make two ids
+that print alike. Free text (a memo) is not checked; a service marks more fields with `Cap(plain=True)`.
+
 The same caps bound the largest legitimate request of a service, which is what the server's maximum
 receive message size is set to (`max_request_bytes`): a request the caps would refuse anyway is not read.
 """
@@ -16,6 +21,7 @@ receive message size is set to (`max_request_bytes`): a request the caps would r
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -34,6 +40,10 @@ ITEMS = 100  # entries of a repeated or map field
 
 FIELD_TOO_LONG = "FIELD_TOO_LONG"
 TOO_MANY_ITEMS = "TOO_MANY_ITEMS"
+CONTROL_CHARACTERS = "CONTROL_CHARACTERS"
+# What an id or a name may not hold: C0 controls (NUL, tab, newline, ...), DEL, C1 controls and the Unicode
+# line and paragraph separators.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 _STRING, _BYTES, _MESSAGE = (
     FieldDescriptor.TYPE_STRING,
@@ -60,6 +70,12 @@ class Cap:
 
     length: int | None = None  # characters of a string, bytes of a bytes field (each entry, if repeated)
     items: int | None = None  # entries of a repeated or map field
+    plain: bool | None = None  # no control characters (None: ids and names, by the field's name)
+
+
+def default_plain(field_name: str, field_type: int) -> bool:
+    """Ids (`request_id`, `*_id`, `*_ids`) and names hold no control character."""
+    return field_type == _STRING and (field_name.endswith(("_id", "_ids")) or field_name == "name")
 
 
 def default_length(field_name: str, field_type: int) -> int:
@@ -81,6 +97,7 @@ class _Rule:
     repeated: bool
     length: int
     items: int
+    plain: bool = False  # a string that may hold no control character
     message: _MessageRules | None = None  # a message field (or a map's value message)
     map_key_length: int | None = None  # a map with string keys
     map_value_type: int | None = None  # a map's value type
@@ -101,7 +118,8 @@ class RequestCaps:
     # -- checking ---------------------------------------------------------------------------------
 
     def check(self, request: Message) -> None:
-        """INVALID_ARGUMENT (FIELD_TOO_LONG / TOO_MANY_ITEMS) naming the first field over its cap."""
+        """INVALID_ARGUMENT (FIELD_TOO_LONG / TOO_MANY_ITEMS / CONTROL_CHARACTERS) naming the first field
+        over its cap."""
         descriptor: Descriptor = request.DESCRIPTOR  # type: ignore[assignment]
         rules = self._compiled.get(descriptor.full_name)
         if rules is None:
@@ -135,7 +153,10 @@ class RequestCaps:
         cap = self._cap(descriptor, field)
         length = cap.length if cap.length is not None else default_length(field.name, field.type)
         items = cap.items if cap.items is not None else ITEMS
-        rule = _Rule(field.name, field.type, field.is_repeated, length, items)
+        plain = cap.plain if cap.plain is not None else default_plain(field.name, field.type)
+        rule = _Rule(
+            field.name, field.type, field.is_repeated, length, items, plain and field.type == _STRING
+        )
         if field.type == _MESSAGE:
             entry = _message_type(field)
             if entry.GetOptions().map_entry:
@@ -250,8 +271,12 @@ def _check(message: Any, rules: _MessageRules, path: str) -> None:
         where = path + over.path
         if over.reason == TOO_MANY_ITEMS:
             message_text = f"{where} holds more than {over.limit} entries"
+        elif over.reason == CONTROL_CHARACTERS:
+            message_text = f"{where} holds a control character (an id or a name is plain text)"
         else:
             message_text = f"{where} is longer than {over.limit} {over.unit}"
+        if over.reason == CONTROL_CHARACTERS:
+            raise errors.invalid_argument(where, over.reason, message_text) from None
         raise errors.invalid_argument(where, over.reason, message_text, limit=over.limit) from None
 
 
@@ -279,6 +304,8 @@ def _check_message(message: Any, rules: _MessageRules) -> None:
                 for index, item in enumerate(value):
                     if len(item) > length:
                         raise _too_long(f"{rule.name}[{index}]", rule)
+                    if rule.plain and _CONTROL.search(item):
+                        raise _Over(CONTROL_CHARACTERS, rule.length, "characters", f"{rule.name}[{index}]")
         elif rule.message is not None:
             try:
                 _check_message(value, rule.message)
@@ -286,6 +313,8 @@ def _check_message(message: Any, rules: _MessageRules) -> None:
                 raise over.inside(rule.name + ".") from None
         elif len(value) > rule.length:
             raise _too_long(rule.name, rule)
+        elif rule.plain and _CONTROL.search(value):
+            raise _Over(CONTROL_CHARACTERS, rule.length, "characters", rule.name)
 
 
 def _check_map(value: Any, rule: _Rule) -> None:

@@ -1,4 +1,4 @@
-"""Client side: channels with a bearer token and a default deadline on every call.
+"""Client side: TLS channels with a bearer token and a default deadline on every call.
 
 The token may be a string or a source asked on every call (`servicekit.tokens`: renewed before it
 expires). A channel to a dependency (`dependency=`) reports each unary call's outcome to it, so a
@@ -9,15 +9,21 @@ more: it was refused before any handler ran, so sending it again is always safe.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import grpc
 
-from servicekit import errors
+from servicekit import errors, tls, tracing
+from servicekit.config import data_dir
 from servicekit.dependencies import Dependency
+from servicekit.reloading_channel import ReloadingChannel
 
 DEFAULT_TIMEOUT_SECONDS = 5.0
+CHANNEL_OPTIONS = [
+    ("grpc.max_receive_message_length", 64 * 1024 * 1024),
+    ("grpc.max_send_message_length", 64 * 1024 * 1024),
+]
 # Health and reflection answer without looking at the token: they say nothing about our credentials.
 _OPEN_PREFIXES = ("/grpc.health.v1.", "/grpc.reflection.")
 
@@ -107,16 +113,24 @@ def channel(
     token: str | Callable[[], str] | None = None,
     timeout: float | None = DEFAULT_TIMEOUT_SECONDS,
     dependency: Dependency | None = None,
+    tls_files: tls.TlsFiles | None = None,
+    options: Sequence[tuple[str, Any]] = (),
 ) -> grpc.Channel:
-    """An insecure channel to `address`; re-use it (channels are expensive, calls are cheap).
+    """A TLS channel to `address`; re-use it (channels are expensive, calls are cheap).
     `token`: a string or a source asked on every call (servicekit.tokens); `dependency`: the service
-    at `address`, told the outcome of each call (servicekit.dependencies)."""
-    raw = grpc.insecure_channel(
-        address,
-        options=[
-            ("grpc.max_receive_message_length", 64 * 1024 * 1024),
-            ("grpc.max_send_message_length", 64 * 1024 * 1024),
-        ],
-    )
+    at `address`, told the outcome of each call (servicekit.dependencies); `tls_files`: the CA to trust
+    and, for a service's calls to another's internal port, the client certificate (default: trust
+    FELT_TLS_CA_FILE, else the development CA, and present none). The channel is built again when the
+    files change (servicekit.reloading_channel). `options`: more gRPC channel options."""
+    files = tls_files if tls_files is not None else tls.trust_files(data_dir())
     supplier = (lambda: token) if isinstance(token, str) else token
-    return grpc.intercept_channel(raw, _AuthAndDeadline(supplier, timeout, dependency))
+    interceptor = _AuthAndDeadline(supplier, timeout, dependency)
+
+    def build(material: tls.Material) -> grpc.Channel:
+        raw = grpc.secure_channel(
+            address, tls.channel_credentials(material), options=[*CHANNEL_OPTIONS, *options]
+        )
+        # Inside the token's interceptor: each call sent (a renewed token's second one too) has its span.
+        return grpc.intercept_channel(tracing.traced_channel(raw), interceptor)
+
+    return ReloadingChannel(tls.watch(files), build)

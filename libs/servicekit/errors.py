@@ -148,9 +148,11 @@ class ErrorDetails:
 def details_of(error: grpc.RpcError) -> ErrorDetails:
     """Decode the google.rpc details of a failed call (for clients and tests)."""
     call: Any = error  # grpc.Call and grpc.RpcError are the same object for failed calls
-    status = rpc_status.from_call(call)
-    code = call.code()
-    message = call.details() or ""
+    return decode_status(call.code(), call.details() or "", rpc_status.from_call(call))
+
+
+def decode_status(code: grpc.StatusCode, message: str, status: status_pb2.Status | None) -> ErrorDetails:
+    """The ErrorDetails of a status and its google.rpc details (None: a status without details)."""
     if status is None:
         return ErrorDetails(code, message)
     reason = domain = ""

@@ -16,6 +16,8 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg_pool import PoolTimeout
 
+from servicekit import tracing
+
 IDLE_IN_TRANSACTION_MS = 5_000
 # The connection is gone: the server ended it (a process that stopped mid-transaction, resumed), or it broke.
 # The stores answer these StoreUnavailable: whether the transaction committed, only a retry can tell.
@@ -25,3 +27,4 @@ CONNECTION_LOST = (psycopg.OperationalError, pg_errors.IdleInTransactionSessionT
 def configure_session(conn: Any) -> None:
     """For an autocommit connection (`kwargs={"autocommit": True}`): the SET opens no transaction."""
     conn.execute(f"SET idle_in_transaction_session_timeout = {IDLE_IN_TRANSACTION_MS}")
+    tracing.trace_connection(conn)  # a span per statement, when traces are configured

@@ -12,6 +12,8 @@ lock of any table, so one player's flood cannot slow another table.
 Buckets live in memory, per process, in an LRU of at most `max_callers` (caller, group) entries: memory
 stays bounded whatever the number of callers, and a bucket that falls out comes back full (a caller
 that idle has nothing to pay back). With FELT_<SERVICE>_WORKERS=N each worker keeps its own buckets.
+That is the embedded default; with FELT_REDIS_URL every replica and worker of a service spends one
+budget per caller, kept in Redis (servicekit.shared_limits), and these buckets answer while Redis does not.
 
 Settings: FELT_<SERVICE>_RATE_<GROUP>=<per second>:<burst> (players) and
 FELT_<SERVICE>_PLATFORM_RATE_<GROUP>=... (services and operators); `off` lifts a limit.
@@ -30,6 +32,7 @@ from servicekit import errors, metrics
 
 RATE_LIMITED = "RATE_LIMITED"
 MAX_CALLERS = 50_000  # (caller, group) buckets kept per process: ~10 MB at most
+MAX_REFUSALS = 4_096  # refusals kept to answer again (by RPC and whole milliseconds to wait)
 
 CallerKey = tuple[str, str]  # (role, subject); anonymous callers: ("anonymous", peer host)
 
@@ -101,6 +104,7 @@ class RateLimiter:
                     raise ValueError(f"{service}: {method} is in two rate groups")
                 self._by_method[method] = (limit.group, player, platform)
         self._buckets: OrderedDict[tuple[CallerKey, str], list[float]] = OrderedDict()
+        self._refusals: dict[tuple[str, Rate, int], errors.DomainError] = {}
         self._lock = threading.Lock()
         self._size = metrics.RATE_LIMIT_BUCKETS.labels(service)
 
@@ -120,13 +124,25 @@ class RateLimiter:
         wait = self._take((caller, group), rate)
         if wait > 0:
             metrics.RATE_LIMITED.labels(grpc_service, grpc_method).inc()
-            raise errors.resource_exhausted_retry(
+            raise self._refusal(grpc_method, rate, math.ceil(wait * 1000))
+
+    def _refusal(self, grpc_method: str, rate: Rate, wait_ms: int) -> errors.DomainError:
+        """The refusal saying to retry in `wait_ms`: made once per RPC and wait (a flood is mostly
+        refusals: issue 24), so the interceptor answers the same one with the status it made for it."""
+        key = (grpc_method, rate, wait_ms)
+        refusal = self._refusals.get(key)
+        if refusal is None:
+            if len(self._refusals) >= MAX_REFUSALS:
+                self._refusals.clear()
+            refusal = errors.resource_exhausted_retry(
                 RATE_LIMITED,
-                f"too many {grpc_method} calls: at most {rate}; retry in {math.ceil(wait * 1000)} ms",
-                wait,
+                f"too many {grpc_method} calls: at most {rate}; retry in {wait_ms} ms",
+                wait_ms / 1000,
                 rpc=grpc_method,
                 limit=rate,
             )
+            self._refusals[key] = refusal
+        return refusal
 
     def _take(self, key: tuple[CallerKey, str], rate: Rate) -> float:
         """0 when a token was taken, else the seconds until one is there."""

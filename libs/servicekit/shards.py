@@ -5,7 +5,8 @@ for a table at the wrong shard is refused with FAILED_PRECONDITION `TABLE_MOVED`
 `address` names the owner, or UNAVAILABLE `TABLE_MOVING` (with a RetryInfo) while a takeover runs. This
 module is the client side, kept small so every client shares it:
 
-- `ChannelPool(make_channel)`: one channel per address (`make_channel(address)` adds the credentials).
+- `ChannelPool(make_channel)`: one channel per address (`make_channel(address)` adds the credentials;
+  by default a TLS channel trusting the platform's CA, servicekit.client).
 - `Router(pool, seeds)`: where each table is (learned from answers and refusals; unknown: the first seed),
   and `call(table_id, fn)`: `fn(channel)` at the table's shard, again at the owner on TABLE_MOVED, after
   the delay on TABLE_MOVING, and at the next seed when a shard does not answer at all (a dead shard: its
@@ -17,6 +18,10 @@ module is the client side, kept small so every client shares it:
   caller's own reconnect (from the next event number: metadata `from_seq`) lands on the right shard.
 
 Only UNAVAILABLE and the two reasons are retried; every other refusal is the caller's to handle.
+
+The tournament replicas (issue 25) refuse the same way with TOURNAMENT_MOVED / TOURNAMENT_MOVING: a
+`RoutedStub(router, TournamentServiceStub, key="tournament_id")` follows a tournament to the replica
+directing it as a table stub follows a table.
 """
 
 from __future__ import annotations
@@ -28,16 +33,19 @@ from typing import Any, TypeVar
 
 import grpc
 
-from servicekit import errors
+from servicekit import client, errors
 
 T = TypeVar("T")
 MOVED, MOVING = "TABLE_MOVED", "TABLE_MOVING"
+# Every service's reasons of the two kinds (the table shards', the tournament replicas').
+MOVED_REASONS = frozenset({MOVED, "TOURNAMENT_MOVED"})
+MOVING_REASONS = frozenset({MOVING, "TOURNAMENT_MOVING"})
 DEADLINE_SECONDS = 30.0  # covers a takeover (at most 15 s) with room
 UNREACHABLE_PAUSE_SECONDS = 0.5  # between tries when no shard answers
 
 
 class ChannelPool:
-    def __init__(self, make_channel: Callable[[str], grpc.Channel] = grpc.insecure_channel) -> None:
+    def __init__(self, make_channel: Callable[[str], grpc.Channel] = client.channel) -> None:
         self._make = make_channel
         self._channels: dict[str, grpc.Channel] = {}
         self._lock = threading.Lock()
@@ -56,14 +64,18 @@ class ChannelPool:
             channel.close()
 
 
-def redirect_of(error: grpc.RpcError) -> tuple[str, str, float] | None:
-    """(reason, address, retry delay) of a TABLE_MOVED / TABLE_MOVING refusal, else None."""
+def redirect_of(error: grpc.RpcError, internal: bool = False) -> tuple[str, str, float] | None:
+    """(reason, address, retry delay) of a TABLE_MOVED / TABLE_MOVING refusal (or the tournament
+    replicas' TOURNAMENT_MOVED / MOVING, reported as MOVED / MOVING), else None. `internal`: the owner's
+    internal port (a service's calls, mutual TLS) when the refusal names one."""
     if not hasattr(error, "code"):
         return None
     details = errors.details_of(error)
-    if details.reason == MOVED and details.metadata.get("address"):
-        return MOVED, details.metadata["address"], 0.0
-    if details.reason == MOVING:
+    address = details.metadata.get("internal_address") if internal else None
+    address = address or details.metadata.get("address")
+    if details.reason in MOVED_REASONS and address:
+        return MOVED, address, 0.0
+    if details.reason in MOVING_REASONS:
         return MOVING, "", details.retry_after_seconds or 1.0
     return None
 
@@ -80,9 +92,13 @@ class Router:
         *,
         deadline_seconds: float = DEADLINE_SECONDS,
         sleep: Callable[[float], None] = time.sleep,
+        internal: bool = False,
     ) -> None:
         if not seeds:
             raise ValueError("a router needs at least one shard address")
+        # A service's router: the shards' internal ports (mutual TLS). It follows the internal address of
+        # a redirect, and learns nothing from TableInfo.shard_address (the players' address).
+        self.internal = internal
         self.pool = pool
         self.seeds = list(dict.fromkeys(seeds))
         self.deadline_seconds = deadline_seconds
@@ -120,14 +136,16 @@ class Router:
         single = getattr(response, "table", None)
         items = [single] if single is not None and hasattr(single, "shard_address") else []
         many = getattr(response, "tables", None)
-        if many is not None and not isinstance(many, (str, bytes)):
+        if many is not None and hasattr(many, "__iter__") and not isinstance(many, (str, bytes)):
             items += [t for t in many if hasattr(t, "shard_address")]
+        if self.internal:
+            return
         for item in items:
             self.learn(str(item.table_id), str(item.shard_address))
 
     def note(self, table_id: str, error: grpc.RpcError) -> float | None:
         """What a refusal says about the table: the delay before asking again (None: not a redirect)."""
-        found = redirect_of(error)
+        found = redirect_of(error, self.internal)
         if found is None:
             return None
         reason, address, delay = found
@@ -170,7 +188,7 @@ class Router:
                 if tried % len(self.seeds) == 0:  # a round of every seed: wait a little
                     self._sleep(UNREACHABLE_PAUSE_SECONDS)
                 continue
-            if table_id and not getattr(result, "shard_address", ""):
+            if table_id and (self.internal or not getattr(result, "shard_address", "")):
                 self.learn(table_id, address)
             self.learn_from(result)
             return result
@@ -179,9 +197,12 @@ class Router:
 class RoutedStub:
     """A generated stub's methods, each following its table to the shard that serves it."""
 
-    def __init__(self, router: Router, stub_class: Callable[[grpc.Channel], Any]) -> None:
+    def __init__(
+        self, router: Router, stub_class: Callable[[grpc.Channel], Any], key: str = "table_id"
+    ) -> None:
         self._router = router
         self._stub_class = stub_class
+        self._key = key  # the request field naming what is routed (a table, a tournament)
         self._stubs: dict[str, Any] = {}
         self._lock = threading.Lock()
 
@@ -200,13 +221,13 @@ class RoutedStub:
         streaming = isinstance(probe, grpc.UnaryStreamMultiCallable)
 
         def unary(request: Any, **kwargs: Any) -> Any:
-            table_id = str(getattr(request, "table_id", "") or "")
+            table_id = str(getattr(request, self._key, "") or "")
             return self._router.call(
                 table_id, lambda ch: getattr(self._stub(ch), name)(request, **kwargs), kwargs.get("timeout")
             )
 
         def stream(request: Any, **kwargs: Any) -> _RoutedStream:
-            table_id = str(getattr(request, "table_id", "") or "")
+            table_id = str(getattr(request, self._key, "") or "")
             channel = self._router.pool.get(self._router.address_for(table_id))
             return _RoutedStream(
                 self._router, table_id, getattr(self._stub(channel), name)(request, **kwargs)
@@ -244,11 +265,12 @@ class _RoutedStream:
 def routed(
     stub_class: Callable[[grpc.Channel], Any],
     seeds: Sequence[str],
-    make_channel: Callable[[str], grpc.Channel] = grpc.insecure_channel,
+    make_channel: Callable[[str], grpc.Channel] = client.channel,
+    key: str = "table_id",
     **router_options: Any,
 ) -> RoutedStub:
     """A routed stub over its own pool and router (one client: felt play, a bot)."""
-    return RoutedStub(Router(ChannelPool(make_channel), seeds, **router_options), stub_class)
+    return RoutedStub(Router(ChannelPool(make_channel), seeds, **router_options), stub_class, key)
 
 
 __all__ = ["ChannelPool", "RoutedStub", "Router", "is_redirect", "redirect_of", "routed"]

@@ -52,7 +52,7 @@ class RenewingToken:
 
     def __init__(
         self,
-        keys: auth.KeyPair,
+        keys: auth.Keys,
         subject: str,
         role: auth.Role,
         ttl_seconds: int = auth.DEFAULT_TTL_SECONDS,
@@ -70,6 +70,14 @@ class RenewingToken:
         self._renew_at = float("-inf")
         self.expires_at = 0.0
         self._mint(renewal=False)
+
+    @property
+    def subject(self) -> str:
+        return self._subject
+
+    @property
+    def role(self) -> auth.Role:
+        return self._role
 
     def __call__(self) -> str:
         if self._clock() >= self._renew_at:
@@ -94,7 +102,7 @@ class RenewingToken:
                 TOKEN_RENEWALS.labels(self._metrics).inc()
 
 
-def service_token(keys: auth.KeyPair, service: str, config: ServerConfig) -> RenewingToken:
+def service_token(keys: auth.Keys, service: str, config: ServerConfig) -> RenewingToken:
     """The token a service signs for its own calls to others: subject = its name, role SERVICE, renewed
     before it expires. Tests may set `auth_clock=` (the wall clock it expires on) and
     `service_token_ttl_seconds=` in the config's overrides."""

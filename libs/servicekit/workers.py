@@ -36,7 +36,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from servicekit import metrics
+from servicekit import auth, metrics
 from servicekit.config import ServerConfig, positive_int, setting
 from servicekit.logging import get_logger
 from servicekit.server import ServiceSpec, serve_forever
@@ -46,7 +46,8 @@ READY_TIMEOUT_SECONDS = 60.0
 RESTART_DELAY_SECONDS = 1.0
 REUSEPORT = ("grpc.so_reuseport", 1)
 
-Announce = Callable[[str, int | None], None]
+# announce(address, internal address, metrics port): the ports serve, tell the user (felt serve).
+Announce = Callable[[str, str, int | None], None]
 
 
 def env_name(service: str, suffix: str) -> str:
@@ -102,9 +103,21 @@ class Supervisor:
         self._env = dict(env or {})
         self._reservation = _reserve_port(config.host, config.port)
         self.port = int(self._reservation.getsockname()[1])
+        # The internal port (mutual TLS: servicekit.tls), shared by the workers the same way.
+        self._internal_reservation = _reserve_port(config.host, config.internal_listen_port())
+        self.internal_port = int(self._internal_reservation.getsockname()[1])
+        # The browser door's port, shared by the workers the same way.
+        self._web_reservation = (
+            _reserve_port(config.host, config.web_port) if config.web_port is not None else None
+        )
+        self.web_port = (
+            int(self._web_reservation.getsockname()[1]) if self._web_reservation is not None else None
+        )
+        web = ["--web-port", str(self.web_port)] if self.web_port is not None else []
         self._command = list(command) if command is not None else [
             sys.executable, "-m", "felt", "serve", self.service,
-            "--host", config.host, "--port", str(self.port),
+            "--host", config.host, "--port", str(self.port), "--internal-port", str(self.internal_port),
+            *web,
         ]  # fmt: skip
         own_dir = os.environ.get(MULTIPROC_ENV)
         # An operator-given directory is theirs to clear between runs; ours is fresh and removed at exit.
@@ -118,6 +131,10 @@ class Supervisor:
     @property
     def address(self) -> str:
         return f"{self.config.host}:{self.port}"
+
+    @property
+    def internal_address(self) -> str:
+        return f"{self.config.host}:{self.internal_port}"
 
     def _spawn(self, index: int, restart: bool = False) -> tuple[Worker, int]:
         read_fd, write_fd = os.pipe()
@@ -187,8 +204,9 @@ class Supervisor:
 
         registry = prometheus_client.CollectorRegistry()
         multiprocess.MultiProcessCollector(registry, path=str(self._metrics_dir))  # type: ignore[no-untyped-call]
+        keys = auth.load_keys(self.config.data_dir, self.config.production)
         self._metrics_server, self.metrics_port = metrics.start_metrics_server(
-            self.config.host, port, registry
+            self.config.host, port, registry, auth.jwks_routes(keys)
         )
 
     def watch(self) -> None:
@@ -232,6 +250,9 @@ class Supervisor:
             self._metrics_server.shutdown()  # type: ignore[attr-defined]
             self._metrics_server.server_close()  # type: ignore[attr-defined]
         self._reservation.close()
+        if self._web_reservation is not None:
+            self._web_reservation.close()
+        self._internal_reservation.close()
         if self._owns_metrics_dir:
             shutil.rmtree(self._metrics_dir, ignore_errors=True)
 
@@ -271,7 +292,7 @@ def supervise(
     try:
         supervisor.start()
         supervisor.log.info("started", address=supervisor.address, workers=workers)
-        announce(supervisor.address, supervisor.metrics_port)
+        announce(supervisor.address, supervisor.internal_address, supervisor.metrics_port)
         supervisor.watch()
     except RuntimeError as failed:
         supervisor.log.error("workers_failed", error=str(failed))
@@ -315,5 +336,9 @@ def serve(
     workers = worker_count(config)
     if workers > 1:
         return supervise(config, workers, announce, env)
-    serve_forever(spec_for(config), config, lambda service: announce(service.address, service.metrics_port))
+    serve_forever(
+        spec_for(config),
+        config,
+        lambda service: announce(service.address, service.internal_address, service.metrics_port),
+    )
     return 0

@@ -3,6 +3,7 @@
 | variable                              | default | meaning                                                |
 |---------------------------------------|---------|--------------------------------------------------------|
 | FELT_DEALER_SHOE_IDLE_SECONDS         | 900     | an open shoe untouched this long expires (no more deals)|
+| FELT_DEALER_AWAITING_IDLE_SECONDS     | 86400   | ... one still awaiting its client seeds (v2, committed) |
 | FELT_DEALER_SHOE_RETENTION_SECONDS    | 3600    | a closed/expired shoe stays revealable this long        |
 | FELT_DEALER_MAX_SHOES                 | 100000  | shoes held in memory at once (RESOURCE_EXHAUSTED above) |
 | FELT_DEALER_SERVICE_SHARE             | 0.5     | of MAX_SHOES only service callers may hold              |
@@ -36,6 +37,7 @@ from servicekit.workers import worker_settings
 def load_config(**overrides: Any) -> ServerConfig:
     own = {
         "shoe_idle_seconds": setting("FELT_DEALER_SHOE_IDLE_SECONDS", 900.0, parse=positive_float),
+        "awaiting_idle_seconds": setting("FELT_DEALER_AWAITING_IDLE_SECONDS", 86_400.0, parse=positive_float),
         "shoe_retention_seconds": setting("FELT_DEALER_SHOE_RETENTION_SECONDS", 3600.0, parse=positive_float),
         "max_shoes": setting("FELT_DEALER_MAX_SHOES", 100_000, parse=positive_int),
         "service_share": setting("FELT_DEALER_SERVICE_SHARE", 0.5, parse=_share),
@@ -79,6 +81,7 @@ def book_settings(config: ServerConfig) -> BookSettings:
     )
     return BookSettings(
         idle_seconds=float(get("shoe_idle_seconds", defaults.idle_seconds)),
+        awaiting_idle_seconds=float(get("awaiting_idle_seconds", defaults.awaiting_idle_seconds)),
         retention_seconds=float(get("shoe_retention_seconds", defaults.retention_seconds)),
         max_shoes=int(get("max_shoes", defaults.max_shoes)),
         quotas=quotas,

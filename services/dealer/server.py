@@ -36,10 +36,12 @@ RATE_LIMITS = (
     RateLimit("create_shoe", ("CreateShoe",), player=Rate(2, 20), platform=Rate(5_000, 10_000)),
     RateLimit(
         "dealing",
-        ("Deal", "Burn", "Peek", "Draw", "CloseShoe"),
+        ("Deal", "Burn", "Peek", "Draw", "CloseShoe", "DealHand"),
         player=Rate(20, 100),
         platform=Rate(50_000, 100_000),
     ),
+    # Reads (issue 24); Verify recomputes a whole shoe's commitments: a player checks a hand, not a stream.
+    RateLimit("read", ("Reveal", "Verify", "GetShoe"), player=Rate(5, 30), platform=Rate(5_000, 10_000)),
 )
 
 

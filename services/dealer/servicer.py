@@ -3,11 +3,13 @@
 Who may call what (every call needs a valid token; the platform rejects calls without one):
 - CreateShoe, GetShoe, Verify: any caller; CreateShoe within the caller's quota (dealing/quota.py: shoes
   held, creation rate, and a share of the cap for the platform's services only).
-- Deal, Burn, Draw, CloseShoe: the shoe's creator, or an operator.
+- Deal, Burn, Draw, CloseShoe, DealHand: the shoe's creator, or an operator (DealHand's next shoe is the
+  caller's own, and its reveal_shoe_id must be a shoe the caller may reveal).
 - Peek: a service or operator caller, and the shoe's creator or an operator (the Naiko peek power is
   run by the table service, which shows the card to one player only, NK-10.4).
 - Reveal (only once the shoe is closed or expired): the creator or an operator, or anyone when the
-  shoe was created with REVEAL_POLICY_PUBLIC.
+  shoe was created with REVEAL_POLICY_PUBLIC; a v2 shoe, closed by DealHand while its hand is played,
+  to anyone but its creator only after its creator revealed it (or closed it): its hand is then over.
 The creator is identified by role and subject, so a player named like a service is not that service.
 
 With several dealer processes (FELT_DEALER_WORKERS), a call about a shoe another process holds is
@@ -23,11 +25,15 @@ from typing import TypeVar, cast
 import grpc
 import prometheus_client
 from dealing import (
+    ClientSeed,
     Consumption,
     Draw,
     EntropyUnavailable,
+    NewShoe,
+    Revelation,
     Shoe,
     ShoeBook,
+    ShoeNotFound,
     ShoeState,
     TooManyShoes,
     verifier,
@@ -81,7 +87,7 @@ for _state in ShoeState:
 for _reason in ("SHOE_QUOTA_EXCEEDED", "SHOE_RATE_LIMITED", "TOO_MANY_SHOES"):
     for _role in (Role.PLAYER, Role.SERVICE, Role.OPERATOR):
         SHOE_REFUSALS.labels(_reason, _role.value)
-_ROUTED = ("CreateShoe", "Deal", "Burn", "Peek", "Draw", "CloseShoe", "Reveal", "GetShoe")
+_ROUTED = ("CreateShoe", "Deal", "Burn", "Peek", "Draw", "CloseShoe", "Reveal", "GetShoe", "DealHand")
 for _rpc in _ROUTED:
     FORWARDED.labels(_rpc)
 
@@ -145,6 +151,61 @@ def _public_view(shoe: Shoe, card_commitments: tuple[str, ...] | None = None) ->
         deck_set=shoe.deck_set,
         reveal_policy=pb.REVEAL_POLICY_PUBLIC if shoe.public_reveal else pb.REVEAL_POLICY_OWNER,
         card_commitments=shoe.card_commitments if card_commitments is None else card_commitments,
+        awaiting_client_seeds=shoe.awaiting_seeds,
+        client_seeds=_seeds_pb(shoe.client_seeds),
+    )
+
+
+def _seeds_pb(seeds: tuple[ClientSeed, ...]) -> list[pb.ClientSeed]:
+    return [pb.ClientSeed(contributor=s.contributor, seed=s.seed) for s in seeds]
+
+
+def _seeds_of(given: object) -> tuple[ClientSeed, ...]:
+    return tuple(ClientSeed(s.contributor, s.seed) for s in given)  # type: ignore[attr-defined]
+
+
+def _new_shoe(request: pb.CreateShoeRequest, field: str = "") -> NewShoe:
+    """A CreateShoeRequest's parameters; its reveal policy checked (`field`: where the request sits)."""
+    if request.reveal_policy not in pb.RevealPolicy.values():
+        raise errors.invalid_argument(
+            f"{field}reveal_policy", "REVEAL_POLICY_UNKNOWN", "unknown reveal policy"
+        )
+    public = request.reveal_policy == pb.REVEAL_POLICY_PUBLIC
+    if public and request.await_client_seeds:
+        raise errors.invalid_argument(
+            f"{field}reveal_policy",
+            "REVEAL_POLICY_NOT_ALLOWED",
+            "a shoe awaiting its client seeds is closed by DealHand while its hand is played:"
+            " only its owner may reveal it",
+        )
+    return NewShoe(
+        request_id=request.request_id,
+        decks=request.decks,
+        client_seed=request.client_seed,
+        nonce=request.nonce,
+        deck_set=request.deck_set,
+        public_reveal=public,
+        await_seeds=request.await_client_seeds,
+    )
+
+
+def _revealed(shoe: Shoe, revelation: Revelation) -> pb.RevealResponse:
+    return pb.RevealResponse(
+        shoe_id=shoe.shoe_id,
+        algorithm=revelation.algorithm,
+        decks=revelation.decks,
+        server_seed=revelation.server_seed.hex(),
+        client_seed=revelation.client_seed,
+        nonce=revelation.nonce,
+        commitment=revelation.commitment,
+        order=[CARD_TEXTS[code] for code in revelation.order],
+        dealt=[
+            pb.RevealedCard(position=p, card=CARD_TEXTS[revelation.order[p]], use=_USES[use])
+            for p, use in enumerate(revelation.consumed)
+        ],
+        card_commitments=shoe.card_commitments,
+        draws=[_labelled(d) for d in revelation.draws],
+        client_seeds=_seeds_pb(revelation.client_seeds),
     )
 
 
@@ -195,18 +256,18 @@ class DealerServicer(pb_grpc.DealerServiceServicer):
             target = self._router.creator_of(owner, request.request_id)
             if target != self._here:  # a retry of a request another worker took first
                 return self._forward(target, "CreateShoe", request, context, pb.CreateShoeResponse)
-        if request.reveal_policy not in pb.RevealPolicy.values():
-            raise errors.invalid_argument("reveal_policy", "REVEAL_POLICY_UNKNOWN", "unknown reveal policy")
+        wanted = _new_shoe(request)
         try:
             shoe, created = self._book.create(
                 owner=owner,
-                request_id=request.request_id,
-                decks=request.decks,
-                client_seed=request.client_seed,
-                nonce=request.nonce,
-                deck_set=request.deck_set,
-                public_reveal=request.reveal_policy == pb.REVEAL_POLICY_PUBLIC,
+                request_id=wanted.request_id,
+                decks=wanted.decks,
+                client_seed=wanted.client_seed,
+                nonce=wanted.nonce,
+                deck_set=wanted.deck_set,
+                public_reveal=wanted.public_reveal,
                 service=caller.role is Role.SERVICE,  # the services' quota and reserved share
+                await_seeds=wanted.await_seeds,
             )
         except TooManyShoes as refused:
             SHOE_REFUSALS.labels(refused.reason, caller.role.value).inc()
@@ -273,10 +334,12 @@ class DealerServicer(pb_grpc.DealerServiceServicer):
         target = self._shoe_owner(request.shoe_id)
         if self._elsewhere(target, context):
             return self._forward(target, "CloseShoe", request, context, pb.CloseShoeResponse)
-        _require_owner(self._book.get(request.shoe_id), "close it")
+        caller = _require_owner(self._book.get(request.shoe_id), "close it")
         if not request.request_id:
             raise errors.invalid_argument("request_id", "REQUEST_ID_INVALID", "request_id is required")
         shoe = self._book.close(request.shoe_id)
+        if shoe.owner == _owner_key(caller):  # the owner ends a v2 shoe's hand: others may reveal it now
+            self._book.end_hand(request.shoe_id)
         self._publish_tally()
         return pb.CloseShoeResponse(shoe=_public_view(shoe))
 
@@ -288,26 +351,85 @@ class DealerServicer(pb_grpc.DealerServiceServicer):
         shoe = self._book.get(request.shoe_id)
         if not shoe.public_reveal:
             _require_owner(shoe, "reveal it (its reveal policy is REVEAL_POLICY_OWNER)")
-        revelation = self._book.reveal(request.shoe_id)
-        return pb.RevealResponse(
-            shoe_id=shoe.shoe_id,
-            algorithm=revelation.algorithm,
-            decks=revelation.decks,
-            server_seed=revelation.server_seed.hex(),
-            client_seed=revelation.client_seed,
-            nonce=revelation.nonce,
-            commitment=revelation.commitment,
-            order=[CARD_TEXTS[code] for code in revelation.order],
-            dealt=[
-                pb.RevealedCard(position=p, card=CARD_TEXTS[revelation.order[p]], use=_USES[use])
-                for p, use in enumerate(revelation.consumed)
-            ],
-            card_commitments=shoe.card_commitments,
-            draws=[_labelled(d) for d in revelation.draws],
+        by_owner = shoe.owner == _owner_key(current_caller())
+        return _revealed(shoe, self._book.reveal(request.shoe_id, by_owner))
+
+    @_domain_errors
+    def DealHand(self, request: pb.DealHandRequest, context: grpc.ServicerContext) -> pb.DealHandResponse:
+        target = self._shoe_owner(request.shoe_id)
+        if self._elsewhere(target, context):
+            return self._forward(target, "DealHand", request, context, pb.DealHandResponse)
+        caller = _require_owner(self._book.get(request.shoe_id), "deal from it")
+        owner = _owner_key(caller)
+        next_shoe = None
+        if request.HasField("next"):
+            next_shoe = _new_shoe(request.next, "next.")
+            if not next_shoe.await_seeds:
+                raise errors.invalid_argument(
+                    "next.await_client_seeds", "NEXT_NOT_AWAITING", "the next hand's shoe awaits its seeds"
+                )
+            if self._router.creator_of(owner, next_shoe.request_id) != self._here:
+                raise errors.already_exists(
+                    "REQUEST_ID_REUSED", "next.request_id was used for a shoe made elsewhere"
+                )
+        revealed = self._reveal_for_hand(request.reveal_shoe_id)  # read-only, refused before any change
+        draws = tuple((d.label, d.outcomes) for d in request.draws)
+        try:
+            done = self._book.deal_hand(
+                request.shoe_id,
+                owner=owner,
+                seeds=_seeds_of(request.client_seeds),
+                count=request.count,
+                draws=draws,
+                request_id=request.request_id,
+                next_shoe=next_shoe,
+                service=caller.role is Role.SERVICE,
+            )
+        except TooManyShoes as refused:
+            SHOE_REFUSALS.labels(refused.reason, caller.role.value).inc()
+            raise
+        if not done.replayed:
+            CARDS_DEALT.inc(len(done.deal.cards))
+            DRAWS.inc(len(done.deal.draws))
+        if done.next_created and done.next_shoe is not None:
+            SHOES_CREATED.labels(str(done.next_shoe.decks)).inc()
+        self._publish_tally()
+        response = pb.DealHandResponse(
+            draws=[_labelled(d) for d in done.deal.draws], shoe=_public_view(done.shoe)
         )
+        add = response.cards.add
+        for card in done.deal.cards:
+            add(position=card.position, card=card.card, salt=card.salt.hex())
+        following = done.next_shoe
+        if following is not None:
+            response.next.CopyFrom(
+                pb.CreateShoeResponse(
+                    shoe_id=following.shoe_id,
+                    commitment=following.commitment,
+                    algorithm=following.algorithm,
+                    shoe=_public_view(following, ()),
+                )
+            )
+        if revealed is not None:
+            response.revealed.CopyFrom(revealed)
+        return response
+
+    def _reveal_for_hand(self, shoe_id: str) -> pb.RevealResponse | None:
+        """DealHand's reveal_shoe_id revealed under Reveal's rules; None when the shoe is not known here
+        (the dealer restarted or forgot it, or another worker holds it: the caller may call Reveal)."""
+        if not shoe_id or self._shoe_owner(shoe_id) != self._here:
+            return None
+        try:
+            shoe = self._book.get(shoe_id)
+        except ShoeNotFound:
+            return None
+        if not shoe.public_reveal:
+            _require_owner(shoe, "reveal it (its reveal policy is REVEAL_POLICY_OWNER)")
+        by_owner = shoe.owner == _owner_key(current_caller())
+        return _revealed(shoe, self._book.reveal(shoe_id, by_owner))
 
     def Verify(self, request: pb.VerifyRequest, context: grpc.ServicerContext) -> pb.VerifyResponse:
-        for name in ("dealt", "card_commitments", "openings", "draws"):
+        for name in ("dealt", "card_commitments", "openings", "draws", "client_seeds"):
             if len(getattr(request, name)) > MAX_VERIFY_ENTRIES:
                 raise errors.invalid_argument(
                     name, "TOO_MANY_ENTRIES", f"at most {MAX_VERIFY_ENTRIES} {name}"
@@ -327,6 +449,7 @@ class DealerServicer(pb_grpc.DealerServiceServicer):
                 dealt=[(d.position, d.card) for d in request.dealt],
                 card_commitments=list(request.card_commitments),
                 draws=[(d.label, d.outcomes, d.value) for d in request.draws],
+                client_seeds=[(c.contributor, c.seed) for c in request.client_seeds],
             )
             if openings:
                 opened = verifier.verify_openings(list(request.card_commitments), openings)

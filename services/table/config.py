@@ -2,8 +2,8 @@
 
 | variable                    | default         | meaning                                                   |
 |-----------------------------|-----------------|-----------------------------------------------------------|
-| FELT_DEALER_ADDRESS         | 127.0.0.1:50052 | the dealer service (cards: one shoe per round)            |
-| FELT_WALLET_ADDRESS         | 127.0.0.1:50053 | the wallet service (holds and settlement)                 |
+| FELT_DEALER_ADDRESS         | 127.0.0.1:51052 | the dealer's internal port (cards: one shoe per round)    |
+| FELT_WALLET_ADDRESS         | 127.0.0.1:51053 | the wallet's internal port (holds and settlement)         |
 | FELT_TABLE_CASINO_TABLES    | see tables.py   | `id:GAME:seats[:BET=min-max;...],...`, e.g.               |
 |                             |                 | `thb-1:TEXAS_HOLDEM_BONUS:7`, `c:CASINO_HOLDEM:1:ANTE=5-50`|
 | FELT_TABLE_BETTING_SECONDS  | 20              | betting closes this long after a round's first bet        |
@@ -15,6 +15,8 @@
 | FELT_TABLE_POKER_BOT_PACING | 1               | 0: bots act at once (tests, benchmarks)                   |
 | FELT_TABLE_POKER_HAND_PAUSE_MS | 2000         | pause between two poker hands                             |
 | FELT_TABLE_POKER_RESUME     | 1               | 0: a poker hand interrupted by a restart is always voided |
+| FELT_TABLE_WATCH_SEND_SECONDS | 10            | a WatchTable message its client leaves unread this long   |
+|                             |                 | ends the stream (RESOURCE_EXHAUSTED SLOW_CONSUMER)        |
 | FELT_TABLE_FULL_HISTORY_SERVICES | (none)     | services (token subjects, comma-separated) given full hand |
 |                             |                 | histories, every hole card; operators always are          |
 | TABLE_DATABASE_URL          | (SQLite)        | postgresql://...: the tables' log in PostgreSQL (shared   |
@@ -28,6 +30,9 @@
 |                             |                 | dead shard's); 0: this process serves the whole store     |
 | FELT_TABLE_SHARD_ID         | host name       | this shard's id (the StatefulSet pod's name)              |
 | FELT_TABLE_ADVERTISE_ADDRESS| host:port       | the address clients are sent to for this shard's tables   |
+| FELT_TABLE_ADVERTISE_WEB_URL| http://host:web | the browser door web clients are sent to (TABLE_MOVED's   |
+|                             | port, or none   | `web_url`); default from FELT_TABLE_WEB_PORT when fixed   |
+| FELT_TABLE_ADVERTISE_INTERNAL_ADDRESS | host:internal port | ... the other services (mutual TLS)      |
 | FELT_TABLE_SHARD_SCAN_SECONDS | 1             | sharded: leases renewed and orphans looked for this often |
 
 Tests may also pass `clock=` (a callable returning seconds; virtual time) and `tick_seconds=` overrides;
@@ -38,7 +43,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from servicekit.config import ServerConfig, load_server_config, setting
+from servicekit.config import ServerConfig, default_internal_address, load_server_config, setting
 
 from services.table.casino.table import SeatPolicy
 from services.table.casino.tables import TableSpec, default_tables, parse_tables
@@ -69,8 +74,9 @@ def _names(raw: str) -> frozenset[str]:
 
 def load_config(**overrides: Any) -> ServerConfig:
     own: dict[str, Any] = {
-        "dealer_address": setting("FELT_DEALER_ADDRESS", "127.0.0.1:50052"),
-        "wallet_address": setting("FELT_WALLET_ADDRESS", "127.0.0.1:50053"),
+        # Their internal ports (mutual TLS with this service's certificate: servicekit.tls).
+        "dealer_address": setting("FELT_DEALER_ADDRESS", default_internal_address("dealer")),
+        "wallet_address": setting("FELT_WALLET_ADDRESS", default_internal_address("wallet")),
         "casino_tables": setting("FELT_TABLE_CASINO_TABLES", default_tables(), parse=parse_tables),
         "betting_seconds": setting("FELT_TABLE_BETTING_SECONDS", 20.0, parse=_positive_float),
         "decision_seconds": setting("FELT_TABLE_DECISION_SECONDS", 20.0, parse=_positive_float),
@@ -81,6 +87,7 @@ def load_config(**overrides: Any) -> ServerConfig:
         "bot_pacing": setting("FELT_TABLE_POKER_BOT_PACING", True, parse=_flag),
         "hand_pause_ms": setting("FELT_TABLE_POKER_HAND_PAUSE_MS", 2000, parse=int),
         "resume_hands": setting("FELT_TABLE_POKER_RESUME", True, parse=_flag),
+        "watch_send_seconds": setting("FELT_TABLE_WATCH_SEND_SECONDS", 10.0, parse=_positive_float),
         "full_history_services": setting("FELT_TABLE_FULL_HISTORY_SERVICES", frozenset[str](), parse=_names),
         "database_url": setting("TABLE_DATABASE_URL", ""),
         "lease_seconds": setting("FELT_TABLE_LEASE_SECONDS", 10.0, parse=_positive_float),
@@ -88,6 +95,8 @@ def load_config(**overrides: Any) -> ServerConfig:
         "sharded": setting("FELT_TABLE_SHARDED", False, parse=_flag),
         "shard_id": setting("FELT_TABLE_SHARD_ID", ""),
         "advertise_address": setting("FELT_TABLE_ADVERTISE_ADDRESS", ""),
+        "advertise_web_url": setting("FELT_TABLE_ADVERTISE_WEB_URL", ""),
+        "advertise_internal_address": setting("FELT_TABLE_ADVERTISE_INTERNAL_ADDRESS", ""),
         "shard_scan_seconds": setting("FELT_TABLE_SHARD_SCAN_SECONDS", 1.0, parse=_positive_float),
     }
     return load_server_config("table", **{**own, **overrides})

@@ -45,7 +45,8 @@ from servicekit.clients.table import TableDirectorClient
 from servicekit.clients.wallet import WalletCalls
 from servicekit.logging import get_logger
 
-from services.tournament import codec, metrics
+from services.tournament import codec, metrics, spin_draw
+from services.tournament.replicas import Replicas
 from services.tournament.store import SNAPSHOT_EVERY, Change, TournamentStore
 
 BOT_PREFIX = "bot:"
@@ -58,12 +59,19 @@ TRANSFERS_PER_BATCH = 90
 # field's ~110 tables release their hands about 16 at a time (the experiment in
 # bench/results/tournament_service.md) without flooding a table service that runs on a couple of cores.
 PUMP_WORKERS = 16
+TIMER_WORKERS = 4
+TIMER_LOCK_WAIT_SECONDS = 0.5
 Clock = Callable[[], int]
 OVER = (Phase.FINISHED, Phase.CANCELLED)
 
 
 def is_bot(player: str) -> bool:
     return player.startswith(BOT_PREFIX)
+
+
+def has_person(t: Tournament) -> bool:
+    """Whether a person (not a bot) holds an entry in play (registered, for a tournament not started)."""
+    return any(not is_bot(player) for player in t.live)
 
 
 @dataclass
@@ -92,6 +100,11 @@ class Running:
         self.watchers: dict[str, threading.Thread] = {}
         self.pump: threading.Thread | None = None
         self.queued: dict[int, float] = {}  # outbox step -> when it was committed (monotonic), until done
+        self.steps_done = threading.Condition()  # notified as the pump marks steps done
+        self.timer_busy = False  # the clock's work for this tournament is queued or running (Hub._tick)
+        # This replica directs it (its lease taken and its state caught up with the log); else the state
+        # is a follower's copy, brought up to the log before each read (Hub.refresh).
+        self.owned = False
         self.log = get_logger(service="tournament", tournament_id=tournament_id)
 
     # ------------------------------------------------------------ reads
@@ -206,13 +219,16 @@ class Running:
 
     def _draw(self, n: int) -> int:
         """Seating: the service's CSPRNG (recorded in the log); the Spin multiplier: the dealer's labelled
-        draw "spin" of a shoe of its own (revealed afterwards: verifiable like a shuffle, NK-6.4)."""
+        draw "spin" of its shoe committed when the Spin was created, sealed with the entrants' seeds
+        (services/tournament/spin_draw.py; revealed at once, verifiable like a shuffle, NK-6.4)."""
         if self.spec.format is Format.SPIN and n == CHANCE_SCALE:
-            dealer = self.hub.deps.dealer
-            shoe = dealer.create_shoe(f"{self.id}:spin-shoe", public_reveal=True)
-            drawn = dealer.draw(shoe.shoe.shoe_id, "spin", CHANCE_SCALE, f"{self.id}:spin-draw")
-            self.data["spin"] = {"shoe_id": shoe.shoe.shoe_id, "draw": int(drawn.value)}
-            return int(drawn.value)
+            # The entrants in registration order: those registered, then the one whose seat starts it.
+            players = [
+                *self.t.live,
+                *(p for p in self.data.get("spin_registering", ()) if p not in self.t.live),
+            ]
+            spin = self.data.setdefault("spin", {"seeds": {}})
+            return spin_draw.draw(self.hub.deps.dealer, self.id, spin, players, self.hub.deps.clock())
         return secrets.randbelow(n)
 
     def _create_table(self, instruction: ins.CreateTable, data: dict[str, Any]) -> None:
@@ -227,7 +243,9 @@ class Running:
             decision_seconds=int(data.get("decision_seconds", 0)),
             time_bank_seconds=int(data.get("time_bank_seconds", 0)),
         )
-        made = self.hub.deps.tables.create_table(f"{self.id}:table:{instruction.table}", self.id, settings)
+        made = self.hub.deps.tables.create_table(
+            f"{self.id}:table:{instruction.table}", self.id, settings, self.hub.epoch(self)
+        )
         data["tables"][instruction.table] = str(made.table_id)
         data["watch"][str(made.table_id)] = 1
 
@@ -245,14 +263,35 @@ class Running:
         if queued is not None:
             metrics.STEPS_WAITING.dec()
             metrics.STEP_LAG.labels(kind=kind).observe(time.monotonic() - queued)
+        with self.steps_done:
+            self.steps_done.notify_all()
+
+    def wait_for_steps(self, kinds: set[str], through: int, seconds: float) -> bool:
+        """Whether the outbox's steps of `kinds` numbered up to `through` are done, waiting up to `seconds`
+        for the pump (woken by the commit that queued them) to do them: an RPC whose answer promises what
+        a step does (Unregister: the hold released) answers once it is true."""
+        deadline = time.monotonic() + seconds
+        while True:
+            pending = [
+                n for n, text in self.hub.deps.store.pending_steps(self.id)
+                if n <= through and json.loads(text)["k"] in kinds
+            ]  # fmt: skip
+            left = deadline - time.monotonic()
+            if not pending:
+                return True
+            if left <= 0 or self.hub.stopping.is_set():
+                return False
+            with self.steps_done:
+                self.steps_done.wait(min(left, 0.05))
 
     def run_pump(self) -> None:
         backoff = 0.05
-        while not self.hub.stopping.is_set():
+        while not self.hub.stopping.is_set() and self.hub.owns(self):
             pending = self.hub.deps.store.pending_steps(self.id)
             self._queue(n for n, _ in pending)  # after a restart: waiting from now on
             if not pending:
                 if self.over:
+                    self.hub.finished(self)
                     return
                 self.wake.wait(1.0)
                 self.wake.clear()
@@ -276,7 +315,7 @@ class Running:
         in one store write. True when a step failed (the round stops after that step, or after the wave
         it is in: the next round re-reads the store and does it again first)."""
         k = 0
-        while k < len(pending) and not self.hub.stopping.is_set():
+        while k < len(pending) and not self.hub.stopping.is_set() and self.hub.owns(self):
             n, text = pending[k]
             step = json.loads(text)
             if table_key(step) is None:
@@ -325,7 +364,7 @@ class Running:
         round): the steps done, and the failure."""
         ok: list[tuple[int, dict[str, Any]]] = []
         for n, todo in steps:
-            if self.hub.stopping.is_set():
+            if self.hub.stopping.is_set() or not self.hub.owns(self):
                 break
             try:
                 self._do(n, todo)
@@ -343,16 +382,17 @@ class Running:
         kind = s["k"]
         tables = self.hub.deps.tables
         table = self.real_table(s.get("table"))
+        epoch = self.hub.epoch(self)  # the tables refuse an older director's instructions (STALE_DIRECTOR)
         if kind == "SeatPlayer":
-            tables.seat_player(rid, table, s["player"], s["seat"], s["stack"], is_bot(s["player"]))
+            tables.seat_player(rid, table, s["player"], s["seat"], s["stack"], is_bot(s["player"]), epoch)
         elif kind == "RemovePlayer":
-            tables.remove_player(rid, table, s["player"])
+            tables.remove_player(rid, table, s["player"], epoch)
         elif kind == "SetLevel":
-            tables.set_level(rid, table, s["sb"], s["bb"], s["ante"])
+            tables.set_level(rid, table, s["sb"], s["bb"], s["ante"], epoch)
         elif kind == "ReleaseHand":
-            tables.release_hands(rid, table, s["hand"])
+            tables.release_hands(rid, table, s["hand"], epoch)
         elif kind == "CloseTable":
-            tables.close_table(rid, table)
+            tables.close_table(rid, table, epoch)
         elif kind == "CloseShoe":
             try:
                 self.hub.deps.dealer.close(s["shoe"], rid)
@@ -367,7 +407,7 @@ class Running:
     def watch_table(self, table_id: str) -> None:
         starts: dict[int, tpb.HandStarted] = {}
         backoff = 0.1
-        while not self.hub.stopping.is_set():
+        while not self.hub.stopping.is_set() and self.hub.owns(self):
             with self.lock:
                 from_seq = int(self.data["watch"].get(table_id, 1))
                 closed = table_id not in {self.real_table(k) for k in self.t.tables}
@@ -379,7 +419,7 @@ class Running:
                         if self._table_event(table_id, event, starts):
                             stream.cancel()
                             return
-                    if self.hub.stopping.is_set():
+                    if self.hub.stopping.is_set() or not self.hub.owns(self):
                         stream.cancel()
                         return
             except grpc.RpcError as error:
@@ -692,7 +732,13 @@ class Money:
 
 
 class Hub:
-    def __init__(self, deps: Deps, tick_seconds: float = 0.1, max_live: int = 1_000) -> None:
+    def __init__(
+        self,
+        deps: Deps,
+        tick_seconds: float = 0.1,
+        max_live: int = 1_000,
+        replicas: Replicas | None = None,
+    ) -> None:
         self.deps = deps
         self.money = Money(deps.wallet)
         self.running: dict[str, Running] = {}
@@ -700,52 +746,221 @@ class Hub:
         self.stopping = threading.Event()
         self.tick_seconds = tick_seconds
         self.max_live = max_live
+        # The tournaments' leases (issue 25): None directs every tournament unfenced (tests of the loop).
+        self.replicas = replicas
+        if replicas is not None:
+            deps.store.leases = replicas.leases
         self._timer: threading.Thread | None = None
         self.pool = ThreadPoolExecutor(max_workers=PUMP_WORKERS, thread_name_prefix="tournament-pump")
+        # The clock's work (levels, start times, bot fills) runs here, one job per tournament at a time:
+        # the timer thread only looks at what is due, so one tournament's long work (an AddBots of 1,000
+        # bots, a bot fill, tables opening at a start) never holds up another's levels.
+        self.timers = ThreadPoolExecutor(max_workers=TIMER_WORKERS, thread_name_prefix="tournament-clock")
         self.log = get_logger(service="tournament")
+
+    # ------------------------------------------------------------ ownership
+
+    def owns(self, running: Running) -> bool:
+        """This replica directs the tournament: adopted, and its lease still held (a lost renewal or a
+        fenced write forgets it at once)."""
+        return self.replicas is None or (running.owned and self.replicas.holds(running.id))
+
+    def epoch(self, running: Running) -> int:
+        """The fencing epoch of this replica's lease on the tournament (0 without leases), which every
+        instruction to its tables carries."""
+        if self.replicas is None:
+            return 0
+        return self.replicas.leases.epoch(running.id) or 0
+
+    def directing(self, running: Running) -> None:
+        """Refuse (TOURNAMENT_MOVED / MOVING) a write or a watch of a tournament another replica directs;
+        one placed on this replica by another's CreateTournament is taken up at once. A tournament over
+        is served anywhere: its events are all in the log, and the core refuses every change of it."""
+        if self.owns(running) or running.over:
+            return
+        assert self.replicas is not None
+        if self.replicas.placed_here(running.id):
+            self.adopt([running.id])
+            if self.owns(running):
+                return
+        raise self.replicas.refusal(running.id)
+
+    def find(self, tournament_id: str) -> Running | None:
+        """The tournament, loaded from the log when another replica created it since this one started."""
+        running = self.running.get(tournament_id)
+        if running is not None:
+            return running
+        with self.lock:
+            running = self.running.get(tournament_id)
+            if running is None:
+                running = self._rebuild(tournament_id)
+                if running is not None:
+                    self.running[tournament_id] = running
+                    metrics.moved(None, running.t.phase.value)
+            return running
+
+    def refresh(self, running: Running) -> None:
+        """A follower's copy brought up to the last commit of the log (the owner's own copy is the log's)."""
+        if self.owns(running):
+            return
+        with running.lock:
+            self._catch_up(running)
+
+    def sync(self) -> None:
+        """Every tournament of the log known here and followed ones caught up (ListTournaments)."""
+        for tournament_id in self.deps.store.tournament_ids():
+            running = self.find(tournament_id)
+            if running is not None and not running.over:
+                self.refresh(running)
+
+    def adopt(self, tournament_ids: Iterable[str]) -> None:
+        """Tournaments whose lease this replica just took: caught up with the log (another replica may
+        have directed them since this copy was made), their unfinished registrations' holds released,
+        their pump, watchers and clock started. The outbox's pending steps are done again, each with its
+        request id: a step the last owner did before it died is answered from the first answer."""
+        for tournament_id in tournament_ids:
+            running = self.find(tournament_id)
+            if running is None:
+                continue
+            with running.lock:
+                self._catch_up(running)
+                running.owned = True
+                running.timer_busy = False
+            self.log.info("tournament_adopted", tournament_id=tournament_id, phase=running.t.phase.value)
+            self._release_intents(running)
+            if self._timer is not None:  # started: else start() starts every adopted tournament's threads
+                self.ensure_threads(running)
+
+    def drop(self, tournament_ids: Iterable[str]) -> None:
+        """Tournaments this replica lost: its threads for them end (their writes would be fenced anyway)."""
+        for tournament_id in tournament_ids:
+            running = self.running.get(tournament_id)
+            if running is None:
+                continue
+            running.owned = False
+            for n in list(running.queued):
+                if running.queued.pop(n, None) is not None:
+                    metrics.STEPS_WAITING.dec()
+            running.wake.set()
+            with running.lock:
+                running.changed.notify_all()
+            self.log.warning("tournament_lost", tournament_id=tournament_id)
+
+    def finished(self, running: Running) -> None:
+        """Over, its outbox done: the lease goes (nothing writes its log again; nobody takes it over)."""
+        if self.replicas is not None and self.owns(running):
+            try:
+                self.replicas.retire(running.id)
+            except Exception as exc:  # the store away: retired at the next owner's pass
+                self.log.warning("tournament_retire_failed", tournament_id=running.id, error=str(exc)[:200])
+
+    def _rebuild(self, tournament_id: str) -> Running | None:
+        """A tournament from its last snapshot and the commands after it, replayed with their draws."""
+        store = self.deps.store
+        row = store.tournament(tournament_id)
+        if row is None:
+            return None
+        created_ms, _state, data = row
+        snap = store.snapshot(tournament_id)
+        if snap is not None:
+            after, blob = snap
+            t: Tournament = pickle.loads(blob)
+        else:
+            after = 0
+            t = Tournament(pickle.loads(bytes.fromhex(data["spec"])), now=created_ms)
+        for n, text in store.commands(tournament_id, after):
+            if n > int(data["commands"]):
+                break  # committed after the row was read: the next catch-up takes it
+            command, draws = codec.decode_command(text)
+            t.apply(command, _replayed(draws))
+        return Running(self, tournament_id, created_ms, t, data)
+
+    def _catch_up(self, running: Running) -> None:
+        """The commands committed since this copy, applied to it (under the tournament's lock)."""
+        row = self.deps.store.tournament(running.id)
+        if row is None:
+            return
+        _created, _state, data = row
+        have, stored = int(running.data["commands"]), int(data["commands"])
+        t = running.t
+        for n, text in self.deps.store.commands(running.id, have):
+            if n > stored:
+                break
+            command, draws = codec.decode_command(text)
+            t, _out = step(t, command, _replayed(draws))
+        if t.phase is not running.t.phase:
+            metrics.moved(running.t.phase.value, t.phase.value)
+        running.t, running.data = t, data
+        running.changed.notify_all()
+
+    def _release_intents(self, running: Running) -> None:
+        store = self.deps.store
+        for n, hold in store.pending_intents(running.id):
+            try:
+                self.money.release(hold)
+                store.set_intent(running.id, n, "RELEASED")
+            except Exception as exc:  # the wallet away: the intent stays, the next start retries
+                self.log.warning("tournament_intent_release_failed", hold=hold, error=str(exc)[:200])
+
+    def _wanted(self, running: Running) -> bool:
+        """Whether a tournament still needs a director: not over, or over with outbox steps left."""
+        return not running.over or bool(self.deps.store.pending_steps(running.id))
 
     # ------------------------------------------------------------ start and stop
 
     def load(self) -> None:
-        """Every stored tournament: its last snapshot and the commands after it, replayed with their draws."""
-        store = self.deps.store
-        for tournament_id, created_ms, _fmt, _state, data in store.tournaments():
-            snap = store.snapshot(tournament_id)
-            if snap is not None:
-                after, blob = snap
-                t: Tournament = pickle.loads(blob)
-            else:
-                after = 0
-                t = Tournament(pickle.loads(bytes.fromhex(data["spec"])), now=created_ms)
-            for _n, text in store.commands(tournament_id, after):
-                command, draws = codec.decode_command(text)
-                t.apply(command, _replayed(draws))
-            running = Running(self, tournament_id, created_ms, t, data)
-            self.running[tournament_id] = running
-            metrics.moved(None, t.phase.value)
-            for n, hold in store.pending_intents(tournament_id):
-                try:
-                    self.money.release(hold)
-                    store.set_intent(tournament_id, n, "RELEASED")
-                except Exception as exc:  # the wallet away: the intent stays, the next start retries
-                    self.log.warning("tournament_intent_release_failed", hold=hold, error=str(exc)[:200])
+        """Every stored tournament (a copy each, from its snapshot and the commands after it); those this
+        replica directs from now on adopted: alone, every one still in play; replicated, those its own
+        previous process held (no wait after a restart) — the keeper takes a fair share of the orphans."""
+        for tournament_id in self.deps.store.tournament_ids():
+            self.find(tournament_id)
+        if self.replicas is None:
+            for running in self.running.values():
+                self._release_intents(running)
+            return
+        me = self.replicas.replica.shard_id
+        owners = self.replicas.leases.owners()
+        mine = []
+        for tournament_id, running in sorted(self.running.items()):
+            owner = owners.get(tournament_id)
+            if self.replicas.replicated and (owner is None or owner.shard_id != me):
+                continue
+            if owner is None and not self._wanted(running):
+                continue  # finished and retired: nobody directs it again
+            if self.replicas.acquire(tournament_id):
+                mine.append(tournament_id)
+        self.adopt(mine)
 
     def start(self) -> None:
+        if self.replicas is not None:
+            self.replicas.start(on_gained=self.adopt, on_lost=self.drop)
         for running in list(self.running.values()):
             self.ensure_threads(running)
         self._timer = threading.Thread(target=self._tick, name="tournament-timer", daemon=True)
         self._timer.start()
 
+    def drain(self) -> None:
+        """SIGTERM of one replica of several: its tournaments released first (the others take them at
+        their next scan, from the log); it commits nothing for them after."""
+        if self.replicas is None or not self.replicas.replicated:
+            return
+        released = self.replicas.drain()
+        self.drop(released)
+        self.log.info("tournament_replica_drained", released=len(released))
+
     def stop(self) -> None:
         self.stopping.set()
+        if self.replicas is not None:
+            self.replicas.stop()
         self.pool.shutdown(wait=False, cancel_futures=True)
+        self.timers.shutdown(wait=False, cancel_futures=True)
         for running in list(self.running.values()):
             running.wake.set()
             with running.lock:
                 running.changed.notify_all()
 
     def ensure_threads(self, running: Running) -> None:
-        if self.stopping.is_set():
+        if self.stopping.is_set() or not self.owns(running):
             return
         if running.pump is None or not running.pump.is_alive():
             running.pump = threading.Thread(target=running.run_pump, name=f"pump-{running.id}", daemon=True)
@@ -764,18 +979,47 @@ class Hub:
     # ------------------------------------------------------------ the clock
 
     def _tick(self) -> None:
+        """Every tick, each tournament with something due gets one job on the clock's pool (never two at
+        once); the look takes no tournament's lock (its state is replaced whole by each change, never
+        changed in place), so a tournament busy elsewhere holds up nothing here."""
         while not self.stopping.wait(self.tick_seconds):
+            now = self.deps.clock()
             for running in list(self.running.values()):
-                if running.over:
+                if running.over or running.timer_busy or not self.owns(running):
                     continue
+                if not self._is_due(running, now):
+                    continue
+                running.timer_busy = True
                 try:
-                    self._due(running)
-                except Exception as exc:
-                    self.log.warning("tournament_tick_failed", tournament_id=running.id, error=str(exc)[:300])
+                    self.timers.submit(self._run_due, running)
+                except RuntimeError:  # the pool shut down: stopping
+                    running.timer_busy = False
+                    return
+
+    def _is_due(self, running: Running, now: int) -> bool:
+        wake = running.t.next_wakeup()
+        if wake is not None and now >= wake:
+            return True
+        fill_at = running.data.get("fill_at")
+        if not fill_at or running.t.phase is not Phase.REGISTERING:
+            return False
+        return now >= int(fill_at) and has_person(running.t)
+
+    def _run_due(self, running: Running) -> None:
+        try:
+            self._due(running)
+        except Exception as exc:
+            self.log.warning("tournament_tick_failed", tournament_id=running.id, error=str(exc)[:300])
+        finally:
+            running.timer_busy = False
 
     def _due(self, running: Running) -> None:
         now = self.deps.clock()
-        with running.lock:
+        # A tournament busy with a long call holds a clock worker for a moment at most: the next tick
+        # tries again (the other workers serve the other tournaments meanwhile).
+        if not running.lock.acquire(timeout=TIMER_LOCK_WAIT_SECONDS):
+            return
+        try:
             wake = running.t.next_wakeup()
             if wake is not None and now >= wake:
                 with contextlib.suppress(TournamentError):
@@ -784,12 +1028,14 @@ class Hub:
                     # Nothing fell due after all (a wake-up the core moved): nothing to log.
                     if out.events or out.instructions or new.next_wakeup() != wake:
                         running.apply(command, precomputed=(new, out, draws))
+        finally:
+            running.lock.release()
         fill_at = running.data.get("fill_at")
         if fill_at and now >= int(fill_at) and running.t.phase is Phase.REGISTERING:
             seats = running.spec.seats_to_start or 0
             missing = seats - len(running.t.live)
-            if missing > 0:
-                self.add_bots(running, missing)
+            if missing > 0 and has_person(running.t):
+                self.add_bots(running, missing, fill=int(fill_at))
 
     # ------------------------------------------------------------ registration
 
@@ -798,12 +1044,22 @@ class Hub:
         running: Running,
         player: str,
         answer: Callable[[Tournament, dict[str, Any]], tuple[str, str, bytes] | None] | None = None,
+        client_seed: str = "",
     ) -> tuple[Tournament, str]:
-        """One entry: checked by the core, the hold made (an intent row first), then committed."""
+        """One entry: checked by the core, the hold made (an intent row first), then committed. A Spin
+        entrant's `client_seed` goes into its multiplier's draw (spin_draw.py)."""
         with running.lock:
             now = self.deps.clock()
             command = c.Register(now, player)
-            new, out, draws = running.try_step(command)
+            if running.spec.format is Format.SPIN:
+                spin = running.data.setdefault("spin", {"seeds": {}})
+                if client_seed:
+                    spin.setdefault("seeds", {})[player] = {"seed": client_seed, "given_ms": now}
+                running.data["spin_registering"] = [player]
+            try:
+                new, out, draws = running.try_step(command)
+            finally:
+                running.data.pop("spin_registering", None)
             entry = next(e.entry for e in out.events if isinstance(e, ev.PlayerRegistered))
             cost = running.spec.entry_cost
             hold: tuple[int, str] | None = None
@@ -844,9 +1100,34 @@ class Hub:
             metrics.REGISTRATIONS.labels(kind="bot" if is_bot(player) else "player").inc()
             return running.t, entry
 
-    def add_bots(self, running: Running, count: int, request_key: str = "") -> list[str]:
+    def unregister(
+        self,
+        running: Running,
+        player: str,
+        answer: Callable[[Tournament, dict[str, Any]], tuple[str, str, bytes] | None] | None = None,
+    ) -> None:
+        """One entry withdrawn before the start (its hold released by the outbox). When the last person
+        leaves a Sit & Go or Spin, its bot fill is called off: bots never fill a field of bots alone (the
+        house would pay their buy-ins and a Spin's multiplier); the next person to register starts it
+        again."""
+        with running.lock:
+            command = c.Unregister(self.deps.clock(), player)
+            new, out, draws = running.try_step(command)
+
+            def update(data: dict[str, Any]) -> None:
+                if not has_person(new):
+                    data.pop("fill_at", None)
+
+            running.apply(command, answer=answer, data_update=update, precomputed=(new, out, draws))
+
+    def add_bots(
+        self, running: Running, count: int, request_key: str = "", fill: int | None = None
+    ) -> list[str]:
         """`count` bots registered. With a request key (AddBots), their numbers are reserved and stored
-        first, so a retry after a crash registers the same bots (those already in are skipped)."""
+        first, so a retry after a crash registers the same bots (those already in are skipped). A fill
+        (the Sit & Go / Spin timer, `fill` its time) stops as soon as no person is registered any more
+        (or the timer was set again: the last person left, another came). The
+        tournament's lock is taken per bot, so its other calls (and its clock) go on meanwhile."""
         with running.lock:
             reserved = running.data.setdefault("bot_requests", {})
             start = reserved.get(request_key) if request_key else None
@@ -860,6 +1141,8 @@ class Hub:
         for k in range(start, start + count):
             player = f"{BOT_PREFIX}{running.id}:{k}"
             with running.lock:
+                if fill is not None and (not has_person(running.t) or running.data.get("fill_at") != fill):
+                    break  # the last person left meanwhile: no field of bots alone
                 if any(x.player == player for x in running.t.entries.values()):
                     added.append(player)  # registered before a crash: the same bot
                     continue

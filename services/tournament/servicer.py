@@ -13,6 +13,7 @@ from google.protobuf.message import Message
 from poker.tournament.v1 import tournament_service_pb2 as pb
 from poker.tournament.v1 import tournament_service_pb2_grpc as pb_grpc
 from pokerrules.tournament import commands as c
+from pokerrules.tournament import events as ev
 from pokerrules.tournament.director import Phase, Tournament
 from pokerrules.tournament.errors import TournamentError
 from pokerrules.tournament.payouts import basis_points, scheduled_weights, sit_and_go_structure
@@ -21,7 +22,7 @@ from refusal import Refusal
 from servicekit import errors, idempotency
 from servicekit.auth import Role, current_caller, require_role
 
-from services.tournament import codec
+from services.tournament import codec, spin_draw
 from services.tournament.runtime import BOT_PREFIX, Hub, Running, iterate_events
 
 M = TypeVar("M", bound=Message)
@@ -29,7 +30,11 @@ MAX_ID = 64
 MAX_PLAYER_ID = 128
 MAX_NAME = 64
 MAX_BOTS = 1_000
+# How long Unregister waits for the wallet to release the hold before answering UNAVAILABLE (the client's
+# deadline, when shorter, bounds it too).
+UNREGISTER_WAIT_SECONDS = 10.0
 DEFAULT_PAGE, MAX_PAGE = 50, 200
+MAX_PAGE_TOKEN = 9  # positions in the list of tournaments (at most 10^9)
 # The core's spec fields named as the request's.
 SPEC_FIELDS = {
     "starts_at": "starts_ms",
@@ -71,6 +76,16 @@ def _text(field: str, value: str, cap: int) -> str:
     return value
 
 
+def _page_start(token: str) -> int:
+    """The position a next_page_token names: the service's own small decimal numbers, nothing else (not
+    "²", which str.isdigit accepts and int() refuses)."""
+    if not token:
+        return 0
+    if len(token) > MAX_PAGE_TOKEN or not token.isascii() or not token.isdigit():
+        raise errors.invalid_argument("page_token", "BAD_PAGE_TOKEN", "give the next_page_token you got")
+    return int(token)
+
+
 def _operator() -> None:
     require_role(Role.OPERATOR, Role.SERVICE)
 
@@ -103,6 +118,7 @@ def published_payout(spec: TournamentSpec, entries: int, t: Tournament) -> list[
 def tournament_message(running: Running) -> pb.Tournament:
     t, spec, data = running.t, running.spec, running.data
     spin = data.get("spin", {})
+    scheduled = spec.format is Format.SCHEDULED
     return pb.Tournament(
         tournament_id=running.id,
         name=data["name"],
@@ -119,9 +135,11 @@ def tournament_message(running: Running) -> pb.Tournament:
         registration_closes_ms=spec.registration_closes_at or 0,
         late_registration_levels=spec.late_registration_levels,
         re_entries=spec.re_entries,
-        min_entries=spec.min_entries,
-        max_entries=spec.max_entries,
-        hand_for_hand=spec.hand_for_hand,
+        # A Sit & Go or Spin has exactly its seats' entries (it starts when they fill) and never plays
+        # hand for hand (one table): the scheduled format's settings do not apply to it.
+        min_entries=spec.min_entries if scheduled else spec.seats_per_table,
+        max_entries=spec.max_entries if scheduled else spec.seats_per_table,
+        hand_for_hand=spec.hand_for_hand and scheduled,
         payout_basis_points=published_payout(spec, len(t.entries), t),
         spin_table=codec.spin_message(spec.spin) if spec.format is Format.SPIN else [],
         spin_expected_return_ppm=int(spec.spin.expected_return * 1_000_000)
@@ -136,6 +154,8 @@ def tournament_message(running: Running) -> pb.Tournament:
         spin_shoe_id=str(spin.get("shoe_id", "")),
         spin_draw=int(spin.get("draw", 0)),
         last_seq=int(data["last_seq"]),
+        spin_commitment=str(spin.get("commit", {}).get("commitment", "")),
+        spin_proof=spin_draw.proof(spin),
     )
 
 
@@ -146,9 +166,17 @@ class TournamentServicer(pb_grpc.TournamentServiceServicer):
     # ------------------------------------------------------------ helpers
 
     def _running(self, tournament_id: str) -> Running:
-        running = self.hub.running.get(_text("tournament_id", tournament_id, MAX_ID))
+        """A tournament to read: any replica answers, from its copy caught up with the log."""
+        running = self.hub.find(_text("tournament_id", tournament_id, MAX_ID))
         if running is None:
             raise errors.not_found("TOURNAMENT_NOT_FOUND", "no such tournament")
+        self.hub.refresh(running)
+        return running
+
+    def _directed(self, tournament_id: str) -> Running:
+        """A tournament to change (or watch): only the replica directing it does; the others redirect."""
+        running = self._running(tournament_id)
+        self.hub.directing(running)
         return running
 
     def _once(
@@ -195,7 +223,7 @@ class TournamentServicer(pb_grpc.TournamentServiceServicer):
         respond: Callable[[Running], M],
     ) -> M:
         _operator()
-        running = self._running(request.tournament_id)
+        running = self._directed(request.tournament_id)
 
         def run(answer: Callable[..., Any]) -> M:
             with running.lock:
@@ -238,6 +266,12 @@ class TournamentServicer(pb_grpc.TournamentServiceServicer):
             tournament_id = f"tn_{secrets.token_hex(6)}"
             now = self.hub.deps.clock()
             t = Tournament(spec, now=now)
+            # A Spin's multiplier shoe is committed before anyone can register (spin_draw.py).
+            spin = (
+                spin_draw.commit(self.hub.deps.dealer, tournament_id, now)
+                if spec.format is Format.SPIN
+                else None
+            )
             data: dict[str, Any] = {
                 "name": request.name or f"{spec.format.value} {tournament_id}",
                 "spec": pickle.dumps(spec).hex(),
@@ -252,11 +286,33 @@ class TournamentServicer(pb_grpc.TournamentServiceServicer):
                 "steps": 0,
                 "intents": 0,
                 "bots": 0,
+                **({"spin": spin} if spin is not None else {}),
             }
+            opened: list[tuple[int, bytes]] = []
+            if spec.format is Format.SCHEDULED and t.phase is Phase.REGISTERING:
+                # Created with its registration time already past: open from the first event, as one
+                # whose time comes later opens with RegistrationOpened then.
+                event = codec.event_message(ev.RegistrationOpened(), {}, {})
+                event.seq, event.tournament_id, event.time_ms = 1, tournament_id, now
+                opened.append((1, event.SerializeToString()))
+                data["last_seq"] = 1
             running = Running(self.hub, tournament_id, now, t, data)
             response = pb.CreateTournamentResponse(tournament=tournament_message(running))
             answer = (key, idempotency.fingerprint(request), response.SerializeToString(), now)
-            self.hub.deps.store.create(tournament_id, now, spec.format.value, t.phase.value, data, answer)
+            replicas = self.hub.replicas
+            owner = self.hub.deps.store.create(
+                tournament_id,
+                now,
+                spec.format.value,
+                t.phase.value,
+                data,
+                answer,
+                opened,
+                here=replicas is None or not replicas.replicated,
+            )
+            # Placed on the replica with the fewest tournaments: this one directs it, or keeps a copy to
+            # answer reads (the owner takes it up at its next renewal, or at the first call it gets).
+            running.owned = replicas is None or owner == replicas.replica.shard_id
             self.hub.running[tournament_id] = running
             from services.tournament import metrics
 
@@ -270,20 +326,16 @@ class TournamentServicer(pb_grpc.TournamentServiceServicer):
         size = request.page_size or DEFAULT_PAGE
         if size > MAX_PAGE:
             raise errors.invalid_argument("page_size", "PAGE_SIZE_OUT_OF_RANGE", f"at most {MAX_PAGE}")
-        start = 0
-        if request.page_token:
-            if not request.page_token.isdigit():
-                raise errors.invalid_argument(
-                    "page_token", "BAD_PAGE_TOKEN", "give the next_page_token you got"
-                )
-            start = int(request.page_token)
+        first = _page_start(request.page_token)
+        if self.hub.replicas is not None and self.hub.replicas.replicated:
+            self.hub.sync()  # tournaments created and changed at the other replicas
         found = sorted(self.hub.running.values(), key=lambda r: (-r.created_ms, r.id))
         if request.format:
             found = [r for r in found if codec.FORMAT_OF[r.spec.format] == request.format]
         if request.state:
             found = [r for r in found if codec.STATES[r.t.phase.value] == request.state]
-        page = found[start : start + size]
-        token = str(start + size) if start + size < len(found) else ""
+        page = found[first : first + size]
+        token = str(first + size) if first + size < len(found) else ""
         messages = []
         for running in page:
             with running.lock:
@@ -304,7 +356,8 @@ class TournamentServicer(pb_grpc.TournamentServiceServicer):
             raise errors.invalid_argument(
                 "player_id", "BOT_PREFIX_RESERVED", "player ids starting with bot: are bots"
             )
-        running = self._running(request.tournament_id)
+        running = self._directed(request.tournament_id)
+        seed = spin_draw.check_seed(request.client_seed)
 
         def run(answer: Callable[..., Any]) -> pb.RegisterResponse:
             entry: list[str] = []
@@ -314,7 +367,7 @@ class TournamentServicer(pb_grpc.TournamentServiceServicer):
                 return pb.RegisterResponse(entry_id=mine, tournament=tournament_message(running))
 
             try:
-                _, made = self.hub.register(running, player, answer=answer(respond))
+                _, made = self.hub.register(running, player, answer=answer(respond), client_seed=seed)
             except TournamentError as exc:
                 raise refusal_of(exc) from None
             entry.append(made)
@@ -328,21 +381,32 @@ class TournamentServicer(pb_grpc.TournamentServiceServicer):
     ) -> pb.UnregisterResponse:
         idempotency.check_request_id(request.request_id)
         player = _who(request.player_id)
-        running = self._running(request.tournament_id)
+        running = self._directed(request.tournament_id)
 
         def run(answer: Callable[..., Any]) -> pb.UnregisterResponse:
             refund = running.spec.entry_cost
             try:
-                running.apply(
-                    c.Unregister(self.hub.deps.clock(), player),
-                    answer=answer(lambda: pb.UnregisterResponse(refund=refund)),
-                )
+                self.hub.unregister(running, player, answer(lambda: pb.UnregisterResponse(refund=refund)))
             except TournamentError as exc:
                 raise refusal_of(exc) from None
             return pb.UnregisterResponse(refund=refund)
 
         with running.lock:
-            return self._once("Unregister", request, running, pb.UnregisterResponse, run)
+            response = self._once("Unregister", request, running, pb.UnregisterResponse, run)
+            through = int(running.data["steps"])
+        # The answer says the hold is released: give it once the wallet has released it (the outbox's
+        # release step, done by the pump at once; a repeat of the request waits for it the same way).
+        seconds = UNREGISTER_WAIT_SECONDS
+        remaining = context.time_remaining()
+        if remaining is not None:
+            seconds = max(0.0, min(seconds, remaining - 0.2))
+        if not running.wait_for_steps({"release"}, through, seconds):
+            raise errors.unavailable(
+                "WALLET_UNAVAILABLE",
+                "the entry is withdrawn; the wallet has not released its hold yet (it will): "
+                "repeat the request with the same request_id to hear when it has",
+            )
+        return response
 
     def GetStandings(
         self, request: pb.GetStandingsRequest, context: grpc.ServicerContext
@@ -392,11 +456,24 @@ class TournamentServicer(pb_grpc.TournamentServiceServicer):
     def WatchTournament(
         self, request: pb.WatchTournamentRequest, context: grpc.ServicerContext
     ) -> Iterator[pb.WatchTournamentResponse]:
-        running = self._running(request.tournament_id)
+        running = self._directed(request.tournament_id)
         if request.from_seq > int(running.data["last_seq"]) + 1:
             raise errors.invalid_argument("from_seq", "FROM_SEQ_OUT_OF_RANGE", "at most the last seq + 1")
-        for blobs in iterate_events(running, int(request.from_seq), context.is_active):
-            yield pb.WatchTournamentResponse(events=[pb.TournamentEvent.FromString(b) for b in blobs])
+        seq = int(request.from_seq)
+
+        def serving() -> bool:
+            return context.is_active() and (self.hub.owns(running) or running.over)
+
+        for blobs in iterate_events(running, seq, serving):
+            events = [pb.TournamentEvent.FromString(b) for b in blobs]
+            seq = events[-1].seq + 1
+            yield pb.WatchTournamentResponse(events=events)
+        if context.is_active() and not serving() and not self.hub.stopping.is_set():
+            # Directed elsewhere now: the stream ends with where to resume (metadata `from_seq`).
+            assert self.hub.replicas is not None
+            refusal = self.hub.replicas.refusal(running.id)
+            refusal.details["from_seq"] = str(seq)
+            raise refusal
 
     def GetMyTable(
         self, request: pb.GetMyTableRequest, context: grpc.ServicerContext
@@ -411,7 +488,9 @@ class TournamentServicer(pb_grpc.TournamentServiceServicer):
                 if not mine:
                     raise errors.failed_precondition("NOT_REGISTERED", "not registered in this tournament")
                 last = max(mine, key=lambda x: x.number)
-                return pb.GetMyTableResponse(entry_id=last.id, place=last.place or 0, prize=last.prize)
+                return pb.GetMyTableResponse(
+                    entry_id=last.id, place=last.place or 0, prize=last.prize, eliminated=last.out
+                )
             entry = t.entries[entry_id]
             if t.phase is not Phase.RUNNING:
                 return pb.GetMyTableResponse(
@@ -421,19 +500,22 @@ class TournamentServicer(pb_grpc.TournamentServiceServicer):
                     prize=entry.prize,
                 )
             if entry.out:
-                return pb.GetMyTableResponse(entry_id=entry_id, place=entry.place or 0, prize=entry.prize)
+                return pb.GetMyTableResponse(
+                    entry_id=entry_id, place=entry.place or 0, prize=entry.prize, eliminated=True
+                )
             seated = entry.seat is not None
             return pb.GetMyTableResponse(
                 entry_id=entry_id,
                 table_id=running.real_table(entry.table) if seated else "",
                 seat=entry.seat or 0,
                 moving=not seated,
+                moving_to_table_id="" if seated else running.real_table(entry.table),
             )
 
     def AddBots(self, request: pb.AddBotsRequest, context: grpc.ServicerContext) -> pb.AddBotsResponse:
         _operator()
         idempotency.check_request_id(request.request_id)
-        running = self._running(request.tournament_id)
+        running = self._directed(request.tournament_id)
         if not 1 <= request.count <= MAX_BOTS:
             raise errors.invalid_argument("count", "COUNT_OUT_OF_RANGE", f"1 to {MAX_BOTS} bots")
 
@@ -444,14 +526,18 @@ class TournamentServicer(pb_grpc.TournamentServiceServicer):
                 added = self.hub.add_bots(running, request.count, key)
             except TournamentError as exc:
                 raise refusal_of(exc) from None
-            response = pb.AddBotsResponse(player_ids=added, tournament=tournament_message(running))
+            with running.lock:
+                response = pb.AddBotsResponse(player_ids=added, tournament=tournament_message(running))
             self.hub.deps.store.save_answer(
-                (key, idempotency.fingerprint(request), response.SerializeToString(), self.hub.deps.clock())
+                running.id,
+                (key, idempotency.fingerprint(request), response.SerializeToString(), self.hub.deps.clock()),
             )
             return response
 
-        with running.lock:
-            return self._once("AddBots", request, running, pb.AddBotsResponse, run)
+        # Not under the tournament's lock: add_bots takes it per bot (a call of 1,000 bots takes seconds),
+        # so the tournament's other calls and its clock go on meanwhile; the bots' numbers are reserved
+        # under the request key, so a repeat (or two at once) registers the same bots.
+        return self._once("AddBots", request, running, pb.AddBotsResponse, run)
 
     def StartTournament(
         self, request: pb.StartTournamentRequest, context: grpc.ServicerContext

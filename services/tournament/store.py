@@ -13,7 +13,10 @@ The shape of the table service's log (services/table/storage), without importing
   with its deterministic request id, done in order (the table-local steps of different tables
   concurrently) and marked done; a restart does the rest again;
 - `tn_intents`: a wallet hold asked before its registration commits (released at restart if it never did);
-- `tn_answers`: first answers of mutating RPCs by caller-scoped request key (servicekit.idempotency).
+- `tn_answers`: first answers of mutating RPCs by caller-scoped request key (servicekit.idempotency);
+- `tn_leases`, `tn_replicas` (issue 25): which replica owns each tournament (servicekit.leases, the table
+  shards' mechanism): every write of a tournament's rows passes its lease's fence in the same transaction
+  (`TournamentStore.leases`, set by the service), so a replica that lost a tournament commits nothing for it.
 """
 
 from __future__ import annotations
@@ -21,13 +24,19 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from servicekit.leases import Leases
+from servicekit.schema import MIGRATE_AT_START, SchemaPolicy, await_schema, describe
+from servicekit.sqlstore import Dialect
+
 T = TypeVar("T")
 SNAPSHOT_EVERY = 200
+SQLITE_FILE = "tournaments.sqlite3"  # in the data directory, unless TOURNAMENT_DATABASE_URL names one
 
 SCHEMA = (
     """CREATE TABLE IF NOT EXISTS tn_tournaments (
@@ -53,14 +62,52 @@ SCHEMA = (
 )
 
 
+# Version 1: the tables as the service created them before it kept versions (IF NOT EXISTS: a store of
+# that time is brought to version 1 by recording it). A migration is never edited once released.
+LEASES = (
+    """CREATE TABLE IF NOT EXISTS tn_leases (
+        kind TEXT NOT NULL, tournament_id TEXT NOT NULL, owner TEXT, incarnation TEXT,
+        epoch BIGINT NOT NULL, expires_ms BIGINT NOT NULL, PRIMARY KEY (kind, tournament_id))""",
+    """CREATE TABLE IF NOT EXISTS tn_replicas (
+        replica_id TEXT PRIMARY KEY, incarnation TEXT NOT NULL, address TEXT NOT NULL,
+        internal_address TEXT NOT NULL DEFAULT '', heartbeat_ms BIGINT NOT NULL,
+        draining INTEGER NOT NULL DEFAULT 0, web_url TEXT NOT NULL DEFAULT '')""",
+    "CREATE INDEX IF NOT EXISTS tn_leases_owner ON tn_leases (owner, expires_ms)",
+)
+MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = ((1, SCHEMA), (2, LEASES))
+VERSION_TABLE = "tn_schema_migrations"
+# Any constant: serialises the migrations of replicas starting together and `felt migrate` (the wallet's
+# and the table service's locks are other numbers).
+ADVISORY_LOCK = 7_426_030
+
+
 class Tx(Protocol):
+    dialect: Dialect
+
     def execute(self, sql: str, args: Sequence[Any] = ()) -> Any: ...
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None: ...
+
+
+class _SqliteTx:
+    dialect: Dialect = "sqlite"
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        return self._db.execute(sql, tuple(args))
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        self._db.executemany(sql, rows)
 
 
 class _Sqlite:
+    dialect: Dialect = "sqlite"
+
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._path = path
+        self.path = self._path = path
         self._lock = threading.Lock()
         self._db = self._connect()
         self._local = threading.local()
@@ -77,7 +124,7 @@ class _Sqlite:
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                result = work(self._db)
+                result = work(_SqliteTx(self._db))
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
@@ -96,6 +143,8 @@ class _Sqlite:
 
 
 class _Postgres:
+    dialect: Dialect = "postgres"
+
     def __init__(self, url: str, pool_size: int = 4) -> None:
         from psycopg_pool import ConnectionPool
         from servicekit.postgres import configure_session
@@ -118,8 +167,14 @@ class _Postgres:
             outer = self
 
             class _Tx:
+                dialect: Dialect = "postgres"
+
                 def execute(self, sql: str, args: Sequence[Any] = ()) -> Any:
                     return conn.execute(outer._sql(sql), tuple(args))
+
+                def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+                    with conn.cursor() as cursor:
+                        cursor.executemany(outer._sql(sql), rows)
 
             return work(_Tx())
 
@@ -147,25 +202,40 @@ class Change:
 
 
 class TournamentStore:
-    def __init__(self, path: Path, database_url: str = "", pool_size: int = 4) -> None:
-        if database_url.startswith(("postgresql://", "postgres://")):
-            self._db: _Sqlite | _Postgres = _Postgres(database_url, pool_size)
-        elif database_url.startswith("sqlite:///"):
-            self._db = _Sqlite(Path(database_url.removeprefix("sqlite:///")))
-        elif database_url:
-            raise ValueError("TOURNAMENT_DATABASE_URL: use postgresql://... or sqlite:///path")
-        else:
-            self._db = _Sqlite(path)
-        blob = "BLOB" if isinstance(self._db, _Sqlite) else "BYTEA"
-
-        def migrate(tx: Tx) -> None:
-            for statement in SCHEMA:
-                tx.execute(statement.replace("BYTEA", blob))
-
-        self._db.write(migrate)
+    def __init__(
+        self,
+        path: Path,
+        database_url: str = "",
+        pool_size: int = 4,
+        schema: SchemaPolicy = MIGRATE_AT_START,
+    ) -> None:
+        self._db = _open(path, database_url, pool_size)
+        # The fence of every write of a tournament's rows (the service sets it; None: unfenced, tests of
+        # the store alone).
+        self.leases: Leases | None = None
+        try:
+            if schema.external:
+                where = describe(database_url) if isinstance(self._db, _Postgres) else str(self._db.path)
+                await_schema("tournament", where, lambda: _missing(self._db), schema)
+            else:
+                _migrate(self._db, _now_ms())
+        except BaseException:
+            self._db.close()
+            raise
 
     def close(self) -> None:
         self._db.close()
+
+    @property
+    def database(self) -> _Sqlite | _Postgres:
+        """The store's database (servicekit.sqlstore.Database): the leases live in it too."""
+        return self._db
+
+    def _write(self, tournament_id: str, work: Callable[[Tx], T]) -> T:
+        """One transaction of a tournament's rows, through its lease's fence when the service set one."""
+        if self.leases is None:
+            return self._db.write(work)
+        return self.leases.write(tournament_id, work)
 
     # ---------------------------------------------------------------- writes
 
@@ -177,17 +247,32 @@ class TournamentStore:
         state: str,
         data: dict[str, Any],
         answer: tuple[str, str, bytes, int] | None,
-    ) -> None:
+        events: Sequence[tuple[int, bytes]] = (),
+        here: bool = True,
+    ) -> str:
+        """A new tournament's row, with the events of its creation (a scheduled one created with its
+        registration already open: RegistrationOpened) and the RPC's answer; with leases, its lease too,
+        given to this replica (`here`) or to the live replica with the fewest: that replica's id."""
+
         def work(tx: Tx) -> None:
             tx.execute(
                 "INSERT INTO tn_tournaments (tournament_id, created_ms, format, state, data)"
                 " VALUES (?, ?, ?, ?, ?)",
                 (tournament_id, created_ms, fmt, state, json.dumps(data)),
             )
+            for seq, event in events:
+                tx.execute(
+                    "INSERT INTO tn_events (tournament_id, seq, event) VALUES (?, ?, ?)",
+                    (tournament_id, seq, event),
+                )
             if answer is not None:
                 _save_answer(tx, answer)
 
-        self._db.write(work)
+        if self.leases is None:
+            self._db.write(work)
+            return ""
+        # Its lease in the same transaction: a tournament never exists without an owner.
+        return self.leases.place(tournament_id, work, here=here)
 
     def commit(self, change: Change) -> None:
         def work(tx: Tx) -> None:
@@ -223,39 +308,43 @@ class TournamentStore:
             if change.answer is not None:
                 _save_answer(tx, change.answer)
 
-        self._db.write(work)
+        self._write(change.tournament_id, work)
 
     def save_data(self, tournament_id: str, state: str, data: dict[str, Any]) -> None:
         """The service-side data alone (a reservation made before the commands it prepares)."""
-        self._db.write(
+        self._write(
+            tournament_id,
             lambda tx: tx.execute(
                 "UPDATE tn_tournaments SET state = ?, data = ? WHERE tournament_id = ?",
                 (state, json.dumps(data), tournament_id),
-            )
+            ),
         )
 
     def add_intent(self, tournament_id: str, n: int, player: str, hold: str) -> None:
-        self._db.write(
+        self._write(
+            tournament_id,
             lambda tx: tx.execute(
                 "INSERT INTO tn_intents (tournament_id, n, player, hold, status)"
                 " VALUES (?, ?, ?, ?, 'PENDING')",
                 (tournament_id, n, player, hold),
-            )
+            ),
         )
 
     def set_intent(self, tournament_id: str, n: int, status: str) -> None:
-        self._db.write(
+        self._write(
+            tournament_id,
             lambda tx: tx.execute(
                 "UPDATE tn_intents SET status = ? WHERE tournament_id = ? AND n = ?",
                 (status, tournament_id, n),
-            )
+            ),
         )
 
     def mark_done(self, tournament_id: str, n: int) -> None:
-        self._db.write(
+        self._write(
+            tournament_id,
             lambda tx: tx.execute(
                 "UPDATE tn_outbox SET done = 1 WHERE tournament_id = ? AND n = ?", (tournament_id, n)
-            )
+            ),
         )
 
     def mark_done_many(self, tournament_id: str, ns: Sequence[int]) -> None:
@@ -268,10 +357,10 @@ class TournamentStore:
                 )
 
         if ns:
-            self._db.write(work)
+            self._write(tournament_id, work)
 
-    def save_answer(self, answer: tuple[str, str, bytes, int]) -> None:
-        self._db.write(lambda tx: _save_answer(tx, answer))
+    def save_answer(self, tournament_id: str, answer: tuple[str, str, bytes, int]) -> None:
+        self._write(tournament_id, lambda tx: _save_answer(tx, answer))
 
     # ---------------------------------------------------------------- reads
 
@@ -282,6 +371,16 @@ class TournamentStore:
     def tournaments(self) -> list[tuple[str, int, str, str, dict[str, Any]]]:
         rows = self._db.read("SELECT tournament_id, created_ms, format, state, data FROM tn_tournaments")
         return [(str(r[0]), int(r[1]), str(r[2]), str(r[3]), json.loads(r[4])) for r in rows]
+
+    def tournament_ids(self) -> list[str]:
+        return [str(r[0]) for r in self._db.read("SELECT tournament_id FROM tn_tournaments")]
+
+    def tournament(self, tournament_id: str) -> tuple[int, str, dict[str, Any]] | None:
+        """(created_ms, state, data) of one tournament, as last committed."""
+        rows = self._db.read(
+            "SELECT created_ms, state, data FROM tn_tournaments WHERE tournament_id = ?", (tournament_id,)
+        )
+        return (int(rows[0][0]), str(rows[0][1]), json.loads(rows[0][2])) if rows else None
 
     def snapshot(self, tournament_id: str) -> tuple[int, bytes] | None:
         rows = self._db.read("SELECT n, state FROM tn_snapshots WHERE tournament_id = ?", (tournament_id,))
@@ -321,3 +420,74 @@ def _save_answer(tx: Tx, answer: tuple[str, str, bytes, int]) -> None:
         " ON CONFLICT (request_key) DO NOTHING",
         answer,
     )
+
+
+def _open(path: Path, database_url: str, pool_size: int) -> _Sqlite | _Postgres:
+    if database_url.startswith(("postgresql://", "postgres://")):
+        return _Postgres(database_url, pool_size)
+    if database_url.startswith("sqlite:///"):
+        return _Sqlite(Path(database_url.removeprefix("sqlite:///")))
+    if database_url:
+        raise ValueError("TOURNAMENT_DATABASE_URL: use postgresql://... or sqlite:///path")
+    return _Sqlite(path)
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _applied(db: _Sqlite | _Postgres, tx: Tx | None = None) -> set[int]:
+    if isinstance(db, _Postgres):
+        probe = f"SELECT to_regclass('{VERSION_TABLE}') IS NOT NULL"
+    else:
+        probe = (
+            f"SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '{VERSION_TABLE}')"
+        )
+    if tx is not None:
+        present = bool(tx.execute(probe).fetchone()[0])
+        rows = tx.execute(f"SELECT version FROM {VERSION_TABLE}").fetchall() if present else []
+    else:
+        present = bool(db.read(probe)[0][0])
+        rows = db.read(f"SELECT version FROM {VERSION_TABLE}") if present else []
+    return {int(r[0]) for r in rows}
+
+
+def _missing(db: _Sqlite | _Postgres) -> list[str]:
+    done = _applied(db)
+    return [f"tournament {version}" for version, _ in MIGRATIONS if version not in done]
+
+
+def _migrate(db: _Sqlite | _Postgres, now_ms: int) -> list[int]:
+    """Apply what is pending in one transaction under a lock (PostgreSQL: an advisory lock; SQLite: its
+    write lock, BEGIN IMMEDIATE), recorded in tn_schema_migrations: replicas that start together take turns
+    and each finds what the one before applied."""
+    blob = "BLOB" if isinstance(db, _Sqlite) else "BYTEA"
+
+    def work(tx: Tx) -> list[int]:
+        if isinstance(db, _Postgres):
+            tx.execute("SELECT pg_advisory_xact_lock(?)", (ADVISORY_LOCK,))
+        tx.execute(
+            f"CREATE TABLE IF NOT EXISTS {VERSION_TABLE}"
+            " (version INTEGER PRIMARY KEY, applied_ms BIGINT NOT NULL)"
+        )
+        done = _applied(db, tx)
+        applied = []
+        for version, statements in MIGRATIONS:
+            if version in done:
+                continue
+            for statement in statements:
+                tx.execute(statement.replace("BYTEA", blob))
+            tx.execute(f"INSERT INTO {VERSION_TABLE} (version, applied_ms) VALUES (?, ?)", (version, now_ms))
+            applied.append(version)
+        return applied
+
+    return db.write(work)
+
+
+def migrate_database(path: Path, database_url: str = "") -> list[str]:
+    """`felt migrate`: the tournament store at this release's schema; the migrations it applied."""
+    db = _open(path, database_url, pool_size=1)
+    try:
+        return [f"tournament {version}" for version in _migrate(db, _now_ms())]
+    finally:
+        db.close()

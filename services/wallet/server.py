@@ -17,7 +17,7 @@ from servicekit.ratelimit import Rate, RateLimit
 from servicekit.server import Service, ServiceSpec, build
 
 from services.wallet.servicer import WalletServicer
-from services.wallet.storage import Clock, LedgerStore, open_store, wall_clock_ms
+from services.wallet.storage import Clock, LedgerStore, migrate_database, open_store, wall_clock_ms
 from services.wallet.workers import Announce
 from services.wallet.workers import serve as serve_workers
 
@@ -37,6 +37,13 @@ RATE_LIMITS = (
         "money",
         ("Issue", "Transfer", "TransferBatch", "Hold", "Capture", "Release"),
         player=Rate(5, 20),
+        platform=Rate(20_000, 40_000),
+    ),
+    # Reads (issue 24): a player's balance and history now and then; the services read far more.
+    RateLimit(
+        "read",
+        ("GetAccount", "ListAccounts", "GetHold", "GetTransfer", "ListTransfers", "GetLedgerSummary"),
+        player=Rate(10, 50),
         platform=Rate(20_000, 40_000),
     ),
 )
@@ -71,6 +78,11 @@ class HoldSweeper:
             self._thread.join()
 
 
+def migrate_schema(config: ServerConfig) -> list[str]:
+    """`felt migrate`: the ledger at this release's schema (what the wallet does at start when embedded)."""
+    return migrate_database(str(config.extra.get("database_url", "")), str(config.data_dir))
+
+
 def service_spec(config: ServerConfig) -> ServiceSpec:
     clock: Clock = config.extra.get("clock") or wall_clock_ms
     store = open_store(
@@ -78,6 +90,7 @@ def service_spec(config: ServerConfig) -> ServiceSpec:
         str(config.data_dir),
         clock=clock,
         pg_pool_size=int(config.extra.get("pg_pool_size", 16)),
+        schema=config.schema,
     )
     sweeper = HoldSweeper(store, float(config.extra.get("hold_sweep_seconds", 1.0)))
     # Of several worker processes only the first sweeps: one sweep a second is enough for the ledger

@@ -79,7 +79,7 @@ def test_every_service_creates_its_data_files_for_its_own_user_only(data_dir: Pa
             "tables.sqlite3",
             "tables.sqlite3-wal",
             "casino.sqlite3-wal",
-            "keys/auth-ed25519.pem",
+            "keys/keyset.json",  # the development key set (and a keys/<kid>.pem per key)
         ):
             assert expected in names, sorted(names)
         assert any(n.startswith("wallet") and n.endswith("-wal") for n in names), sorted(names)

@@ -34,7 +34,7 @@ from poker.table.v1 import table_service_pb2 as tpb
 from poker.table.v1 import table_service_pb2_grpc as tpb_grpc
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
-from servicekit import auth, client
+from servicekit import auth, testing
 from servicekit.errors import details_of
 from servicekit.testing import ServiceProcess, fund_player
 
@@ -65,7 +65,7 @@ class Platform:
         return auth.issue_token(auth.load_keys(self.data_dir), subject, role)
 
     def ops_wallet(self) -> wpb_grpc.WalletServiceStub:
-        channel = client.channel(self.wallet.address, self.token("bank-ops", auth.Role.OPERATOR))
+        channel = testing.channel(self.wallet.address, self.token("bank-ops", auth.Role.OPERATOR))
         return wpb_grpc.WalletServiceStub(channel)  # type: ignore[no-untyped-call]
 
 
@@ -138,7 +138,7 @@ class Person:
 
     def __init__(self, platform: Platform, name: str, tally: Tally, seed: int) -> None:
         self.name = name
-        channel = client.channel(platform.table.address, platform.token(name))
+        channel = testing.channel(platform.table.address, platform.token(name))
         self.table = tpb_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
         self.casino = cpb_grpc.CasinoServiceStub(channel)  # type: ignore[no-untyped-call]
         self.tally = tally

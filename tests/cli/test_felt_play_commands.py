@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from felt.play import commands
 from felt.play.commands import Act, Help, Invalid, Leave, Show, parse, parse_amount
 from poker.table.v1 import table_service_pb2 as pb
 
@@ -126,3 +127,34 @@ def test_an_illegal_line_says_what_is_legal(line: str, legal: pb.LegalActions | 
 )
 def test_amounts(text: str, chips: int | None) -> None:
     assert parse_amount(text) == chips
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("sitout", commands.Seat("sitout")),
+        ("SITIN", commands.Seat("sitin")),
+        ("topup", commands.Seat("topup")),
+        ("topup 5000", commands.Seat("topup", 5_000)),
+        ("topup 2k", commands.Seat("topup", 2_000)),
+        ("lobby", commands.Lobby()),
+        ("balance", commands.Lobby()),
+    ],
+)
+def test_seat_commands_work_at_any_time(line: str, expected: object) -> None:
+    """Issue 23: the seat's commands read the same at the player's turn and between turns."""
+    assert commands.parse(line, None) == expected
+    assert commands.parse(line, pb.LegalActions(can_fold=True, can_check=True)) == expected
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("topup lots", "say how many chips"),
+        ("topup 1 2", "say how many chips"),
+        ("sitin now", "nothing more"),
+    ],
+)
+def test_a_malformed_seat_command_says_what_is_expected(line: str, message: str) -> None:
+    command = commands.parse(line, None)
+    assert isinstance(command, commands.Invalid) and message in command.message

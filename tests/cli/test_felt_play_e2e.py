@@ -22,7 +22,7 @@ from poker.table.v1 import table_service_pb2 as pb
 from poker.table.v1 import table_service_pb2_grpc as pb_grpc
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
-from servicekit import auth, client
+from servicekit import auth, testing
 from servicekit.auth import Role
 from servicekit.server import build
 from servicekit.testing import RunningService, config_for_tests, free_port, running
@@ -103,9 +103,10 @@ def hands_finished(output: str) -> int:
 def test_felt_play_command_plays_hands_against_bots_and_leaves_with_the_stack(stack: Stack) -> None:
     """The real command in its own process, stdin scripted: `c` (check or call) at each turn, then `q`."""
     script = "c\n" * 12 + "q\n"
-    command = [sys.executable, "-m", "felt", "play", "--address", stack.table.address]
-    command += ["--wallet-address", stack.wallet.address, "--table", TABLE, "--player", "ana"]
-    command += ["--data-dir", str(stack.data_dir)]
+    # The public ports, as a player's: felt play has no client certificate; it trusts the CA it is given.
+    command = [sys.executable, "-m", "felt", "play", "--address", stack.table.public_address]
+    command += ["--wallet-address", stack.wallet.public_address, "--table", TABLE, "--player", "ana"]
+    command += ["--data-dir", str(stack.data_dir), "--ca", str(testing.trust_files().ca)]
     result = subprocess.run(
         command,
         input=script,
@@ -188,11 +189,21 @@ def test_a_token_from_elsewhere_plays_without_the_local_key_or_free_chips(
     monkeypatch.setenv("FELT_DATA_DIR", str(tmp_path / "elsewhere"))  # an empty directory: no key there
     monkeypatch.setattr("sys.stdin", io.StringIO("q\n"))
     token = stack.table.token("dee", Role.PLAYER)
-    args = ["play", "--token", token, "--address", stack.table.address, "--table", TABLE, "--buy-in", "5000"]
+    args = [
+        "play",
+        "--token",
+        token,
+        "--address",
+        stack.table.public_address,
+        "--table",
+        TABLE,
+        "--buy-in",
+        "5000",
+    ]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "Issued" not in out and "You sit in seat" in out and LEFT.search(out) is not None, out[-2000:]
-    assert not (tmp_path / "elsewhere" / auth.DEV_KEY_NAME).exists()
+    assert not (tmp_path / "elsewhere" / auth.DEV_KEYSET_DIR).exists()
 
 
 @pytest.mark.slow
@@ -228,7 +239,7 @@ def test_session_rides_out_a_table_service_restart(tmp_path: Path) -> None:
                     answer = "CAREFUL"
                 return check_or_fold(lines) if answer == "CAREFUL" else answer
 
-            stub = pb_grpc.TableServiceStub(client.channel(f"127.0.0.1:{port}", _token(tmp_path, "cy")))
+            stub = pb_grpc.TableServiceStub(testing.channel(f"127.0.0.1:{port}", _token(tmp_path, "cy")))
             wallet_stub = wpb_grpc.WalletServiceStub(wallet.channel("felt-play", Role.SERVICE))
             lobby.ensure_chips(wallet_stub, "cy", BUY_IN)
             session = Session(stub, TABLE, Console(read, lines.append), BUY_IN)

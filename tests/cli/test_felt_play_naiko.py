@@ -269,8 +269,8 @@ def test_felt_play_create_naiko_hosts_a_private_naiko_table_with_bots(
 ) -> None:
     data_dir, wallet, table = stack
     monkeypatch.setattr("sys.stdin", io.StringIO("c\n" * 3 + "q\n"))
-    args = ["play", "--create", "naiko", "--bots", "3", "--address", table.address]
-    args += ["--wallet-address", wallet.address, "--player", "cleo", "--data-dir", str(data_dir)]
+    args = ["play", "--create", "naiko", "--bots", "3", "--address", table.public_address]
+    args += ["--wallet-address", wallet.public_address, "--player", "cleo", "--data-dir", str(data_dir)]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "(Naiko)" in out and "friends join with --table" in out

@@ -277,3 +277,30 @@ def test_unknown_seats_are_named_by_number() -> None:
     assert render.event_lines(event(player_sat_in=pb.PlayerSatIn(seat=9)), SEEN) == [
         "seat 9 is dealt in again"
     ]
+
+
+def test_a_showdown_names_each_shown_hands_best_five_and_the_winners_hand() -> None:
+    """Issue 23: CardsShown.best_five in the shown line; the pot's winner with the hand it won with."""
+    names = {1: "ana (you)", 2: "Bot 2 [bot]"}
+    shown = pb.TableEvent(
+        hand_number=7,
+        cards_shown=pb.CardsShown(
+            seat=2, cards=["Kh", "Kd"], hand="Full House", best_five=["Kh", "Kd", "Ks", "7c", "7d"]
+        ),
+    )
+    seen = render.Seen(1, names, shown={2: ("Full House", ("Kh", "Kd", "Ks", "7c", "7d"))})
+    assert render.event_lines(shown, seen) == ["Bot 2 [bot] shows Kh Kd (Full House: Kh Kd Ks 7c 7d)"]
+    pot = pb.TableEvent(
+        hand_number=7,
+        pot_awarded=pb.PotAwarded(index=0, amount=900, shares=[pb.StackEntry(seat=2, chips=900)]),
+    )
+    assert render.event_lines(pot, seen) == [
+        "Main pot 900 -> Bot 2 [bot] 900 with Full House: Kh Kd Ks 7c 7d"
+    ]
+    # Without a showdown (everybody else folded) nothing was shown: the winner alone.
+    assert render.event_lines(pot, render.Seen(1, names)) == ["Main pot 900 -> Bot 2 [bot] 900"]
+
+
+def test_help_lists_the_seat_commands() -> None:
+    text = "\n".join(render.HELP)
+    assert all(word in text for word in ("sitout", "sitin", "topup", "lobby"))

@@ -100,3 +100,21 @@ def test_a_stream_refused_for_good_says_why_and_ends() -> None:
     assert isinstance(seen[0], Event) and seen[0].seq == 7
     assert isinstance(seen[1], str) and seen[1].startswith("The thing stream failed: ")
     assert server.opened_from == [7]
+
+
+def test_on_event_runs_in_the_streams_thread_and_its_lines_come_before_the_event() -> None:
+    """The hook felt play gives its seeds from: each event seen once, before the main thread reads it
+    (nothing is read here until the stream has ended), its lines queued ahead of the event."""
+    server = Server([([Event(1), Event(2), Event(3, final=True)], None)])
+    hooked: list[int] = []
+
+    def hook(event: Event) -> list[str]:
+        hooked.append(event.seq)
+        return [f"seed for {event.seq + 1}"] if event.seq == 2 else []
+
+    watcher = ResumableStream("t", server.open_from, 1, WORDS, last=lambda e: e.final, on_event=hook)
+    watcher.start()
+    watcher.join(20)
+    assert hooked == [1, 2, 3]
+    seen = drain(watcher, 4)
+    assert [e.seq if isinstance(e, Event) else e for e in seen] == [1, "seed for 3", 2, 3]

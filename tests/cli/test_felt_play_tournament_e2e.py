@@ -30,7 +30,7 @@ from poker.tournament.v1 import tournament_service_pb2 as pb
 from poker.tournament.v1 import tournament_service_pb2_grpc as pb_grpc
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
-from servicekit import auth, client
+from servicekit import auth, testing
 from servicekit.auth import Role
 
 pytestmark = pytest.mark.slow
@@ -76,11 +76,15 @@ class Stack:
         return auth.issue_token(auth.load_keys(self.data_dir), subject, role)
 
     def tournaments(self) -> pb_grpc.TournamentServiceStub:
-        channel = client.channel(self.address("tournament"), self.token("ops", Role.OPERATOR))
+        channel = testing.public_channel(
+            self.address("tournament"), self.token("ops", Role.OPERATOR), felt_up_dir=self.data_dir
+        )
         return pb_grpc.TournamentServiceStub(channel)  # type: ignore[no-untyped-call]
 
     def balance(self, player: str) -> int:
-        channel = client.channel(self.address("wallet"), self.token("ops", Role.OPERATOR))
+        channel = testing.public_channel(
+            self.address("wallet"), self.token("ops", Role.OPERATOR), felt_up_dir=self.data_dir
+        )
         stub = wpb_grpc.WalletServiceStub(channel)  # type: ignore[no-untyped-call]
         found = stub.ListAccounts(wpb.ListAccountsRequest(kind=wpb.ACCOUNT_KIND_PLAYER, owner=player))
         return int(found.accounts[0].balance)
@@ -130,6 +134,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     out = data_dir / "up.out"
     command = [sys.executable, "-m", "felt", "up", "--data-dir", str(data_dir)]
     command += ["--base-port", str(base), "--metrics-base-port", str(metrics), "--bot-fill-seconds", "1"]
+    command += ["--web-base-port", "0"]
     with open(out, "wb") as sink:
         up = subprocess.Popen(command, stdout=sink, stderr=sink, env=env)
     try:

@@ -23,7 +23,7 @@ from google.protobuf import json_format
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from poker.dealer.v1 import dealer_service_pb2 as pb
 from poker.dealer.v1 import dealer_service_pb2_grpc as pb_grpc
-from servicekit import auth
+from servicekit import auth, testing
 from servicekit.auth import Role
 from servicekit.errors import details_of
 from servicekit.testing import RunningService, config_for_tests, free_port, running
@@ -336,7 +336,7 @@ def _metrics(svc: RunningService) -> str:
 
 
 def _health(svc: RunningService) -> int:
-    with grpc.insecure_channel(svc.address) as channel:
+    with testing.channel(svc.address) as channel:
         request = health_pb2.HealthCheckRequest(service="poker.dealer.v1.DealerService")
         return int(health_pb2_grpc.HealthStub(channel).Check(request, timeout=5).status)
 
@@ -397,10 +397,11 @@ def test_secrets_never_reach_logs_metrics_or_early_responses(
 
 
 def test_dealer_runs_as_a_process_and_drains_on_sigterm(tmp_path: Path) -> None:
-    port, metrics_port = free_port(), free_port()
+    port, internal, metrics_port = free_port(), free_port(), free_port()
     env = {**os.environ, "FELT_DATA_DIR": str(tmp_path)}
+    argv = ["--port", str(port), "--internal-port", str(internal), "--metrics-port", str(metrics_port)]
     process = subprocess.Popen(
-        [sys.executable, "-m", "services.dealer", "--port", str(port), "--metrics-port", str(metrics_port)],
+        [sys.executable, "-m", "services.dealer", *argv],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -411,9 +412,10 @@ def test_dealer_runs_as_a_process_and_drains_on_sigterm(tmp_path: Path) -> None:
         deadline = time.monotonic() + 20
         keys = None
         while time.monotonic() < deadline:
-            if (tmp_path / auth.DEV_KEY_NAME).exists():
+            if (tmp_path / auth.DEV_KEYSET_FILE).exists():
                 keys = auth.load_keys(tmp_path)
-                channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+                # The internal port, with the certificate of the token's subject (the table).
+                channel = testing.channel(f"127.0.0.1:{internal}", name="table")
                 try:
                     grpc.channel_ready_future(channel).result(timeout=1)
                     break

@@ -23,7 +23,7 @@ from dealing.commitments import position_salt
 from dealing.shuffle import shoe_order
 from poker.dealer.v1 import dealer_service_pb2 as pb
 from poker.dealer.v1 import dealer_service_pb2_grpc as pb_grpc
-from servicekit import auth
+from servicekit import auth, testing
 from servicekit.auth import Role
 from servicekit.errors import details_of
 from servicekit.testing import Supervised
@@ -72,8 +72,9 @@ def _retrying(call: Callable[[], object], seconds: float = 20.0) -> object:
 
 
 def _channel(address: str) -> grpc.Channel:
-    return grpc.insecure_channel(
+    return testing.channel(
         address,
+        name="table",  # the certificate of the table, whose service token the calls carry
         options=[
             ("grpc.use_local_subchannel_pool", 1),  # one connection per channel
             ("grpc.initial_reconnect_backoff_ms", 100),

@@ -13,9 +13,9 @@ import sys
 import time
 from pathlib import Path
 
-import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from servicekit import testing
 
 from deploy.validate import dockerfile, layout, suite
 
@@ -167,7 +167,8 @@ def _serve_from(prefix: Path, name: str, tmp_path: Path) -> None:
                     pytest.fail(f"felt serve {name} exited {proc.returncode}: {log_path.read_text()[-2000:]}")
                 time.sleep(0.1)
         assert port is not None, log_path.read_text()[-2000:]
-        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        # TLS from the development CA the service made in its data directory (servicekit.devca).
+        with testing.public_channel(f"127.0.0.1:{port}", felt_up_dir=data) as channel:
             reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=30)
         assert reply.status == health_pb2.HealthCheckResponse.SERVING
         proc.send_signal(signal.SIGTERM)

@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from servicekit.testing import free_port
 
-from deploy.validate import catalog, dashboard, layout, promql, rules, scrape, suite
+from deploy.validate import catalog, dashboard, kustomize, layout, operator, promql, rules, scrape, suite
 from deploy.validate.catalog import build_catalog
 
 RULES = layout.RULE_FILES[0]
@@ -52,6 +52,7 @@ def test_catalog_finds_the_grpc_and_domain_metrics() -> None:
         "grpc_service",
         "grpc_method",
         "grpc_code",
+        "protocol",
     }
     assert any(n.startswith("poker_") for n in found.metrics), "domain metrics poker_* are found"
     assert "poker.wallet.v1.WalletService" in found.grpc_services
@@ -67,8 +68,8 @@ def test_catalog_agrees_with_the_real_registry_for_servicekit() -> None:
     probe = textwrap.dedent(
         """
         import prometheus_client, servicekit.metrics as m
-        m.STARTED.labels("unary", "s", "m"); m.HANDLED.labels("unary", "s", "m", "OK")
-        m.HANDLING_SECONDS.labels("unary", "s", "m")
+        m.STARTED.labels("unary", "s", "m", "grpc"); m.HANDLED.labels("unary", "s", "m", "OK", "grpc")
+        m.HANDLING_SECONDS.labels("unary", "s", "m", "grpc")
         print("\\n".join(s.name for f in prometheus_client.REGISTRY.collect() for s in f.samples
                          if s.name.startswith("grpc_server_")))
         """
@@ -384,7 +385,7 @@ SCRAPE_BREAKS: dict[str, tuple[str, Callable[[dict[str, Any]], Any], str]] = {
     "every container port scraped": (
         "production",
         lambda c: _without(c, "__meta_kubernetes_pod_container_port_name"),
-        "yields 2 scrape targets, not 1",
+        "yields 4 scrape targets, not 1",
     ),
     "no namespace label": (
         "production",
@@ -451,11 +452,28 @@ def test_local_stack_scrape_config_is_valid(tmp_path: Path) -> None:
     assert code == 0, output
 
 
+def _pod_monitor_config() -> dict[str, Any]:
+    """The scrape job the Prometheus Operator makes of deploy/k8s/monitoring's PodMonitor."""
+    monitor = next(d for d in kustomize.render(layout.OPERATOR) if d["kind"] == "PodMonitor")
+    return {
+        "global": scrape.load(layout.SCRAPE_CONFIG)["global"],
+        "scrape_configs": [operator.scrape_job(monitor)],
+    }
+
+
+JOBS: dict[str, Callable[[], dict[str, Any]]] = {
+    "prometheus.yml": lambda: scrape.load(layout.SCRAPE_CONFIG),
+    "PodMonitor": _pod_monitor_config,
+}
+
+
 @pytest.mark.slow
-def test_real_prometheus_relabels_the_pods_as_predicted(tmp_path: Path) -> None:
+@pytest.mark.parametrize("source", sorted(JOBS))
+def test_real_prometheus_relabels_the_pods_as_predicted(source: str, tmp_path: Path) -> None:
     """The discovered targets of the production pods, handed to a real Prometheus (file discovery stands
     in for Kubernetes discovery, which Debian's build leaves out): it keeps and labels exactly the targets
-    deploy/validate/scrape.py predicts, so the offline relabelling check judges what Prometheus does."""
+    deploy/validate/scrape.py predicts, so the offline relabelling check judges what Prometheus does; the
+    same for the job the Prometheus Operator generates from the PodMonitor (deploy/validate/operator.py)."""
     from felt import monitoring
 
     binary = monitoring.prometheus_binary()
@@ -472,7 +490,7 @@ def test_real_prometheus_relabels_the_pods_as_predicted(tmp_path: Path) -> None:
             ]
         )
     )
-    config = scrape.for_promtool(scrape.load(layout.SCRAPE_CONFIG), str(targets_file))
+    config = scrape.for_promtool(JOBS[source](), str(targets_file))
     config["rule_files"] = []
     server = monitoring.LocalPrometheus(binary, tmp_path / "prometheus", "127.0.0.1", free_port())
     assert server.start(config), server.log_path.read_text()
@@ -488,9 +506,86 @@ def test_real_prometheus_relabels_the_pods_as_predicted(tmp_path: Path) -> None:
     finally:
         server.stop()
     predicted = sorted(
-        json.dumps(scrape.scraped(t), sort_keys=True)
-        for t in scrape.targets_of(scrape.load(layout.SCRAPE_CONFIG), docs, "felt")
+        json.dumps(scrape.scraped(t), sort_keys=True) for t in scrape.targets_of(JOBS[source](), docs, "felt")
     )
     actual = sorted(json.dumps(t["labels"], sort_keys=True) for t in data["activeTargets"])
     assert actual == predicted
     assert len(predicted) == 5
+
+
+# --- the Prometheus Operator's objects (deploy/k8s/monitoring) ------------------------------------------
+
+
+def test_operator_objects_match_the_plain_configuration() -> None:
+    assert suite.check_operator_objects().problems == []
+    text = (layout.OPERATOR / operator.RULES_FILE).read_text(encoding="utf-8")
+    assert text == operator.rules_text(layout.RULE_FILES), "run `make operator-rules`"
+    targets = scrape.targets_of(_pod_monitor_config(), suite.rendered("production"), "felt")
+    apps = sorted(scrape.scraped(t)["app"] for t in targets)
+    assert apps == ["dealer", "evaluator", "table", "tournament", "wallet"]
+
+
+def _monitor(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    return next(d for d in docs if d["kind"] == "PodMonitor")
+
+
+def _endpoint(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    return dict(_monitor(docs)["spec"]["podMetricsEndpoints"][0])
+
+
+def _edit_an_alert(docs: list[dict[str, Any]]) -> None:
+    rule = next(d for d in docs if d["kind"] == "PrometheusRule")
+    alert = next(r for g in rule["spec"]["groups"] for r in g["rules"] if "alert" in r)
+    alert["for"] = "1h"  # edited in the PrometheusRule, not in the rule file promtool tests
+
+
+OPERATOR_BREAKS: dict[str, tuple[Callable[[list[dict[str, Any]]], Any], str]] = {
+    "a rule edited in the PrometheusRule only": (_edit_an_alert, "not the rule files' groups"),
+    "a rule file left out": (
+        lambda docs: docs.remove(next(d for d in docs if d["kind"] == "PrometheusRule")),
+        "not the rule files' groups",
+    ),
+    "the gRPC port scraped": (
+        lambda docs: _monitor(docs)["spec"]["podMetricsEndpoints"][0].update({"port": "grpc"}),
+        "not its metrics port",
+    ),
+    "one service selected": (
+        lambda docs: _monitor(docs)["spec"]["selector"].update(
+            {"matchLabels": {"app.kubernetes.io/name": "wallet"}}
+        ),
+        "Deployment/dealer yields 0 scrape targets",
+    ),
+    "no app label": (
+        lambda docs: _monitor(docs)["spec"]["podMetricsEndpoints"][0].pop("relabelings"),
+        "get app=None, not 'wallet'",
+    ),
+    "dev not watched": (
+        lambda docs: _monitor(docs)["spec"]["namespaceSelector"].update({"matchNames": ["felt"]}),
+        "watches ['felt'], prometheus.yml ['felt', 'felt-dev']",
+    ),
+    "a misspelt field": (
+        lambda docs: _monitor(docs)["spec"]["podMetricsEndpoints"][0].update({"relabellings": []}),
+        "unknown field podMetricsEndpoints[0].relabellings",
+    ),
+    "not selected by the Prometheus": (
+        lambda docs: _monitor(docs)["metadata"].pop("labels"),
+        "the Prometheus resource selects by app.kubernetes.io/part-of=felt",
+    ),
+    "another scrape interval": (
+        lambda docs: _monitor(docs)["spec"]["podMetricsEndpoints"][0].update({"interval": "1m"}),
+        "interval differs",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OPERATOR_BREAKS))
+def test_operator_checker_catches(case: str) -> None:
+    mutate, expected = OPERATOR_BREAKS[case]
+    docs = kustomize.render(layout.OPERATOR)
+    mutate(docs)
+    overlays = {
+        name: (suite.rendered(name), namespace)
+        for name, namespace in (("production", "felt"), ("dev", "felt-dev"))
+    }
+    problems = operator.check_operator_objects(docs, overlays, layout.RULE_FILES)
+    assert any(expected in p for p in problems), problems

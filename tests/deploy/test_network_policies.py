@@ -40,12 +40,17 @@ def test_overlays_allow_exactly_the_architectures_calls(overlay: str) -> None:
         "wallet-postgres:5432/TCP (postgres)" if overlay == "dev" else "managed database:5432/TCP (postgres)"
     )
     for call in (
-        "table -> dealer:50052/TCP (grpc)",
-        "table -> evaluator:50051/TCP (grpc)",
-        "table -> wallet:50053/TCP (grpc)",
-        "tournament -> table:50054/TCP (grpc)",
-        "tournament -> wallet:50053/TCP (grpc)",
-        "tournament -> dealer:50052/TCP (grpc)",
+        "table -> dealer:51052/TCP (internal)",
+        "table -> evaluator:51051/TCP (internal)",
+        "table -> wallet:51053/TCP (internal)",
+        "tournament -> table:51054/TCP (internal)",
+        "tournament -> wallet:51053/TCP (internal)",
+        "tournament -> dealer:51052/TCP (internal)",
+        "gateway -> evaluator:8081/TCP (web)",
+        "gateway -> dealer:8082/TCP (web)",
+        "gateway -> wallet:8083/TCP (web)",
+        "gateway -> table:8084/TCP (web)",
+        "gateway -> tournament:8085/TCP (web)",
         "front-end -> table:50054/TCP (grpc)",
         "front-end -> tournament:50055/TCP (grpc)",
         "front-end -> evaluator:50051/TCP (grpc)",
@@ -64,6 +69,14 @@ def test_overlays_allow_exactly_the_architectures_calls(overlay: str) -> None:
         "pod of another namespace -> table:9104/TCP (metrics)",
         "front-end -> table:9104/TCP (metrics)",
         "dealer -> table:50054/TCP (grpc)",
+        "table -> dealer:50052/TCP (grpc)",  # services call each other's internal ports only
+        "tournament -> table:50054/TCP (grpc)",
+        "gateway -> wallet:50053/TCP (grpc)",  # the Gateway reaches doors, nothing else
+        "gateway -> table:51054/TCP (internal)",
+        "front-end -> table:8084/TCP (web)",
+        "front-end -> dealer:51052/TCP (internal)",
+        "stray pod in the namespace -> table:8084/TCP (web)",
+        "pod of another namespace -> tournament:8085/TCP (web)",
     ):
         assert refused not in open_
 
@@ -95,27 +108,27 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[Doc]], None], str]] = {
     "front-ends reach the ledger": (
         "production",
         _edit("wallet", _add_ingress_peer),
-        "front-end -> wallet:50053/TCP (grpc) is allowed, but the architecture has no such call",
+        "front-end -> wallet:51053/TCP (internal) is allowed, but the architecture has no such call",
     ),
     "table cut off from the wallet": (
         "production",
         _edit("table", lambda spec: spec["egress"].pop(2)),
-        "table -> wallet:50053/TCP (grpc) is refused, but the architecture needs it (table calls wallet)",
+        "table -> wallet:51053/TCP (internal) is refused, but the architecture needs it (table calls wallet",
     ),
     "tournament cannot reach its tables": (
         "dev",
-        _edit("table", lambda spec: spec["ingress"][0]["from"].pop(0)),
-        "tournament -> table:50054/TCP (grpc) is refused",
+        _edit("table", lambda spec: spec["ingress"].pop(0)),
+        "tournament -> table:51054/TCP (internal) is refused",
     ),
     "ingress on a port name no container has": (
         "production",
         _edit("dealer", lambda spec: spec["ingress"][0]["ports"][0].update({"port": "grpcs"})),
-        "table -> dealer:50052/TCP (grpc) is refused",
+        "table -> dealer:51052/TCP (internal) is refused",
     ),
     "egress to the wrong port number": (
         "production",
-        _edit("tournament", lambda spec: spec["egress"][0]["ports"][0].update({"port": 50055})),
-        "tournament -> table:50054/TCP (grpc) is refused",
+        _edit("tournament", lambda spec: spec["egress"][0]["ports"][0].update({"port": 50054})),
+        "tournament -> table:51054/TCP (internal) is refused",
     ),
     "dealer opens anything": (
         "production",
@@ -156,6 +169,39 @@ MUTATIONS: dict[str, tuple[str, Callable[[list[Doc]], None], str]] = {
         "dev",
         _edit("wallet-postgres", lambda spec: spec["ingress"][0].pop("from")),
         "pod of another namespace -> wallet-postgres:5432/TCP (postgres) is allowed",
+    ),
+    "services calling the public port": (
+        "production",
+        _edit("table", lambda spec: spec["egress"][0]["ports"][0].update({"port": 50052})),
+        "table -> dealer:51052/TCP (internal) is refused, but the architecture needs it (table calls dealer",
+    ),
+    "the doors shut": (
+        "dev",
+        _drop("web-gateway"),
+        "gateway -> table:8084/TCP (web) is refused, but the architecture needs it (the Gateway sends "
+        "browsers' calls to table's door)",
+    ),
+    "the gateway given every port": (
+        "production",
+        _edit("web-gateway", lambda spec: spec["ingress"][0].pop("ports")),
+        "gateway -> wallet:50053/TCP (grpc) is allowed, but the architecture has no such call",
+    ),
+    "the doors open to every namespace": (
+        "production",
+        _edit("web-gateway", lambda spec: spec["ingress"][0]["from"][0].update({"namespaceSelector": {}})),
+        "pod of another namespace -> wallet:8083/TCP (web) is allowed",
+    ),
+    "front-ends given the doors": (
+        "production",
+        _edit("web-gateway", _add_ingress_peer),
+        "front-end -> evaluator:8081/TCP (web) is allowed",
+    ),
+    "a door left out": (
+        "production",
+        _edit(
+            "web-gateway", lambda spec: spec["podSelector"]["matchExpressions"][0]["values"].remove("dealer")
+        ),
+        "gateway -> dealer:8082/TCP (web) is refused",
     ),
     "monitoring namespace given gRPC": (
         "production",

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from poker.evaluator.v1 import evaluator_service_pb2 as pb
 from poker.evaluator.v1 import evaluator_service_pb2_grpc as pb_grpc
-from servicekit import errors
+from servicekit import errors, testing
 from servicekit.testing import RunningService, config_for_tests, running
 
 from services.evaluator.server import service_spec
@@ -33,7 +33,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningService
 
 @pytest.fixture(scope="module")
 def stub(service: RunningService) -> pb_grpc.EvaluatorServiceStub:
-    return pb_grpc.EvaluatorServiceStub(grpc.insecure_channel(service.address))  # anonymous is allowed
+    return pb_grpc.EvaluatorServiceStub(testing.channel(service.address))  # anonymous is allowed
 
 
 def _error(call: object) -> errors.ErrorDetails:
@@ -202,7 +202,7 @@ def test_no_bytes_crash_the_server(
 
 
 def test_health_reflection_and_metrics(service: RunningService, stub: pb_grpc.EvaluatorServiceStub) -> None:
-    channel = grpc.insecure_channel(service.address)
+    channel = testing.channel(service.address)
     health = health_pb2_grpc.HealthStub(channel)
     reply = health.Check(health_pb2.HealthCheckRequest(service="poker.evaluator.v1.EvaluatorService"))
     assert reply.status == health_pb2.HealthCheckResponse.SERVING
@@ -223,7 +223,7 @@ def _handled(service: RunningService, method: str, code: str) -> float:
     text = urllib.request.urlopen(service.metrics_url, timeout=5).read().decode()
     series = (
         f'grpc_server_handled_total{{grpc_code="{code}",grpc_method="{method}",'
-        f'grpc_service="poker.evaluator.v1.EvaluatorService",grpc_type="unary"}}'
+        f'grpc_service="poker.evaluator.v1.EvaluatorService",grpc_type="unary",protocol="grpc"}}'
     )
     for line in text.splitlines():
         if line.startswith(series + " "):

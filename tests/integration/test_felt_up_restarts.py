@@ -17,6 +17,7 @@ import grpc
 import pytest
 from felt.commands.up import Backoff
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from servicekit import testing
 
 from tests.integration.test_stack import _free_base
 
@@ -40,7 +41,7 @@ def _children(parent: int) -> dict[str, int]:
 
 def _serving(address: str) -> bool:
     try:
-        with grpc.insecure_channel(address) as channel:
+        with testing.channel(address) as channel:
             reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=2)
     except grpc.RpcError:
         return False
@@ -61,7 +62,7 @@ def test_felt_up_restarts_a_killed_service_and_keeps_the_others(tmp_path: Path) 
     base, metrics_base = _free_base(5), _free_base(5)
     up = subprocess.Popen(
         [sys.executable, "-m", "felt", "up", "--base-port", str(base), "--metrics-base-port", str(metrics_base),
-         "--data-dir", str(tmp_path)],
+         "--web-base-port", "0", "--data-dir", str(tmp_path)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
-import grpc
 from felt import registry
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from servicekit import testing
+from servicekit.config import SERVICES
 from servicekit.testing import free_ports
 
 
@@ -22,10 +25,10 @@ def _free_base(count: int) -> int:
 
 
 def test_felt_up_serves_every_service_and_stops_on_sigterm(tmp_path: Path) -> None:
-    base, metrics_base = _free_base(5), _free_base(5)
+    base, metrics_base, web_base, page = _free_base(5), _free_base(5), _free_base(5), _free_base(1)
     process = subprocess.Popen(
         [sys.executable, "-m", "felt", "up", "--base-port", str(base), "--metrics-base-port", str(metrics_base),
-         "--data-dir", str(tmp_path)],
+         "--web-base-port", str(web_base), "--web-page-port", str(page), "--data-dir", str(tmp_path)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -43,18 +46,30 @@ def test_felt_up_serves_every_service_and_stops_on_sigterm(tmp_path: Path) -> No
     output = "".join(lines)
     services = [entry.name for entry in registry.available()]
     assert "evaluator" in services
-    for index, name in enumerate(("evaluator", "dealer", "wallet", "table", "tournament")):
+    for index, name in enumerate(SERVICES):
         if name in services:
             assert f"127.0.0.1:{base + index}" in output and f":{metrics_base + index}/metrics" in output
-            with grpc.insecure_channel(f"127.0.0.1:{base + index}") as channel:
+            assert f"web http://127.0.0.1:{web_base + index}" in output  # the browser door
+            with testing.channel(f"127.0.0.1:{base + index}") as channel:
                 reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=5)
                 assert reply.status == health_pb2.HealthCheckResponse.SERVING
+    # The web table's page: its URL printed, and the browser told each service's door.
+    assert f"web page    http://127.0.0.1:{page}/" in output
+    with urllib.request.urlopen(f"http://127.0.0.1:{page}/config.json", timeout=5) as reply:
+        doors = json.loads(reply.read())["doors"]
+    assert doors == {name: f"http://127.0.0.1:{web_base + SERVICES.index(name)}" for name in services}
     process.send_signal(signal.SIGTERM)
     rest, _ = process.communicate(timeout=30)
     assert process.returncode == 0, rest
     assert "Felt stopped." in rest
-    # Every port is free again: no service was left behind.
+    # Every port is free again: no service was left behind, and the page is gone.
     for index in range(len(services)):
         with socket.socket() as s:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             s.bind(("127.0.0.1", base + index))
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(("127.0.0.1", web_base + index))
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", page))

@@ -36,7 +36,7 @@ from poker.table.v1 import table_service_pb2 as pb
 from poker.table.v1 import table_service_pb2_grpc as pb_grpc
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
-from servicekit import auth, client
+from servicekit import auth, testing
 from servicekit.errors import details_of
 from servicekit.testing import free_port
 
@@ -63,18 +63,18 @@ EXPECTED_REASONS = {
 def _start(
     name: str, data_dir: Path, env: dict[str, str], log: Path, metrics_port: int = 0
 ) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
+    port, internal = free_port(), free_port()
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", f"services.{name}", "--port", str(port), "--metrics-port", str(metrics_port or free_port()),
-             "--data-dir", str(data_dir)],
+            [sys.executable, "-m", f"services.{name}", "--port", str(port), "--internal-port", str(internal),
+             "--metrics-port", str(metrics_port or free_port()), "--data-dir", str(data_dir)],
             cwd=ROOT,
             env={**os.environ, "FELT_SHUTDOWN_GRACE_SECONDS": "2", **env},
             stdout=out,
             stderr=subprocess.STDOUT,
         )  # fmt: skip
-    address = f"127.0.0.1:{port}"
-    with grpc.insecure_channel(address) as channel:
+    address = f"127.0.0.1:{internal}"  # the internal port (mutual TLS): the services' and this test's
+    with testing.channel(address) as channel:
         health = health_pb2_grpc.HealthStub(channel)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -103,11 +103,11 @@ class Services:
 
     def table(self, subject: str, role: auth.Role = auth.Role.PLAYER) -> pb_grpc.TableServiceStub:
         token = auth.issue_token(self.keys(), subject, role)
-        return pb_grpc.TableServiceStub(client.channel(self.table_address, token))
+        return pb_grpc.TableServiceStub(testing.channel(self.table_address, token))
 
     def wallet(self) -> wpb_grpc.WalletServiceStub:
         token = auth.issue_token(self.keys(), "ops", auth.Role.OPERATOR)
-        return wpb_grpc.WalletServiceStub(client.channel(self.wallet_address, token))
+        return wpb_grpc.WalletServiceStub(testing.channel(self.wallet_address, token))
 
     def fund(self, player: str, chips: int) -> str:
         wallet = self.wallet()
@@ -779,13 +779,17 @@ def test_every_stream_has_every_public_event_once_and_only_its_own_private_ones(
         assert seqs == sorted(set(seqs)), player.name
         last = min(seqs[-1], max(public))
         own = 0
+        dealt: set[int] = set()  # the hands they were dealt into, as their stream says
         for event in player.events:
             if event.seq > last:
                 break
             if event.seq in public:
                 assert event == public[event.seq], player.name
+            elif event.WhichOneof("event") == "shoe_revealed":  # a hand they were dealt into, once over
+                assert event.shoe_revealed.hand_number in dealt, (player.name, event)
             else:
                 assert event.WhichOneof("event") == "hole_cards_dealt", (player.name, event)
+                dealt.add(event.hand_number)
                 own += 1
         mine = set(seqs)
         assert not [s for s in public if s <= last and s not in mine], player.name
@@ -829,11 +833,11 @@ def test_reconnection_gets_exactly_the_missed_events_then_live_ones(run: Run) ->
             break
         if event.seq in public:
             assert event == public[event.seq]
-        else:  # the only events the rail does not see: her own hole cards
+        else:  # the only events the rail does not see: her own hole cards, her hands' revealed seeds
             assert (
                 event.WhichOneof("event") == "hole_cards_dealt"
                 and event.hole_cards_dealt.seat == dora.dropped_seat
-            )
+            ) or event.WhichOneof("event") == "shoe_revealed"
     mine = set(seqs)
     missing = [s for s in public if s <= last and s >= seqs[0] and s not in mine]
     assert not missing, f"public events she never got: {missing[:10]}"
@@ -877,7 +881,9 @@ def test_no_viewer_ever_received_a_card_it_must_not_know(run: Run) -> None:
     assert len(scan.unchecked_hands) <= len(run.tables), scan.unchecked_hands  # at most a last hand each
     for observer in run.observers.values():
         assert not any(e.WhichOneof("event") == "hole_cards_dealt" for e in observer.events)
-        # What the rail does not get is exactly one HoleCardsDealt per seat dealt in: nothing else is private.
+        # What the rail does not get is exactly one HoleCardsDealt per seat dealt in, and the deal's
+        # revelation of the hand before (one ShoeRevealed per player of it, docs/fairness.md section 11),
+        # unless that one was revealed between hands: nothing else is private.
         seqs = {e.seq for e in observer.events}
         started = {e.hand_number: e for e in observer.events if e.WhichOneof("event") == "hand_started"}
         for ended in (e for e in observer.events if e.WhichOneof("event") == "hand_ended"):
@@ -885,7 +891,10 @@ def test_no_viewer_ever_received_a_card_it_must_not_know(run: Run) -> None:
             if start is None:
                 continue
             hidden = sum(s not in seqs for s in range(start.seq, ended.seq))
-            assert hidden == len(start.hand_started.stacks), (observer.name, ended.hand_number, hidden)
+            dealt = len(start.hand_started.stacks)
+            before = started.get(ended.hand_number - 1)
+            revealed = {0, len(before.hand_started.stacks)} if before is not None else {0}
+            assert hidden - dealt in revealed, (observer.name, ended.hand_number, hidden)
     print(f"\nleak scan: {scan.checked}, {len(run.hands)} hands")
 
 

@@ -38,7 +38,7 @@ from poker.table.v1 import table_service_pb2 as pb
 from poker.table.v1 import table_service_pb2_grpc as pb_grpc
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
-from servicekit import auth, client, errors, shards
+from servicekit import auth, errors, shards, testing
 from servicekit.clients.tables import TableStubs
 from servicekit.testing import ServiceProcess, fund_player, table_shard
 
@@ -78,7 +78,7 @@ class Stack:
 
     def router(self, subject: str = "ops", role: auth.Role = auth.Role.OPERATOR) -> shards.Router:
         token = self.token(subject, role)
-        pool = shards.ChannelPool(lambda address: client.channel(address, token))
+        pool = shards.ChannelPool(lambda address: testing.channel(address, token))
         return shards.Router(pool, [s.address for s in self.shards])
 
     def tables(self, subject: str = "ops", role: auth.Role = auth.Role.OPERATOR) -> Any:
@@ -89,7 +89,7 @@ class Stack:
 
     def wallet_stub(self) -> wpb_grpc.WalletServiceStub:
         token = self.token("ops", auth.Role.OPERATOR)
-        return wpb_grpc.WalletServiceStub(client.channel(self.wallet.address, token))  # type: ignore[no-untyped-call]
+        return wpb_grpc.WalletServiceStub(testing.channel(self.wallet.address, token))  # type: ignore[no-untyped-call]
 
     def fund(self, player: str, chips: int) -> None:
         fund_player(self.wallet_stub(), player, chips)
@@ -420,7 +420,7 @@ def test_a_paused_shard_loses_its_tables_and_commits_nothing_for_them_after(stac
     # It found out (a renewal or a write refused by the fence) and dropped them.
     after = victim.metric("poker_table_fenced_writes_total") + victim.metric("poker_table_lease_losses_total")
     assert after > fenced_before
-    direct = pb_grpc.TableServiceStub(client.channel(victim.address, stack.token("ops", auth.Role.OPERATOR)))  # type: ignore[no-untyped-call]
+    direct = pb_grpc.TableServiceStub(testing.channel(victim.address, stack.token("ops", auth.Role.OPERATOR)))  # type: ignore[no-untyped-call]
     now = stack.epochs()
     for key in held:
         kind, table_id = key.split("/")
@@ -446,7 +446,7 @@ def test_a_drained_shard_hands_its_tables_over_before_it_exits(stack: Stack) -> 
     assert held
     # A stream of one of its tables, held at the shard itself: it ends saying where to resume from.
     watched = next(k.split("/")[1] for k in held if k.startswith("poker/"))
-    direct = pb_grpc.TableServiceStub(client.channel(victim.address, stack.token("ops", auth.Role.OPERATOR)))  # type: ignore[no-untyped-call]
+    direct = pb_grpc.TableServiceStub(testing.channel(victim.address, stack.token("ops", auth.Role.OPERATOR)))  # type: ignore[no-untyped-call]
     stream = direct.WatchTable(pb.WatchTableRequest(table_id=watched, from_seq=1))
     ended: list[grpc.RpcError] = []
     seen = [0]
@@ -484,7 +484,7 @@ def test_no_chip_is_lost_or_duplicated_and_every_hand_is_settled_once(stack: Sta
         player.join(30)
     rounds = {p.table_id: p.rounds for p in stack.casino_players}
     print(f"casino rounds per table: {rounds}")
-    assert all(n > 0 for n in rounds.values()), rounds
+    assert all(n > 0 for n in rounds.values()), (rounds, [p.errors[:3] for p in stack.casino_players])
     wallet = stack.wallet_stub()
     summary = wallet.GetLedgerSummary(wpb.GetLedgerSummaryRequest())
     assert summary.invariants_hold, list(summary.violations)
@@ -498,7 +498,11 @@ def test_no_chip_is_lost_or_duplicated_and_every_hand_is_settled_once(stack: Sta
             account = stack.account(wpb.ACCOUNT_KIND_PLAYER, player.player)
         assert account is not None and account.pending == 0, player.player
     # The services' client (servicekit.clients.tables, the tournament service's director client).
-    tables = TableStubs([s.address for s in stack.shards], stack.token("ops", auth.Role.OPERATOR))
+    tables = TableStubs(
+        [s.address for s in stack.shards],
+        stack.token("ops", auth.Role.OPERATOR),
+        tls_files=testing.client_files(),  # the shards' internal ports (mutual TLS)
+    )
     poker = tables.tables
     for table_id in POKER:
         # The escrow equals the chips on the table (stacks and chips in the hand), once it settles.

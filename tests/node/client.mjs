@@ -3,9 +3,11 @@
 // table service, and decodes the errors' google.rpc.Status (grpc-status-details-bin) with the vendored
 // google/rpc protos. It prints one JSON document of what it saw; tests/node/test_node_client.py runs it.
 //
-// Environment: FELT_ADDRESS (host:port of the table service), FELT_PROTOS (the protos/ directory),
-// FELT_TOKENS (JSON {"ana": "<token>", "bob": "<token>"}), FELT_CASINO_TABLE, FELT_POKER_TABLE.
+// Environment: FELT_ADDRESS (host:port of the table service's public port), FELT_CA (the CA certificate its
+// TLS certificate chains to), FELT_PROTOS (the protos/ directory), FELT_TOKENS (JSON {"ana": "<token>",
+// "bob": "<token>"}), FELT_CASINO_TABLE, FELT_POKER_TABLE.
 
+import fs from "node:fs";
 import path from "node:path";
 import process from "node:process";
 
@@ -19,6 +21,8 @@ const TOKENS = JSON.parse(process.env.FELT_TOKENS);
 const CASINO_TABLE = process.env.FELT_CASINO_TABLE;
 const POKER_TABLE = process.env.FELT_POKER_TABLE;
 const DEADLINE_MS = 30_000;
+// TLS, as a player's app: trusting the platform's CA, no certificate of its own.
+const CREDENTIALS = grpc.credentials.createSsl(fs.readFileSync(process.env.FELT_CA));
 
 // ---- the contracts, as they are in protos/ ----------------------------------------------------------
 
@@ -57,9 +61,9 @@ function decodeError(error) {
 
 // ---- calls ------------------------------------------------------------------------------------------
 
-// The token goes in each call's metadata (grpc-js sends call credentials only over TLS).
+// The token goes in each call's metadata.
 function stub(Service, player) {
-  const client = new Service(ADDRESS, grpc.credentials.createInsecure());
+  const client = new Service(ADDRESS, CREDENTIALS);
   const metadata = new grpc.Metadata();
   metadata.set("authorization", `Bearer ${TOKENS[player]}`);
   return new Proxy(client, {

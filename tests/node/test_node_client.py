@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
+from servicekit import testing
 from servicekit.auth import Role
 from servicekit.testing import RunningService, config_for_tests, running
 
@@ -51,6 +52,7 @@ def stack(tmp_path: Path) -> Iterator[tuple[RunningService, RunningService]]:
             bot_pacing=False,
             hand_pause_ms=0,
             tick_seconds=0.02,
+            web_port=0,  # the browser door too: tests/node_connect plays through it
         )
         with running(table_spec, config) as table:
             yield table, wallet
@@ -78,7 +80,8 @@ def run_client(table: RunningService) -> dict[str, Any]:
         pytest.fail("the Node.js client's packages are missing: run `make node-deps`")
     env = {
         **os.environ,
-        "FELT_ADDRESS": table.address,
+        "FELT_ADDRESS": table.public_address,  # a player's app: TLS, no certificate of its own
+        "FELT_CA": str(testing.trust_files().ca),
         "FELT_PROTOS": str(ROOT / "protos"),
         "FELT_TOKENS": json.dumps({p: table.token(p) for p in ("ana", "bob")}),
         "FELT_CASINO_TABLE": "ch-touch",
@@ -99,9 +102,11 @@ def test_a_node_client_plays_a_casino_round_and_a_hand_from_the_protos(
     table, wallet = stack
     ops = fund(wallet, "ana")
     fund(wallet, "bob")
+    check_report(run_client(table), ops)
 
-    report = run_client(table)
 
+def check_report(report: dict[str, Any], ops: wpb_grpc.WalletServiceStub) -> None:
+    """What a client of the protos must have seen (over native gRPC here, over Connect in node_connect)."""
     assert report["whoami"] == {"subject": "ana", "role": "ROLE_PLAYER"}
     casino = report["casino"]
     # Errors decoded from grpc-status-details-bin: ErrorInfo's reason and domain, BadRequest's field.

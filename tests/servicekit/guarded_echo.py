@@ -103,11 +103,14 @@ class Handlers:
     def __init__(self) -> None:
         self.calls = 0
         self.watching = 0
+        self.gate: threading.Event | None = None
         self._lock = threading.Lock()
 
     def _answer(self, request: Any, context: grpc.ServicerContext) -> Any:
         with self._lock:
             self.calls += 1
+        if self.gate is not None:  # a slow call: it runs until the test opens the gate
+            self.gate.wait(10)
         caller = auth.current_caller()
         return Response(caller=f"{caller.role.value}:{caller.subject}")
 

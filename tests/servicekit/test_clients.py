@@ -13,7 +13,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from servicekit import auth, errors
+from servicekit import auth, errors, testing
 from servicekit.clients.calls import CallPolicy, Calls, is_idempotent
 from servicekit.server import ServiceSpec
 from servicekit.testing import RunningService, config_for_tests, running
@@ -111,7 +111,7 @@ def test_refusals_are_not_retried_and_come_back_as_they_are(flaky: RunningServic
 
 def test_refused_credentials_are_unavailable_for_our_caller(flaky: RunningService, tmp_path: Path) -> None:
     stranger = auth.load_keys(tmp_path)
-    channel = grpc.insecure_channel(flaky.address)
+    channel = testing.channel(flaky.address)
     token = auth.issue_token(stranger, "table", auth.Role.SERVICE)
     rpc = _rpc(channel)
 

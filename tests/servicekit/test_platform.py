@@ -16,7 +16,7 @@ import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
-from servicekit import auth, errors
+from servicekit import auth, errors, testing
 from servicekit.server import ServiceSpec
 from servicekit.testing import RunningService, config_for_tests, running
 
@@ -131,7 +131,7 @@ def _call(channel: grpc.Channel, **fields: object) -> object:
 
 
 def test_health_serving_and_reflection_lists_the_service(echo: RunningService) -> None:
-    channel = grpc.insecure_channel(echo.address)
+    channel = testing.channel(echo.address)
     reply = health_pb2_grpc.HealthStub(channel).Check(
         health_pb2.HealthCheckRequest(service=SERVICE.full_name)
     )
@@ -144,7 +144,7 @@ def test_health_serving_and_reflection_lists_the_service(echo: RunningService) -
 
 def test_token_required_and_caller_exposed(echo: RunningService) -> None:
     with pytest.raises(grpc.RpcError) as info:
-        _call(grpc.insecure_channel(echo.address), text="hi")
+        _call(testing.channel(echo.address), text="hi")
     assert info.value.code() is grpc.StatusCode.UNAUTHENTICATED
     assert errors.details_of(info.value).reason == "TOKEN_MISSING"
     reply = _call(echo.channel("alice"), text="hi")
@@ -162,7 +162,7 @@ def test_forged_and_expired_tokens_are_refused(echo: RunningService, tmp_path: P
         (expired, "TOKEN_EXPIRED"),
         ("garbage", "TOKEN_INVALID"),
     ):
-        channel = grpc.insecure_channel(echo.address)
+        channel = testing.channel(echo.address)
         with pytest.raises(grpc.RpcError) as info:
             _call_with(channel, token)
         assert info.value.code() is grpc.StatusCode.UNAUTHENTICATED
@@ -187,7 +187,7 @@ def test_a_token_with_another_algorithm_is_refused(echo: RunningService) -> None
         algorithm="none",
     )
     with pytest.raises(grpc.RpcError) as info:
-        _call_with(grpc.insecure_channel(echo.address), unsigned)
+        _call_with(testing.channel(echo.address), unsigned)
     assert info.value.code() is grpc.StatusCode.UNAUTHENTICATED
 
 
@@ -233,14 +233,14 @@ def test_metrics_use_go_grpc_prometheus_names(echo: RunningService) -> None:
     text = urllib.request.urlopen(echo.metrics_url, timeout=5).read().decode()
     prefix = (
         'grpc_server_handled_total{grpc_code="%s",grpc_method="Echo",'
-        'grpc_service="felt.test.v1.EchoService",grpc_type="unary"}'
+        'grpc_service="felt.test.v1.EchoService",grpc_type="unary",protocol="grpc"}'
     )
     assert _value(text, prefix % "OK") >= 2
     assert _value(text, prefix % "InvalidArgument") >= 1
     # Known label sets exist from the start, at zero.
     count = (
         'grpc_server_started_total{grpc_method="Count",'
-        'grpc_service="felt.test.v1.EchoService",grpc_type="server_stream"}'
+        'grpc_service="felt.test.v1.EchoService",grpc_type="server_stream",protocol="grpc"}'
     )
     assert count in text
     assert "grpc_server_handling_seconds_bucket" in text
@@ -266,7 +266,7 @@ def test_one_json_summary_line_per_rpc(echo: RunningService, capsys: pytest.Capt
 
 def test_graceful_shutdown_finishes_in_flight_and_refuses_new(tmp_path: Path) -> None:
     with running(_spec(allow_anonymous=True), config_for_tests("evaluator", tmp_path)) as svc:
-        channel = grpc.insecure_channel(svc.address)
+        channel = testing.channel(svc.address)
         result: dict[str, object] = {}
 
         def slow_call() -> None:
@@ -280,7 +280,7 @@ def test_graceful_shutdown_finishes_in_flight_and_refuses_new(tmp_path: Path) ->
         time.sleep(0.1)
         health = health_pb2_grpc.HealthStub(channel)
         with pytest.raises(grpc.RpcError) as info:
-            _call(grpc.insecure_channel(svc.address), text="new")
+            _call(testing.channel(svc.address), text="new")
         assert info.value.code() is grpc.StatusCode.UNAVAILABLE
         worker.join()
         stopper.join()
@@ -291,7 +291,7 @@ def test_graceful_shutdown_finishes_in_flight_and_refuses_new(tmp_path: Path) ->
 
 def test_anonymous_allowed_only_where_the_service_says(tmp_path: Path) -> None:
     with running(_spec(allow_anonymous=True), config_for_tests("evaluator", tmp_path)) as svc:
-        assert _call(grpc.insecure_channel(svc.address), text="hi").caller == "anonymous:"  # type: ignore[attr-defined]
+        assert _call(testing.channel(svc.address), text="hi").caller == "anonymous:"  # type: ignore[attr-defined]
 
 
 def test_log_level_comes_from_the_environment(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -302,7 +302,7 @@ def test_log_level_comes_from_the_environment(tmp_path: Path, capsys: pytest.Cap
     quiet = config_for_tests("evaluator", tmp_path, log_level="WARNING")
     try:
         with running(_spec(allow_anonymous=True), quiet) as svc:
-            _call(grpc.insecure_channel(svc.address), text="hi")
+            _call(testing.channel(svc.address), text="hi")
         assert '"event": "rpc"' not in capsys.readouterr().out
     finally:
         configure_logging("INFO")
@@ -350,7 +350,7 @@ def test_serving_only_once_dependencies_answer(tmp_path: Path) -> None:
         return spec
 
     with running(spec_for, config_for_tests("evaluator", tmp_path)) as svc:
-        health = health_pb2_grpc.HealthStub(grpc.insecure_channel(svc.address))
+        health = health_pb2_grpc.HealthStub(testing.channel(svc.address))
         assert (
             health.Check(health_pb2.HealthCheckRequest()).status == health_pb2.HealthCheckResponse.NOT_SERVING
         )

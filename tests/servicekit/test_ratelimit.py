@@ -11,7 +11,7 @@ from typing import Any
 
 import grpc
 import pytest
-from servicekit import auth, errors
+from servicekit import auth, errors, testing
 from servicekit.config import ConfigError, load_server_config, rate_settings
 from servicekit.ratelimit import Rate, RateLimit, RateLimiter
 from servicekit.testing import RunningService, config_for_tests, running
@@ -140,7 +140,7 @@ def test_a_flooding_caller_is_told_when_to_retry_and_others_go_on(
 
 def test_anonymous_callers_are_limited_by_their_address(limited: tuple[RunningService, Clock]) -> None:
     svc, _clock = limited
-    anonymous = grpc.insecure_channel(svc.address)
+    anonymous = testing.channel(svc.address)
     answers = [_write(anonymous) for _ in range(5)]
     assert sum(isinstance(a, errors.ErrorDetails) for a in answers) == 2
     assert not isinstance(_write(svc.channel("alice")), errors.ErrorDetails)

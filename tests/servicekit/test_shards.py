@@ -11,7 +11,7 @@ from typing import Any
 
 import grpc
 import pytest
-from servicekit import errors, shards
+from servicekit import errors, shards, testing, tls
 from servicekit.testing import free_port
 
 METHOD = "/felt.test.Shard/Get"
@@ -37,7 +37,9 @@ class FakeShard:
             "felt.test.Shard", {"Get": grpc.unary_unary_rpc_method_handler(handle)}
         )
         self.server.add_generic_rpc_handlers((handler,))
-        self.server.add_insecure_port(self.address)
+        # TLS as every port (servicekit.tls): the pool's default channels trust the session's CA.
+        served = testing.client_files("table")
+        self.server.add_secure_port(self.address, tls.server_credentials(tls.watch(served), False))
         self.server.start()
 
 
@@ -66,6 +68,22 @@ def test_a_call_follows_table_moved_to_the_owner_and_remembers_it(started: list[
     assert router.call("t1", _get("t1")) == b"served by the owner"  # straight to the owner the second time
     assert (front.calls, owner.calls, router.redirects) == (1, 2, 1)
     assert owner.address in router.seeds  # a shard learned is asked when another is down
+
+
+def test_a_services_router_follows_the_owners_internal_address(started: list[FakeShard]) -> None:
+    """A shard's internal port (mutual TLS) is where the other services call it: their router follows a
+    redirect's `internal_address`; a player's, its `address`."""
+    internal, public = FakeShard(lambda t: b"internal port"), FakeShard(lambda t: b"public port")
+    front = FakeShard(
+        lambda t: errors.failed_precondition(
+            "TABLE_MOVED", "elsewhere", address=public.address, internal_address=internal.address, shard="t"
+        )
+    )
+    started += [internal, public, front]
+    assert shards.Router(shards.ChannelPool(), [front.address], internal=True).call("t1", _get("t1")) == (
+        b"internal port"
+    )
+    assert shards.Router(shards.ChannelPool(), [front.address]).call("t1", _get("t1")) == b"public port"
 
 
 def test_table_moving_waits_the_retry_delay_and_asks_again(started: list[FakeShard]) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import grpc
 import prometheus_client
 import pytest
-from servicekit import auth, client, errors
+from servicekit import auth, errors, testing
 from servicekit.interceptor import StreamSlots
 from servicekit.server import MIN_RECEIVE_BYTES, _server_options
 from servicekit.testing import RunningService, config_for_tests, running
@@ -196,7 +196,7 @@ def test_a_client_whose_network_vanished_loses_its_streams_to_keepalive(tmp_path
         assert slots is not None
         hole = BlackHole(svc.address)
         try:
-            phone = client.channel(hole.address, svc.token("alice"))
+            phone = testing.channel(hole.address, svc.token("alice"))
             streams = [Stream(phone) for _ in range(PER_CALLER)]
             assert all(s.opened() for s in streams)
             assert slots.held(("player", "alice")) == PER_CALLER

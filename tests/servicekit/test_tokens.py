@@ -14,7 +14,7 @@ from pathlib import Path
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from servicekit import auth, client, errors, tokens
+from servicekit import auth, errors, testing, tokens
 from servicekit.dependencies import Dependency
 from servicekit.server import ServiceSpec
 from servicekit.testing import RunningService, config_for_tests, running
@@ -65,8 +65,8 @@ def _echo(channel: grpc.Channel, text: str = "hi") -> str:
 
 def test_a_renewing_token_is_accepted_across_many_lifetimes(echo: RunningService, clock: WallClock) -> None:
     source = tokens.RenewingToken(echo.service.keys, "table", auth.Role.SERVICE, TTL, clock=clock)
-    renewing = client.channel(echo.address, source)
-    minted_once = client.channel(
+    renewing = testing.channel(echo.address, source)
+    minted_once = testing.channel(
         echo.address, auth.issue_token(echo.service.keys, "table", auth.Role.SERVICE, TTL, now=clock())
     )
     seen = {source()}
@@ -87,7 +87,7 @@ def test_a_token_the_server_calls_expired_is_renewed_and_the_call_sent_once_more
     """The server's clock is 55 s ahead of ours: our fresh-looking token has expired there."""
     ours = WallClock(clock() - 55)
     source = tokens.RenewingToken(echo.service.keys, "table", auth.Role.SERVICE, TTL, clock=ours)
-    channel = client.channel(echo.address, source)
+    channel = testing.channel(echo.address, source)
     first = source()
     clock.advance(10)
     ours.advance(10)  # 10 s after minting here, 65 s there: expired there, not yet due here
@@ -101,7 +101,7 @@ def test_a_given_token_warns_before_it_expires_and_once_it_has(
     warnings: list[str] = []
     given = auth.issue_token(echo.service.keys, "ana", auth.Role.PLAYER, 3600, now=clock())
     source = tokens.GivenToken(given, warnings.append, clock=clock, warn_before=600)
-    channel = client.channel(echo.address, source)
+    channel = testing.channel(echo.address, source)
     assert _echo(channel) == "player:ana" and warnings == []
     clock.advance(3000)  # 10 min left
     _echo(channel)
@@ -116,7 +116,7 @@ def test_a_given_token_warns_before_it_expires_and_once_it_has(
 
 
 def _health(address: str) -> int:
-    stub = health_pb2_grpc.HealthStub(grpc.insecure_channel(address))
+    stub = health_pb2_grpc.HealthStub(testing.channel(address))
     return int(stub.Check(health_pb2.HealthCheckRequest(), timeout=2).status)
 
 
@@ -146,7 +146,7 @@ def test_a_dependency_refusing_our_credentials_shows_in_health_and_metrics(
     ):
         stranger = auth.load_keys(tmp_path / "another-key")  # a key upstream does not trust
         token = [auth.issue_token(stranger, "caller-test", auth.Role.SERVICE)]
-        channel = client.channel(upstream.address, lambda: token[0], dependency=dependency)
+        channel = testing.channel(upstream.address, lambda: token[0], dependency=dependency)
         assert _health(caller.address) == health_pb2.HealthCheckResponse.SERVING
         gauge = 'felt_client_credentials_refused{dependency="upstream",service="caller-test"}'
         counter = 'felt_client_refused_calls_total{dependency="upstream",grpc_code="Unauthenticated",service="caller-test"}'

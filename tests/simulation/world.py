@@ -11,6 +11,8 @@ in turn (`Inline`), so a seed always gives the same run.
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import random
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
@@ -135,11 +137,15 @@ class DealerProcess:
 class TableProcess:
     """The table service: the poker room and the casino over their logs, their servicers, their clients."""
 
-    def __init__(self, root: Path, clock: VirtualClock, network: Network) -> None:
+    def __init__(self, root: Path, clock: VirtualClock, network: Network, seed: int = 0) -> None:
         self.dir = root / "table"
         self.dir.mkdir(parents=True, exist_ok=True)
         self._clock = clock
         self._network = network
+        # The tables' own client seeds for players who give none: from the run's seed, so that a seed
+        # replays its run byte for byte (the service uses the OS CSPRNG).
+        self._fills = itertools.count()
+        self._fill_seed = seed
         self.room: PokerRoom | None = None
         self.casino: Casino | None = None
         self._stores: list[Any] = []
@@ -153,7 +159,7 @@ class TableProcess:
         casino_store = CasinoStore(self.dir / "casino.sqlite3", wall_clock_ms=clock.wall_ms)
         self._stores = [poker_store, casino_store]
         escrow = Escrow(WalletCalls(wallet, prefix="poker", sleep=_no_sleep))  # type: ignore[arg-type]
-        cards = Dealer(dealer)  # type: ignore[arg-type]
+        cards = Dealer(dealer, self._table_seed)  # type: ignore[arg-type]
         _without_sleep(cards._dealer)
         options = Options(bot_pacing=False, hand_pause_ms=1_000, resume_hands=True)
         self.room = PokerRoom(
@@ -167,7 +173,7 @@ class TableProcess:
         )
         chips = Wallet(wallet)  # type: ignore[arg-type]
         _without_sleep(chips)
-        shoes = Shoes(dealer)  # type: ignore[arg-type]
+        shoes = Shoes(dealer, self._table_seed)  # type: ignore[arg-type]
         _without_sleep(shoes)
         self.casino = Casino(
             parse_casino_tables(CASINO_TABLES),
@@ -194,6 +200,9 @@ class TableProcess:
         self.room.tick()
         self.casino.tick()
 
+    def _table_seed(self) -> str:
+        return hashlib.sha256(f"{self._fill_seed}:{next(self._fills)}".encode()).hexdigest()[:32]
+
     def crash(self) -> None:
         self._network.down("table")
         for store in self._stores:
@@ -210,7 +219,7 @@ class Platform:
         self.network = network
         self.wallet = WalletProcess(root, self.clock, network)
         self.dealer = DealerProcess(seed, self.clock, network)
-        self.table = TableProcess(root, self.clock, network)
+        self.table = TableProcess(root, self.clock, network, seed)
         self.processes: dict[str, WalletProcess | DealerProcess | TableProcess] = {
             "wallet": self.wallet,
             "dealer": self.dealer,

@@ -7,13 +7,21 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.suites.identity import Identity
 from tests.suites.stack import Rpc, Stack, reflect
 from tests.suites.world import QUIET_ENV, World, build_world
 
 
 @pytest.fixture(scope="module")
-def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    stack = Stack(tmp_path_factory.mktemp("suites"), env=QUIET_ENV).start()
+def identity() -> Iterator[Identity]:
+    """The players' identity provider every service of the platform trusts."""
+    with Identity() as provider:
+        yield provider
+
+
+@pytest.fixture(scope="module")
+def platform(tmp_path_factory: pytest.TempPathFactory, identity: Identity) -> Iterator[World]:
+    stack = Stack(tmp_path_factory.mktemp("suites"), env={**QUIET_ENV, **identity.env()}).start()
     try:
         yield build_world(stack)
     finally:

@@ -71,6 +71,9 @@ ROLES: dict[str, Rule] = {
         SIGNED, owned=lambda w: {"shoe_id": w["shoe"], "request_id": "b-close"}
     ),
     "poker.dealer.v1.DealerService/Reveal": _r(SIGNED, owned=lambda w: {"shoe_id": w["shoe"]}),
+    "poker.dealer.v1.DealerService/DealHand": _r(
+        SIGNED, owned=lambda w: {"shoe_id": w["shoe"], "count": 1, "request_id": "b-hand"}
+    ),
     "poker.dealer.v1.DealerService/Verify": _r(SIGNED, public=_PURE),
     "poker.dealer.v1.DealerService/GetShoe": _r(SIGNED, public="the public view of a shoe: no card, no seed"),
     # -- wallet: players read their own; chips move only by the platform (`_mover`) ----------------
@@ -163,6 +166,9 @@ ROLES: dict[str, Rule] = {
     "poker.table.v1.CasinoService/GetRound": _r(SIGNED, public="the round as the caller may see it"),
     "poker.table.v1.CasinoService/WatchCasinoTable": _r(SIGNED, public="the events the caller may see"),
     "poker.table.v1.CasinoService/GetGameHistory": _r(PLAYER, public="the caller's own rounds only"),
+    "poker.table.v1.CasinoService/GetRoundProof": _r(
+        PLAYER_OR_OPERATOR, owned=lambda w: {"table_id": w["casino"], "round": 1}
+    ),
     # The tournament's side of the tables (TableDirectorService): the platform only.
     "poker.table.v1.TableDirectorService/CreateTournamentTable": _r(PLATFORM),
     "poker.table.v1.TableDirectorService/SeatPlayer": _r(PLATFORM),
@@ -203,6 +209,16 @@ ROLES: dict[str, Rule] = {
         SIGNED, owned=lambda w: {**_PRIVATE(w), "hand_number": 1}
     ),
     "poker.table.v1.TableService/ListHandHistories": _r(SIGNED, owned=_PRIVATE),
+    "poker.table.v1.TableService/SubmitClientSeed": _r(
+        PLAYER, owned=lambda w: {**_PRIVATE(w), "request_id": "b-seed", "hand_number": 1, "client_seed": "b"}
+    ),
+    "poker.table.v1.TableService/GetHandProof": _r(
+        PLAYER_OR_OPERATOR, owned=lambda w: {**_PRIVATE(w), "hand_number": 1}
+    ),
+    # A player naming another player's hands: NOT_YOUR_HANDS.
+    "poker.table.v1.TableService/ExportHandHistories": _r(
+        SIGNED, owned=lambda w: {"player_id": "alice-suite"}
+    ),
     # -- tournament (issue 12): classified from services/tournament/servicer.py as on the branch
     # tournament-service at 9ecd023, before it is served here (`_operator`, `_who`) ---------------------
     "poker.tournament.v1.TournamentService/CreateTournament": _r(PLATFORM),

@@ -5,6 +5,9 @@ its RPCs enumerated, without editing this file) as `python -m services.<name>` o
 each told where the others are; `overrides` re-point one service's view of another (the fault proxy sits
 between the table service and the wallet/dealer that way).
 
+Every service also opens its browser door (Connect and gRPC-Web, servicekit/door.py) on a free port
+(`web_urls`): `Door(url)` in place of a channel sends an Rpc's calls there, so a suite runs over both.
+
 `Reflected` reads each service's RPCs and message descriptors through gRPC server reflection, as any
 client could: the suites never import the generated stubs to find out what exists.
 """
@@ -24,6 +27,9 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from connectrpc.client import ConnectClientSync
+from connectrpc.errors import ConnectError
+from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
 from felt import registry
 from google.protobuf import descriptor_pool, json_format, message_factory
 from google.protobuf.descriptor import MethodDescriptor
@@ -36,7 +42,8 @@ from poker.table.v1 import table_service_pb2 as tpb
 from poker.table.v1 import table_service_pb2_grpc as tpb_grpc
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
-from servicekit import auth, client
+from pyqwest import SyncClient, SyncHTTPTransport
+from servicekit import auth, connect_client, errors, testing
 from servicekit.testing import free_port, fund_player
 
 # The checkout whose services run (FELT_SUITES_ROOT: another worktree, to try the suites on a branch).
@@ -57,7 +64,7 @@ def _die_with_the_suite() -> None:
 
 def wait_serving(address: str, seconds: float, proc: subprocess.Popen[bytes] | None = None) -> bool:
     deadline = time.monotonic() + seconds
-    with grpc.insecure_channel(address) as channel:
+    with testing.channel(address) as channel:
         health = health_pb2_grpc.HealthStub(channel)
         while time.monotonic() < deadline:
             try:
@@ -80,7 +87,9 @@ class Stack:
     env: Mapping[str, str] = field(default_factory=dict)
     per_service: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     names: list[str] = field(default_factory=list)
-    addresses: dict[str, str] = field(default_factory=dict)
+    addresses: dict[str, str] = field(default_factory=dict)  # internal ports (mutual TLS)
+    public_addresses: dict[str, str] = field(default_factory=dict)  # public ports (TLS)
+    web_urls: dict[str, str] = field(default_factory=dict)  # each service's browser door
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
 
     def start(self) -> Stack:
@@ -97,8 +106,14 @@ class Stack:
                 **self.env,
                 **self.per_service.get(name, {}),
             }
-            port = self.addresses[name].rpartition(":")[2]
-            argv = [sys.executable, "-m", f"services.{name}", "--port", port,
+            # Each address is the service's internal port (mutual TLS): the others' and the suites' door.
+            internal = self.addresses[name].rpartition(":")[2]
+            self.public_addresses[name] = f"127.0.0.1:{free_port()}"
+            web_port = free_port()
+            self.web_urls[name] = f"https://127.0.0.1:{web_port}"  # TLS, the session CA's
+            argv = [sys.executable, "-m", f"services.{name}",
+                    "--port", self.public_addresses[name].rpartition(":")[2], "--internal-port", internal,
+                    "--web-port", str(web_port),
                     "--metrics-port", str(free_port()), "--data-dir", str(self.data_dir)]  # fmt: skip
             with self.log(name).open("wb") as out:
                 self.procs[name] = subprocess.Popen(
@@ -137,7 +152,7 @@ class Stack:
         return auth.issue_token(self.keys, subject, role, **kw)
 
     def channel(self, service: str, token: str | None) -> grpc.Channel:
-        return client.channel(self.addresses[service], token)
+        return testing.channel(self.addresses[service], token)
 
     # -- the operator's view of the state the suites watch -----------------------------------------
 
@@ -185,6 +200,55 @@ class Stack:
         return {"summary": summary, "accounts": accounts, "tables": views, "casino": rounds}
 
 
+class Door:
+    """Calls through a service's browser door instead of its gRPC channel: Connect with binary bodies
+    sent and answered as raw bytes (any request, or garbage), as `Rpc.exchange` sends them over gRPC."""
+
+    def __init__(self, url: str) -> None:
+        # The door serves TLS: trust the session's CA, as a browser trusts the platform's certificate.
+        self.transport = SyncHTTPTransport(tls_ca_cert=testing.trust_files().ca.read_bytes())
+        self.client = ConnectClientSync(
+            url, codec=_RawCodec(), send_compression=None, http_client=SyncClient(self.transport)
+        )
+
+    def close(self) -> None:
+        self.client.close()
+        self.transport.close()
+
+
+class _RawCodec:
+    """connectrpc's binary codec without the message classes: bytes in, bytes out."""
+
+    def name(self) -> str:
+        return "proto"
+
+    def encode(self, message: bytes) -> bytes:
+        return message
+
+    def decode(self, data: bytes | bytearray, message_class: type[Any]) -> bytes:
+        return bytes(data)
+
+
+class DoorError(Exception):
+    """A call refused through the door, read as a failed gRPC call is: `code()`, `details()`, and its
+    google.rpc details through `details_of`."""
+
+    def __init__(self, error: ConnectError) -> None:
+        super().__init__(error.message)
+        self.error_details = connect_client.details_of(error)
+
+    def code(self) -> grpc.StatusCode:
+        return self.error_details.code
+
+    def details(self) -> str:
+        return self.error_details.message
+
+
+def details_of(error: Any) -> errors.ErrorDetails:
+    """The google.rpc details of a failed call, through either door."""
+    return error.error_details if isinstance(error, DoorError) else errors.details_of(error)
+
+
 @dataclass(frozen=True)
 class Rpc:
     service: str  # the Felt service (process) serving it: evaluator, dealer, wallet, table, ...
@@ -210,17 +274,19 @@ class Rpc:
         return message
 
     def call(
-        self, channel: grpc.Channel, body: bytes, token: str | None = None, timeout: float = 10.0
-    ) -> tuple[grpc.StatusCode, grpc.RpcError | None]:
+        self, channel: grpc.Channel | Door, body: bytes, token: str | None = None, timeout: float = 10.0
+    ) -> tuple[grpc.StatusCode, Any]:
         """Send `body` (raw bytes: any request, or garbage) with `token` (None: none, given as is); the
         code, and the error when it failed. A server stream is read for at most its first message."""
         code, error, _answer = self.exchange(channel, body, token, timeout)
         return code, error
 
     def exchange(
-        self, channel: grpc.Channel, body: bytes, token: str | None = None, timeout: float = 10.0
-    ) -> tuple[grpc.StatusCode, grpc.RpcError | None, bytes]:
+        self, channel: grpc.Channel | Door, body: bytes, token: str | None = None, timeout: float = 10.0
+    ) -> tuple[grpc.StatusCode, Any, bytes]:
         """`call`, and the answer's bytes (a stream's first message; b"" when it failed)."""
+        if isinstance(channel, Door):
+            return self._through_door(channel, body, token, timeout)
         metadata = (("authorization", f"Bearer {token}"),) if token is not None else None
         identity = lambda b: b  # noqa: E731 - the body is sent as given, the answer kept as bytes
         answer = b""
@@ -243,11 +309,43 @@ class Rpc:
                 return grpc.StatusCode.OK, None, answer  # an open stream with nothing (more) to say yet
             return code, failed, b""
 
+    def _through_door(
+        self, door: Door, body: bytes, token: str | None, timeout: float
+    ) -> tuple[grpc.StatusCode, Any, bytes]:
+        headers = {"authorization": f"Bearer {token}"} if token is not None else {}
+        method = MethodInfo(
+            name=self.method.name,
+            service_name=self.method.containing_service.full_name,
+            input=bytes,
+            output=bytes,
+            idempotency_level=IdempotencyLevel.UNKNOWN,
+            stream_type=StreamType.SERVER_STREAM if self.streaming else StreamType.UNARY,
+        )
+        answer = b""
+        try:
+            if self.streaming:
+                stream = door.client.execute_server_stream(
+                    request=body, method=method, headers=headers, timeout_ms=int(min(timeout, 1.5) * 1000)
+                )
+                with contextlib.suppress(StopIteration):
+                    answer = next(stream)
+                stream.close()  # type: ignore[attr-defined]
+                return grpc.StatusCode.OK, None, answer
+            answer = door.client.execute_unary(
+                request=body, method=method, headers=headers, timeout_ms=int(timeout * 1000)
+            )
+            return grpc.StatusCode.OK, None, answer
+        except ConnectError as failed:
+            refused = DoorError(failed)
+            if self.streaming and refused.code() is grpc.StatusCode.DEADLINE_EXCEEDED:
+                return grpc.StatusCode.OK, None, answer  # an open stream with nothing (more) to say yet
+            return refused.code(), refused, b""
+
 
 def reflect(stack: Stack) -> Iterator[Rpc]:
     """Every RPC every service of the stack serves (reflection's own services and health aside)."""
     for name in stack.names:
-        channel = grpc.insecure_channel(stack.addresses[name])
+        channel = testing.channel(stack.addresses[name])
         database = ProtoReflectionDescriptorDatabase(channel)
         pool = descriptor_pool.DescriptorPool(database)
         for service_name in database.get_services():

@@ -5,9 +5,12 @@ itself, and fails it until roles.py classifies it) is called
 
 - with each bad credential below (no token, garbage, expired, wrong audience, wrong issuer, `alg: none`,
   HS256 signed with the public key, a foreign Ed25519 key, not yet valid, an unknown role, a player id
-  with a platform name's colon): UNAUTHENTICATED, except that a service open to anonymous callers
-  (the evaluator) serves the tokenless call;
-- with a valid token of every role outside the RPC's roles, on an empty request and on a request with real
+  with a platform name's colon, a kid Felt's key set does not hold, no kid; and from the players'
+  identity provider (tests/suites/identity.py): a key removed from its JWKS, a kid it never published,
+  another audience, expired, and a token of an issuer nobody trusts): UNAUTHENTICATED, except that a
+  service open to anonymous callers (the evaluator) serves the tokenless call;
+- with a valid token of every role outside the RPC's roles (players: Felt's development token and one
+  from the identity provider, whose JWKS is down for the whole matrix: the cached keys verify it), on an empty request and on a request with real
   ids (a player issuing chips to herself): PERMISSION_DENIED ROLE_NOT_ALLOWED, the role checked before
   the request is read; and of every role inside them: never refused for its role;
 - with player B's token on a request aimed at player A's account, hold, transfer, shoe, seat or private
@@ -16,6 +19,9 @@ itself, and fails it until roles.py classifies it) is called
 
 and after each RPC's calls the ledger (summary and every account), every poker table's view, every casino
 table and round, and A's shoe are as they were.
+
+The whole matrix runs twice: over native gRPC, and through each service's browser door (Connect): one
+layer of auth and roles serves both.
 """
 
 from __future__ import annotations
@@ -33,11 +39,11 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from servicekit import auth
-from servicekit.errors import details_of
+from servicekit import auth, testing
 
+from tests.suites.identity import Identity
 from tests.suites.roles import ROLES
-from tests.suites.stack import Rpc, Stack
+from tests.suites.stack import Door, Rpc, Stack, details_of
 from tests.suites.world import BOB, World
 
 pytestmark = pytest.mark.slow
@@ -75,16 +81,22 @@ def _hs256_with_public_key(stack: Stack) -> str:
     return f"{head}.{body}.{_b64(signature)}"
 
 
-def _signed(stack: Stack, claims: dict[str, Any]) -> str:
-    private = stack.keys.private
+def _signed(stack: Stack, claims: dict[str, Any], kid: str | None = "") -> str:
+    """Signed with Felt's signing key, naming it (or `kid`; None: no kid)."""
+    keys = stack.keys
+    kid_now, private = keys.signing_key(time.time())
     assert private is not None
-    return jwt.encode(claims, private, algorithm=auth.ALGORITHM)
+    headers = None if kid is None else {"kid": kid or kid_now}
+    return jwt.encode(claims, private, algorithm=auth.ALGORITHM, headers=headers)
 
 
-def bad_credentials(stack: Stack) -> dict[str, str | None]:
+def bad_credentials(stack: Stack, identity: Identity) -> dict[str, str | None]:
     """Each one claims the operator's role (the most a token can give) and is wrong in one way."""
     now = int(time.time())
     return {
+        **identity.bad_credentials(),
+        "a kid Felt does not hold": _signed(stack, _claims(), kid="made-up"),
+        "no kid (no legacy key in the set)": _signed(stack, _claims(), kid=None),
         "no token": None,
         "garbage": "not-a-jwt.at-all",
         "expired": _signed(stack, _claims(iat=now - 7200, exp=now - 3600)),
@@ -104,7 +116,7 @@ def _token(stack: Stack, role: auth.Role, subject: str) -> str:
 
 
 def _calls(
-    world: World, rpc: Rpc
+    world: World, rpc: Rpc, identity: Identity, through_door: bool = False
 ) -> list[tuple[str, bytes, str | None, Callable[[grpc.StatusCode, Any], str]]]:
     """(what, body, token, check) for every call the matrix makes of `rpc`; check returns a problem or ""."""
     stack = world.stack
@@ -125,7 +137,7 @@ def _calls(
         bad = code is grpc.StatusCode.UNAUTHENTICATED or _reason(error) == "ROLE_NOT_ALLOWED"
         return f"{code.name} {_reason(error)}" if bad else ""
 
-    for what, token in bad_credentials(stack).items():
+    for what, token in bad_credentials(stack, identity).items():
         anonymous_ok = token is None and auth.Role.ANONYMOUS in rule.roles
         for body_name, body in bodies:
             calls.append(
@@ -141,13 +153,29 @@ def _calls(
         return f"{code.name} {_reason(error)}" if bad else ""
 
     subjects = {auth.Role.PLAYER: BOB, auth.Role.SERVICE: "suite-svc", auth.Role.OPERATOR: "suite-ops2"}
-    for role, subject in subjects.items():
-        token = _token(stack, role, subject)
-        if role in rule.roles:
-            calls.append((f"{role.value} (allowed), empty request", empty, token, allowed))
+    tokens = [(role.value, role, _token(stack, role, subject)) for role, subject in subjects.items()]
+    tokens.append(("player of the identity provider", auth.Role.PLAYER, identity.token(BOB)))
+
+    def certificate_required(code: grpc.StatusCode, error: Any) -> str:
+        ok = code is grpc.StatusCode.UNAUTHENTICATED and _reason(error) == "CLIENT_CERTIFICATE_REQUIRED"
+        return "" if ok else f"{code.name} {_reason(error)}"
+
+    for who, role, token in tokens:
+        if through_door and role is auth.Role.SERVICE:
+            # The door has no client certificate to match a service token to (servicekit.tls).
+            calls.append(
+                (
+                    f"{who} (no certificate through the door), empty request",
+                    empty,
+                    token,
+                    certificate_required,
+                )
+            )
+        elif role in rule.roles:
+            calls.append((f"{who} (allowed), empty request", empty, token, allowed))
         else:
             for body_name, body in bodies:
-                calls.append((f"{role.value} (not allowed), {body_name}", body, token, denied))
+                calls.append((f"{who} (not allowed), {body_name}", body, token, denied))
 
     if rule.owned is not None and auth.Role.PLAYER in rule.roles:
 
@@ -156,6 +184,7 @@ def _calls(
 
         body = rpc.request(rule.owned(fields)).SerializeToString()
         calls.append(("another player's resource", body, _token(stack, auth.Role.PLAYER, BOB), refused))
+        calls.append(("another player's resource, from the provider", body, identity.token(BOB), refused))
     return calls
 
 
@@ -166,7 +195,8 @@ def _is_bob(token: str | None) -> bool:
         claims = jwt.decode(token, options={"verify_signature": False})
     except jwt.InvalidTokenError:
         return False
-    return bool(claims.get("sub") == BOB and claims.get("role") == "player")
+    from_provider = claims.get("iss") not in (None, auth.ISSUER)  # its tokens always name players
+    return bool(claims.get("sub") == BOB and (claims.get("role") == "player" or from_provider))
 
 
 def _reason(error: Any) -> str:
@@ -187,7 +217,23 @@ def test_every_rpc_is_classified(rpcs: list[Rpc]) -> None:
             assert rule.owned is not None or rule.public, f"{name}: a player may call it: owned or public?"
 
 
-def test_auth_matrix(platform: World, rpcs: list[Rpc], capsys: pytest.CaptureFixture[str]) -> None:
+def _probe(platform: World, rpcs: list[Rpc]) -> Callable[[str], None]:
+    """One call to each service with `token` (what its handler answers does not matter here)."""
+
+    def probe(token: str) -> None:
+        first = {rpc.service: rpc for rpc in reversed(rpcs)}
+        for service, rpc in first.items():
+            with testing.channel(platform.stack.addresses[service], token) as channel:
+                rpc.exchange(channel, rpc.request().SerializeToString(), token)
+
+    return probe
+
+
+@pytest.mark.parametrize("door", ["grpc", "connect"])
+def test_auth_matrix(
+    platform: World, rpcs: list[Rpc], identity: Identity, capsys: pytest.CaptureFixture[str], door: str
+) -> None:
+    identity.settle(_probe(platform, rpcs))  # a key removed from the JWKS, then the provider down
     started = time.monotonic()
     problems: list[str] = []
     total = 0
@@ -203,10 +249,20 @@ def test_auth_matrix(platform: World, rpcs: list[Rpc], capsys: pytest.CaptureFix
     for rpc in rpcs:
         if rpc.name not in ROLES:
             continue  # test_every_rpc_is_classified says so
-        channels: dict[str | None, grpc.Channel] = {}
-        for what, body, token, check in _calls(platform, rpc):
+        channels: dict[str, grpc.Channel | Door] = {}
+        for what, body, token, check in _calls(platform, rpc, identity, through_door=door != "grpc"):
             total += 1
-            channel = channels.setdefault(None, grpc.insecure_channel(platform.stack.addresses[rpc.service]))
+            # A service's token comes with its certificate (the internal port's mutual TLS): the matrix
+            # checks what the token may do, not the transport (tests/servicekit/test_tls.py does). The
+            # browser door has no client certificates: a service token is refused there.
+            name = testing.certificate_name(token) if door == "grpc" else "door"
+            if name not in channels:
+                channels[name] = (
+                    testing.channel(platform.stack.addresses[rpc.service], name=name)
+                    if door == "grpc"
+                    else Door(platform.stack.web_urls[rpc.service])
+                )
+            channel = channels[name]
             code, error, answer = rpc.exchange(channel, body, token)
             problem = check(code, error)
             if not problem and answer and _is_bob(token):
@@ -214,14 +270,16 @@ def test_auth_matrix(platform: World, rpcs: list[Rpc], capsys: pytest.CaptureFix
                 problem = f"OK, showing player B alice's {shown}" if shown else ""
             if problem:
                 problems.append(f"{rpc.name} [{what}]: got {problem}")
-        for channel in channels.values():
-            channel.close()
+        for opened in channels.values():
+            opened.close()
         after = platform.snapshot()
         if after != before:
             problems.append(f"{rpc.name}: the state changed:\n  {_diff(before, after)}")
             before = after
     with capsys.disabled():
-        print(f"\nauth matrix: {total} calls over {len(rpcs)} RPCs in {time.monotonic() - started:.1f} s")
+        print(
+            f"\nauth matrix ({door}): {total} calls over {len(rpcs)} RPCs in {time.monotonic() - started:.1f} s"
+        )
     assert not problems, "\n".join(problems)
 
 

@@ -111,7 +111,7 @@ def test_every_bet_is_settled_on_a_line_list_games_names_with_an_outcome_by_name
     assert record.final.last_seq == record.events[-1].seq
 
 
-READS = {"ListGames", "ListCasinoTables", "GetRound", "WatchCasinoTable", "GetGameHistory"}
+READS = {"ListGames", "ListCasinoTables", "GetRound", "WatchCasinoTable", "GetGameHistory", "GetRoundProof"}
 
 
 def test_every_mutating_casino_rpc_takes_a_request_id() -> None:

@@ -20,7 +20,7 @@ from poker.table.v1 import casino_service_pb2 as pb
 from poker.table.v1 import casino_service_pb2_grpc as pb_grpc
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
-from servicekit import auth, client
+from servicekit import auth, testing
 from servicekit.testing import RunningService, free_port
 
 from services.table.casino.crashpoint import ENV as KILL_AT
@@ -51,6 +51,8 @@ class TableProcess:
                 "services.table",
                 "--port",
                 str(self.port),
+                "--internal-port",
+                str(free_port()),
                 "--metrics-port",
                 str(free_port()),
                 "--data-dir",
@@ -61,7 +63,7 @@ class TableProcess:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        channel = grpc.insecure_channel(f"127.0.0.1:{self.port}")
+        channel = testing.channel(f"127.0.0.1:{self.port}")
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             try:
@@ -90,7 +92,7 @@ class TableProcess:
     def casino(self, player: str) -> pb_grpc.CasinoServiceStub:
         keys = auth.load_keys(self.data_dir)
         token = auth.issue_token(keys, player, auth.Role.PLAYER)
-        return pb_grpc.CasinoServiceStub(client.channel(f"127.0.0.1:{self.port}", token))
+        return pb_grpc.CasinoServiceStub(testing.channel(f"127.0.0.1:{self.port}", token))
 
 
 @pytest.fixture

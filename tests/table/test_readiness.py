@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from servicekit import testing
 from servicekit.testing import config_for_tests, free_port, running
 
 from services.dealer.server import service_spec as dealer_spec
@@ -16,9 +17,7 @@ from tests.table.conftest import wait_until
 
 
 def _status(address: str) -> int:
-    import grpc
-
-    channel = grpc.insecure_channel(address)
+    channel = testing.channel(address)
     response = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=2)
     return int(response.status)
 
@@ -26,8 +25,10 @@ def _status(address: str) -> int:
 def test_defaults() -> None:
     config = load_config()
     assert config.port == 50054
-    assert config.extra["dealer_address"] == "127.0.0.1:50052"
-    assert config.extra["wallet_address"] == "127.0.0.1:50053"
+    assert config.internal_listen_port() == 51054
+    # The dealer's and the wallet's internal ports (mutual TLS).
+    assert config.extra["dealer_address"] == "127.0.0.1:51052"
+    assert config.extra["wallet_address"] == "127.0.0.1:51053"
     assert {t.game for t in config.extra["casino_tables"]} == {
         "TEXAS_HOLDEM_BONUS",
         "CASINO_HOLDEM",
@@ -46,7 +47,7 @@ def test_not_serving_until_dealer_and_wallet_answer(tmp_path: Path) -> None:
     with running(table_spec, config) as table:
         assert _status(table.address) == health_pb2.HealthCheckResponse.NOT_SERVING
         with (
-            running(dealer_spec, config_for_tests("dealer", tmp_path, port=dealer_port)),
-            running(wallet_spec, config_for_tests("wallet", tmp_path, port=wallet_port)),
+            running(dealer_spec, config_for_tests("dealer", tmp_path, internal_port=dealer_port)),
+            running(wallet_spec, config_for_tests("wallet", tmp_path, internal_port=wallet_port)),
         ):
             wait_until(lambda: _status(table.address) == health_pb2.HealthCheckResponse.SERVING)

@@ -28,7 +28,7 @@ def test_settlement_waits_for_the_wallet(stack: Stack, tmp_path: Path) -> None:
     casino.JoinCasinoTable(pb.JoinCasinoTableRequest(request_id=rid(), table_id="ch-touch"))
     casino.PlaceBets(pb.PlaceBetsRequest(request_id=rid(), table_id="ch-touch", seat=1, bets=bets(ante=10)))
     casino.DealRound(pb.DealRoundRequest(request_id=rid(), table_id="ch-touch"))
-    port = stack.wallet.service.port
+    port = stack.wallet.service.internal_port  # where the table calls it
     stack.wallet.service.stop(grace=0.5)
 
     with pytest.raises(grpc.RpcError) as error:
@@ -44,7 +44,7 @@ def test_settlement_waits_for_the_wallet(stack: Stack, tmp_path: Path) -> None:
         pb.DecideRequest(request_id=rid(), table_id="ch-touch", seat=1, decision=pb.CASINO_DECISION_FOLD)
     ).round
     assert view.phase == "SETTLED"  # recorded; paid when the wallet answers again
-    with running(wallet_spec, config_for_tests("wallet", tmp_path, port=port)) as wallet:
+    with running(wallet_spec, config_for_tests("wallet", tmp_path, internal_port=port)) as wallet:
         stack.wallet = wallet
         stack.wait_for(lambda: _pending(stack, "alice") == 0, timeout=15)
         account = stack.account("alice")
@@ -64,12 +64,12 @@ def test_clear_bets_while_the_wallet_is_away_gives_the_chips_back_later(stack: S
     casino.PlaceBets(
         pb.PlaceBetsRequest(request_id=rid(), table_id="ch-touch", seat=1, bets=bets(ante=10, aa_bonus=5))
     )
-    port = stack.wallet.service.port
+    port = stack.wallet.service.internal_port  # where the table calls it
     stack.wallet.service.stop(grace=0.5)
 
     view = casino.ClearBets(pb.ClearBetsRequest(request_id=rid(), table_id="ch-touch", seat=1)).round
     assert view.phase == "BETTING" and not view.seats[0].bets
-    with running(wallet_spec, config_for_tests("wallet", tmp_path, port=port)) as wallet:
+    with running(wallet_spec, config_for_tests("wallet", tmp_path, internal_port=port)) as wallet:
         stack.wallet = wallet
         stack.wait_for(lambda: _pending(stack, "bob") == 0, timeout=15)
         account = stack.account("bob")

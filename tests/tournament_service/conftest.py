@@ -23,7 +23,7 @@ from poker.tournament.v1 import tournament_service_pb2 as pb
 from poker.tournament.v1 import tournament_service_pb2_grpc as pb_grpc
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
-from servicekit import auth, client
+from servicekit import auth, testing
 from servicekit.errors import details_of
 from servicekit.testing import free_port, fund_player
 
@@ -38,7 +38,7 @@ TABLE_ENV = {
 
 
 def wait_serving(address: str, proc: subprocess.Popen[bytes], log: Path, seconds: float = 60) -> None:
-    with grpc.insecure_channel(address) as channel:
+    with testing.channel(address) as channel:
         health = health_pb2_grpc.HealthStub(channel)
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
@@ -59,11 +59,17 @@ class Proc:
     data_dir: Path
     env: dict[str, str]
     port: int = field(default_factory=free_port)
+    internal_port: int = field(default_factory=free_port)
     metrics_port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
 
     @property
     def address(self) -> str:
+        """The internal port (mutual TLS): the other services' and the tests' door."""
+        return f"127.0.0.1:{self.internal_port}"
+
+    @property
+    def public_address(self) -> str:
         return f"127.0.0.1:{self.port}"
 
     @property
@@ -79,6 +85,8 @@ class Proc:
                     f"services.{self.name}",
                     "--port",
                     str(self.port),
+                    "--internal-port",
+                    str(self.internal_port),
                     "--metrics-port",
                     str(self.metrics_port),
                     "--data-dir",
@@ -127,15 +135,15 @@ class Stack:
         self, subject: str = "ops", role: auth.Role = auth.Role.OPERATOR
     ) -> pb_grpc.TournamentServiceStub:
         return pb_grpc.TournamentServiceStub(
-            client.channel(self.tournament.address, self.token(subject, role))
+            testing.channel(self.tournament.address, self.token(subject, role))
         )
 
     def tables(self, subject: str) -> tpb_grpc.TableServiceStub:
-        return tpb_grpc.TableServiceStub(client.channel(self.table.address, self.token(subject)))
+        return tpb_grpc.TableServiceStub(testing.channel(self.table.address, self.token(subject)))
 
     def wallet_stub(self) -> wpb_grpc.WalletServiceStub:
         return wpb_grpc.WalletServiceStub(
-            client.channel(self.wallet.address, self.token("ops", auth.Role.OPERATOR))
+            testing.channel(self.wallet.address, self.token("ops", auth.Role.OPERATOR))
         )
 
     def fund(self, player: str, chips: int) -> None:

@@ -74,19 +74,21 @@ class Recorder:
                 self.in_flight -= 1
             call.end = time.monotonic()
 
-    def seat_player(self, rid: str, table: str, player: str, seat: int, stack: int, bot: bool) -> None:
+    def seat_player(
+        self, rid: str, table: str, player: str, seat: int, stack: int, bot: bool, epoch: int = 0
+    ) -> None:
         self._call(rid, "SeatPlayer", table)
 
-    def remove_player(self, rid: str, table: str, player: str) -> None:
+    def remove_player(self, rid: str, table: str, player: str, epoch: int = 0) -> None:
         self._call(rid, "RemovePlayer", table)
 
-    def set_level(self, rid: str, table: str, sb: int, bb: int, ante: int) -> None:
+    def set_level(self, rid: str, table: str, sb: int, bb: int, ante: int, epoch: int = 0) -> None:
         self._call(rid, "SetLevel", table)
 
-    def release_hands(self, rid: str, table: str, hand: int) -> None:
+    def release_hands(self, rid: str, table: str, hand: int, epoch: int = 0) -> None:
         self._call(rid, "ReleaseHand", table)
 
-    def close_table(self, rid: str, table: str) -> None:
+    def close_table(self, rid: str, table: str, epoch: int = 0) -> None:
         self._call(rid, "CloseTable", table)
 
     def run(self, rid: str, s: dict[str, Any]) -> None:  # Money.run

@@ -4,17 +4,22 @@ end. The wallet sees only entries, fees and prizes (NK-6.6) and every payout add
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import grpc
 import pytest
 from dealing.verifier import draw_value
+from felt import verification
 from poker.dealer.v1 import dealer_service_pb2 as dealer_pb
 from poker.dealer.v1 import dealer_service_pb2_grpc as dealer_grpc
 from poker.table.v1 import table_service_pb2 as tpb
 from poker.tournament.v1 import tournament_service_pb2 as pb
 from poker.wallet.v1 import wallet_service_pb2 as wpb
-from servicekit import client
+from servicekit import testing
 from servicekit.auth import Role
 
 from tests.tournament_service.conftest import Scripted, Stack, reason, wait_until
@@ -133,7 +138,7 @@ def test_nk_6_4_a_spin_draws_its_multiplier_with_the_dealer_and_pays_the_pool(st
     assert spin.shoe_id == drawn.spin_shoe_id and spin.multiplier == drawn.spin_multiplier
     # Verifiable like a shuffle: the revealed shoe's seed recomputes the draw, the draw the multiplier.
     dealer = dealer_grpc.DealerServiceStub(
-        client.channel(stack.dealer.address, stack.token("auditor", Role.OPERATOR))
+        testing.channel(stack.dealer.address, stack.token("auditor", Role.OPERATOR))
     )
     revealed = wait_until(lambda: _reveal(dealer, spin.shoe_id), 20)
     value = draw_value(
@@ -151,6 +156,57 @@ def test_nk_6_4_a_spin_draws_its_multiplier_with_the_dealer_and_pays_the_pool(st
     wait_until(lambda: stack.pool(tid) == 0, 30)
     bots = {p.player_id for p in paid.payouts}
     assert sum(stack.balance(b) for b in bots) == drawn.prize_pool
+
+
+def test_nk_6_4_a_spins_multiplier_is_drawn_from_a_shoe_committed_before_the_entrants_seeds(
+    stack: Stack, tmp_path: Path
+) -> None:
+    """Issue 23: the Spin's shoe is committed when the Spin is created (spin_commitment), each entrant's
+    client seed is mixed into the draw (the service's own seed for a bot), the draw closes the shoe, and
+    the proof in the tournament verifies with the stand-alone verifier, from the CLI too."""
+    ops = stack.tournaments()
+    made = ops.CreateTournament(
+        pb.CreateTournamentRequest(
+            request_id="spin-fair", format=pb.FORMAT_SPIN, game=tpb.GAME_NO_LIMIT_HOLDEM, buy_in=100, fee=7
+        )
+    ).tournament
+    tid = made.tournament_id
+    assert len(made.spin_commitment) == 64 and not made.HasField("spin_proof")  # before anyone registered
+    stack.fund("spinner", 1_000)
+    with pytest.raises(grpc.RpcError) as bad:
+        stack.tournaments("spinner", Role.PLAYER).Register(
+            pb.RegisterRequest(request_id="r-bad", tournament_id=tid, client_seed="two\nlines")
+        )
+    assert reason(bad.value) == "CLIENT_SEED_INVALID"
+    stack.tournaments("spinner", Role.PLAYER).Register(
+        pb.RegisterRequest(request_id="r-spin", tournament_id=tid, client_seed="spinner's own seed")
+    )
+    ops.AddBots(pb.AddBotsRequest(request_id="b-fair", tournament_id=tid, count=2))
+    drawn = wait_until(lambda: (t := finished(stack, tid)).HasField("spin_proof") and t)
+    proof = drawn.spin_proof
+    assert proof.commitment == made.spin_commitment and proof.shoe_id == drawn.spin_shoe_id
+    entrants = {s.player_id: s for s in proof.client_seeds}
+    assert entrants["spinner"].seed == "spinner's own seed" and entrants["spinner"].from_player
+    assert entrants["spinner"].given_ms >= proof.committed_ms
+    assert sum(not s.from_player for s in proof.client_seeds) == 2  # the bots: the service's seeds
+    dealer = dealer_grpc.DealerServiceStub(
+        testing.channel(stack.dealer.address, stack.token("auditor", Role.OPERATOR))
+    )
+    shoe = dealer.GetShoe(dealer_pb.GetShoeRequest(shoe_id=drawn.spin_shoe_id)).shoe
+    assert shoe.state == dealer_pb.SHOE_STATE_CLOSED  # published closed: revealable, nothing more dealt
+    document = verification.spin_document(drawn)
+    outcome = verification.verify_document(document, my_seed="spinner's own seed")
+    assert outcome.ok, outcome.problems
+    lying = dict(document, multiplier=drawn.spin_multiplier + 1)
+    assert not verification.verify_document(lying).ok
+    ran = subprocess.run(
+        [sys.executable, "-m", "felt", "verify", "--tournament", tid, "--tournament-address",
+         stack.tournament.public_address, "--data-dir", str(stack.data_dir), "--player", "spinner",
+         "--my-seed", "spinner's own seed", "--save", str(tmp_path / "spin.json")],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "verified" in ran.stdout and json.loads((tmp_path / "spin.json").read_text())["spin_table"]
 
 
 def test_a_cancelled_sit_and_go_refunds_everyone(stack: Stack) -> None:

@@ -20,7 +20,7 @@ import grpc
 import pytest
 from poker.wallet.v1 import wallet_service_pb2 as pb
 from poker.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
-from servicekit import auth
+from servicekit import auth, testing
 from servicekit.auth import Role
 
 from .conftest import LedgerLocation
@@ -69,8 +69,8 @@ class WalletProcess:
         while time.monotonic() < deadline:
             text = stderr_path.read_text(errors="replace")
             for line in text.splitlines():
-                if "listening on " in line:
-                    self.address = line.split("listening on ")[1].split()[0]
+                if "listening on " in line:  # the internal port: the table's calls come there
+                    self.address = line.split(" internal ")[1].split()[0]
                     return
             assert self.proc.poll() is None, f"wallet exited: {text}"
             time.sleep(0.05)
@@ -94,7 +94,7 @@ class WalletProcess:
 def _stub(wallet: WalletProcess) -> tuple[grpc.Channel, pb_grpc.WalletServiceStub]:
     keys = auth.load_keys(wallet.location.data_dir)
     token = auth.issue_token(keys, "table", Role.SERVICE)
-    channel = grpc.insecure_channel(wallet.address)
+    channel = testing.channel(wallet.address, name="table")  # the certificate of the token's subject
     stub = pb_grpc.WalletServiceStub(channel)
     stub.token = auth.bearer_metadata(token)  # type: ignore[attr-defined]
     return channel, stub

@@ -7,6 +7,7 @@ reach the surviving worker), the supervisor starts it again, and SIGTERM drains 
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -22,7 +23,7 @@ from grpc_health.v1.health_pb2 import HealthCheckRequest, HealthCheckResponse
 from grpc_health.v1.health_pb2_grpc import HealthStub
 from poker.wallet.v1 import wallet_service_pb2 as pb
 from poker.wallet.v1 import wallet_service_pb2_grpc as pb_grpc
-from servicekit import auth
+from servicekit import auth, testing
 from servicekit.auth import Role
 from servicekit.testing import Supervised
 
@@ -61,8 +62,9 @@ def _channels(wallet: Wallets) -> tuple[list[grpc.Channel], tuple[tuple[str, str
     token = auth.issue_token(auth.load_keys(wallet.location.data_dir), "table", Role.SERVICE)
     channels = [
         # Own subchannel pool: otherwise channels to one address share one connection (one worker).
-        grpc.insecure_channel(
+        testing.channel(
             wallet.address,
+            name="table",  # the certificate of the token's subject
             options=[
                 ("grpc.use_local_subchannel_pool", 1),
                 ("grpc.initial_reconnect_backoff_ms", 100),
@@ -118,6 +120,10 @@ def test_two_workers_share_the_port_and_a_sigkill_loses_no_acknowledged_transfer
             )
         workers = wallet.ready_workers()
         assert sorted(index for index, _ in workers) == [0, 1]
+        # The supervisor publishes Felt's keys beside /metrics, as a single process does.
+        jwks_url = wallet.metrics_url.rsplit("/", 1)[0] + auth.JWKS_PATH
+        published = json.loads(urllib.request.urlopen(jwks_url, timeout=5).read())["keys"]
+        assert [k["kid"] for k in published] == [auth.load_keys(location.data_dir).kid]  # type: ignore[attr-defined]
 
         acked: list[pb.TransferRequest] = []
         lock = threading.Lock()

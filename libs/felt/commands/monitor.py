@@ -46,7 +46,7 @@ def targets(host: str, metrics_base_port: int, table_shards: int = 1) -> list[mo
         if entry.name == "table" and table_shards > 1:
             found += [
                 monitoring.Target("table", f"{host}:{metrics}", pod=name)
-                for name, _, metrics in shard_ports(0, metrics_base_port, table_shards)
+                for name, _, metrics, _ in shard_ports(0, metrics_base_port, table_shards)
             ]
             continue
         found.append(

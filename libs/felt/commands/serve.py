@@ -1,4 +1,4 @@
-"""`felt serve <service> --port N --metrics-port M`: one service in the foreground."""
+"""`felt serve <service> --port N --metrics-port M [--web-port W]`: one service in the foreground."""
 
 from __future__ import annotations
 
@@ -18,7 +18,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("service", choices=SERVICES)
     parser.add_argument("--host", help="listen address (FELT_HOST, default 127.0.0.1)")
     parser.add_argument("--port", type=int, help="gRPC port (FELT_<SERVICE>_PORT)")
+    parser.add_argument(
+        "--internal-port",
+        type=int,
+        help="mutual-TLS port for the other services (FELT_<SERVICE>_INTERNAL_PORT, default port + 1000)",
+    )
     parser.add_argument("--metrics-port", type=int, help="Prometheus port (FELT_<SERVICE>_METRICS_PORT)")
+    parser.add_argument(
+        "--web-port",
+        type=int,
+        help="browser door: Connect and gRPC-Web (FELT_<SERVICE>_WEB_PORT; none by default)",
+    )
     parser.add_argument("--data-dir", help="local state directory (FELT_DATA_DIR)")
     parser.set_defaults(func=run)
 
@@ -32,21 +42,28 @@ def run(args: argparse.Namespace) -> int:
         print(f"felt: the {args.service} service is not implemented in this checkout", file=sys.stderr)
         return 2
 
-    def announce(address: str, metrics_port: int | None) -> None:
+    def announce(address: str, internal_address: str, metrics_port: int | None) -> None:
         print(
-            f"{args.service} listening on {address}  metrics http://{config.host}:{metrics_port}/metrics",
+            f"{args.service} listening on {address}  internal {internal_address}  "
+            f"metrics http://{config.host}:{metrics_port}/metrics",
             file=sys.stderr,
             flush=True,
         )
 
     try:
-        config = entry.load_config(host=args.host, port=args.port, metrics_port=args.metrics_port)
+        config = entry.load_config(
+            host=args.host,
+            port=args.port,
+            internal_port=args.internal_port,
+            metrics_port=args.metrics_port,
+            web_port=args.web_port,
+        )
         if entry.serve is not None:
             return entry.serve(config, announce)
         serve_forever(
             entry.service_spec(config),
             config,
-            lambda service: announce(service.address, service.metrics_port),
+            lambda service: announce(service.address, service.internal_address, service.metrics_port),
         )
     except ConfigError as exc:
         print(f"felt: {exc}", file=sys.stderr)

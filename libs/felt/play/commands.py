@@ -4,6 +4,10 @@
 `Help`, `Show` (draw the table again), or `Invalid` with a message saying what would be legal. Nothing here
 talks to the server; the server still decides (an amount it refuses comes back with its reason).
 
+Seat commands work at any time, not only at the player's turn: `sitout`, `sitin`, `topup [N]` (a `Seat`),
+`leave` (as `q`), and `lobby` / `balance` (a `Lobby`: the tables, tournaments and the wallet's balance),
+and `verify [N]` (a `Verify`: hand N's deal checked again, docs/fairness.md section 11).
+
 At a Naiko table (`naiko`, the view's NaikoView, and `hand`, the caller's own cards) the powers are
 commands too: `peek`, `swap <card>`, `anchor <seat>` (a `UsePower`), and in a Jangkar Pendek's window
 aimed at the player `s` / `shield` or `n` / `pass` (an `Answer`), checked against the usable powers the
@@ -15,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from poker.table.v1 import table_service_pb2 as pb
+
+from felt.play import history
 
 PRESETS = {
     "2x": pb.PRESET_RAISE_2X,
@@ -61,6 +67,12 @@ WORDS = {
     "perisai": "shield",
     "n": "pass",
     "pass": "pass",
+    # The seat (any time): TableService SitOut, SitIn, TopUp; and the lobby with the balance.
+    "sitout": "sitout",
+    "sitin": "sitin",
+    "topup": "topup",
+    "lobby": "lobby",
+    "balance": "lobby",
 }
 POWER_WORDS = {
     "peek": pb.POWER_LIRIKAN_DIAM_DIAM,
@@ -134,7 +146,29 @@ class Answer:
     shield: bool
 
 
-Command = Act | Leave | Help | Show | Invalid | Power | Answer
+@dataclass(frozen=True)
+class Seat:
+    """SitOut, SitIn or TopUp (`amount` chips; 0: up to the table's maximum buy-in)."""
+
+    kind: str  # "sitout", "sitin", "topup"
+    amount: int = 0
+
+
+@dataclass(frozen=True)
+class Lobby:
+    pass
+
+
+@dataclass(frozen=True)
+class Verify:
+    """Check hand `hand_number`'s deal from its proof (0: the player's last hand)."""
+
+    hand_number: int = 0
+
+
+Command = (
+    Act | Leave | Help | Show | Invalid | Power | Answer | Seat | Lobby | Verify | history.HistoryCommand
+)
 
 
 def parse(
@@ -146,9 +180,14 @@ def parse(
 ) -> Command:
     """The command in `line`; `legal` is None when it is not the player's turn (only q, ?, Enter work,
     and at a Naiko table the answer to a window aimed at the player)."""
+    found = history.parse_command(line)  # history, export [FILE], replay N (felt.play.history)
+    if found is not None:
+        return Invalid(found) if isinstance(found, str) else found
     words = line.strip().lower().split()
     if not words:
         return Show()
+    if words[0] == "verify":
+        return _verify(words[1:])
     verb = WORDS.get(words[0])
     if verb is None:
         return Invalid(f"unknown command {words[0]!r} (? for help)")
@@ -156,6 +195,10 @@ def parse(
         return Leave()
     if verb == "help":
         return Help()
+    if verb == "lobby":
+        return Lobby()
+    if verb in ("sitout", "sitin", "topup"):
+        return _seat(verb, words[1:])
     if verb in ("shield", "pass", *POWER_WORDS):
         if naiko is None:
             return Invalid("powers are played at Naiko tables only")
@@ -198,6 +241,25 @@ def _sized(verb: str, rest: list[str], legal: pb.LegalActions) -> Command:
     if not legal.min_to <= amount <= legal.max_to:
         return Invalid(f"{name} must be {span} (the total of your bet this round); a: all-in")
     return Act(kind, amount)
+
+
+def _seat(verb: str, rest: list[str]) -> Command:
+    if verb != "topup":
+        return Seat(verb) if not rest else Invalid(f"{verb} takes nothing more")
+    if not rest:
+        return Seat("topup")  # up to the table's maximum buy-in
+    amount = parse_amount(rest[0]) if len(rest) == 1 else None
+    if amount is None:
+        return Invalid("say how many chips: topup 5000 (or topup alone: up to the table's maximum)")
+    return Seat("topup", amount)
+
+
+def _verify(rest: list[str]) -> Command:
+    if not rest:
+        return Verify()
+    if len(rest) == 1 and rest[0].lstrip("#").isdigit() and int(rest[0].lstrip("#")) > 0:
+        return Verify(int(rest[0].lstrip("#")))
+    return Invalid("verify N: check hand N's deal again (verify alone: your last hand)")
 
 
 def all_in_allowed(legal: pb.LegalActions) -> bool:

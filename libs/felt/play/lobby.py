@@ -36,13 +36,23 @@ def parse_blinds(text: str) -> tuple[int, int]:
     return small, big
 
 
-def create_settings(game: str, blinds: str, bots: int, seats: int = DEFAULT_SEATS) -> pb.TableSettings:
-    """A private table for the player (they host it), with `bots` seats the table fills with bots."""
+def create_settings(
+    game: str,
+    blinds: str,
+    bots: int,
+    seats: int = DEFAULT_SEATS,
+    decision_seconds: int = 0,
+    time_bank_seconds: int = 0,
+) -> pb.TableSettings:
+    """A private table for the player (they host it), with `bots` seats the table fills with bots; the
+    decision time and time bank in seconds (0: the service's defaults, 15 and 30)."""
     if game not in GAMES:
         raise LobbyError(f"unknown game {game!r}: {', '.join(GAMES)}")
     small, big = parse_blinds(blinds)
     if not 0 <= bots < seats:
         raise LobbyError(f"--bots must be between 0 and {seats - 1} (the table has {seats} seats)")
+    if not (0 <= decision_seconds <= 600 and 0 <= time_bank_seconds <= 3600):
+        raise LobbyError("--decision-seconds must be 0..600 and --time-bank 0..3600")
     return pb.TableSettings(
         game=GAMES[game],
         name=f"{game.upper()} {small}/{big}",
@@ -54,6 +64,8 @@ def create_settings(game: str, blinds: str, bots: int, seats: int = DEFAULT_SEAT
         bots_allowed=bots > 0,
         bot_seats=bots,
         private=True,
+        decision_seconds=decision_seconds,
+        time_bank_seconds=time_bank_seconds,
     )
 
 
@@ -74,20 +86,31 @@ class Table:
 
 
 def choose_table(
-    stub: pb_grpc.TableServiceStub, table_id: str | None, create: pb.TableSettings | None
+    stub: pb_grpc.TableServiceStub,
+    table_id: str | None,
+    create: pb.TableSettings | None,
+    invite_code: str = "",
 ) -> Table:
-    """The table asked for, a new one, or the first listed table with a free seat."""
+    """The table asked for (a private one shown by its invite code), a new one, or the default: the first
+    table with a free seat in `default_order`."""
     if table_id:
-        info = stub.GetTable(pb.GetTableRequest(table_id=table_id)).table
+        request = pb.GetTableRequest(table_id=table_id, invite_code=invite_code)
+        info = stub.GetTable(request).table
         return Table(info.table_id, info.settings)
     if create is not None:
         made = stub.CreateTable(pb.CreateTableRequest(request_id=f"play-{uuid.uuid4().hex}", settings=create))
         return Table(made.table.table_id, made.table.settings, made.invite_code)
-    listed = stub.ListTables(pb.ListTablesRequest(min_seats_free=1, page_size=50))
+    listed = stub.ListTables(pb.ListTablesRequest(min_seats_free=1, page_size=100))
     if not listed.tables:
         raise LobbyError("no table has a free seat: make one with --create nlhe --bots 3")
-    info = listed.tables[0]
+    info = min(listed.tables, key=default_order)
     return Table(info.table_id, info.settings)
+
+
+def default_order(info: pb.TableInfo) -> tuple[bool, bool, str]:
+    """Where `felt play` sits without --table: plain No-Limit Hold'em first (the README's example; Naiko and
+    Omaha are asked for by name), public tables before the player's own private ones, then by id."""
+    return (info.settings.game != pb.GAME_NO_LIMIT_HOLDEM, info.settings.private, info.table_id)
 
 
 def ensure_chips(wallet: wpb_grpc.WalletServiceStub, player: str, amount: int) -> int:

@@ -8,11 +8,13 @@ window aimed at the player with its countdown.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from poker.table.v1 import table_service_pb2 as pb
+
+from felt.verification import Outcome
 
 HIDDEN = "??"
 GAME_NAMES = {
@@ -225,8 +227,39 @@ HELP = [
     "p 2x / p 3x / p 4x raise to that multiple of the bet · p 33% / p 50% / p 75% / p pot bet that share",
     "Naiko, before your action: peek · swap <card> (e.g. swap 2d) · anchor <seat>; "
     "aimed at by a Jangkar Pendek: s shield · n pass",
+    "Any time: sitout · sitin · topup [N] (to the table's maximum without N) · lobby (tables, tournaments, "
+    "your balance)",
     "q leave the table (your stack goes back to your wallet) · Enter shows the table · ? this help",
+    "history [N] your last hands here · export [FILE] your hands for a tracker · replay N street by street",
+    "verify [N] checks hand N's deal again (your last hand without N); felt gives every hand a seed of yours",
 ]
+
+
+# Deals nobody can choose (felt.play.fairness): one line per hand checked, quiet lines otherwise.
+
+
+def verification_line(
+    what: str, outcome: Outcome, mismatches: Sequence[str], seeded: bool, hint: str, thing: str = "deal"
+) -> str:
+    """A deal (a Spin's draw) checked: "verified" with whether the player's own seed was mixed in, or the
+    first failure by name (the verifier's, then where the proof is not what the player saw) and where to
+    see all."""
+    problems = [*outcome.problems, *mismatches]
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        return f"{what} NOT verified: {problems[0]}{more}; {hint}"
+    if seeded:
+        return f"{what} verified: your seed was mixed in, and the {thing} is the one committed before it"
+    return f"{what} verified, without a seed of yours: the {thing} is the one committed before the seeds"
+
+
+def proof_unavailable_line(what: str, why: str) -> str:
+    return f"{what} not verified: no proof to check ({why})"
+
+
+def seed_refused_line(hand: int, why: str) -> str:
+    """A seed the table did not take: said, never in the way (the table's own seed stands in)."""
+    return f"(hand #{hand} is shuffled without a seed of yours: {why})"
 
 
 @dataclass(frozen=True)
@@ -236,6 +269,8 @@ class Seen:
     your_seat: int
     names: Mapping[int, str]
     hole_cards: int = 2
+    # This hand's shown hands: seat -> (the hand's name, its best five cards), from CardsShown.
+    shown: Mapping[int, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
 
     def name(self, seat: int) -> str:
         return self.names.get(seat, f"seat {seat}")
@@ -324,13 +359,21 @@ def _board(e: pb.BoardDealt, _hand: int, _s: Seen) -> str:
 
 
 def _shown(e: pb.CardsShown, _hand: int, s: Seen) -> str:
-    hand = f" ({e.hand})" if e.hand else ""
+    best = f": {' '.join(e.best_five)}" if e.best_five else ""
+    hand = f" ({e.hand}{best})" if e.hand else ""
     return f"{s.name(e.seat)} shows {cards(list(e.cards), s.hole_cards)}{hand}"
 
 
 def _pot(e: pb.PotAwarded, _hand: int, s: Seen) -> str:
     pot = "Main pot" if e.index == 0 else f"Side pot {e.index}"
-    return f"{pot} {e.amount} -> " + ", ".join(f"{s.name(x.seat)} {x.chips}" for x in e.shares)
+    return f"{pot} {e.amount} -> " + ", ".join(_winner(x, s) for x in e.shares)
+
+
+def _winner(share: pb.StackEntry, s: Seen) -> str:
+    """A pot's winner, with the hand and best five cards it won with at a showdown."""
+    shown = s.shown.get(share.seat)
+    hand = f" with {shown[0]}: {' '.join(shown[1])}" if shown and shown[1] else ""
+    return f"{s.name(share.seat)} {share.chips}{hand}"
 
 
 def _hand_ended(e: pb.HandEnded, hand: int, s: Seen) -> str:

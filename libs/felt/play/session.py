@@ -9,11 +9,27 @@ At a Naiko table the turn's prompt also takes the powers (`peek`, `swap <card>`,
 with UsePower before the action; the turn goes on after one), and a Jangkar Pendek aimed at the player
 prompts at once, even off-turn, for `s` (Perisai Segel) or `n` (pass), with the window's countdown (Enter
 shows it again); silence lets the window run out.
+
+At a terminal (`Console.live`, felt.play.terminal) the prompt is a status line redrawn every second: the
+decision clock and the time bank count down live, and the prompt ends by itself when the table acted for
+the player (out of time). Lines are read between turns too: `sitout`, `sitin`, `topup [N]`, `lobby`,
+`q`. From a pipe (no terminal) a line is read only when one is asked for, as before.
+
+A player sat out after missed turns is told so and offered to sit in again (`y` or `sitin`); a top-up
+asked during a hand is made when it ends; a player already seated (felt play restarted) takes the seat
+up again.
+
+Deals nobody can choose (felt.play.fairness, docs/fairness.md section 11): the session gives the table a
+fresh seed of the player's own for every hand as its shoe's commitment is published (from the stream's
+thread, so a prompt never holds it up), and checks every hand the player was dealt into once its server
+seed arrives (ShoeRevealed), one line each; hands left unchecked when the player leaves are fetched and
+checked then. `verify N` checks hand N again.
 """
 
 from __future__ import annotations
 
 import queue
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,22 +39,41 @@ from poker.table.v1 import table_service_pb2 as pb
 from poker.table.v1 import table_service_pb2_grpc as pb_grpc
 from servicekit import errors
 
-from felt.play import commands, render
+from felt.play import commands, fairness, history, render
+from felt.play.clock import Countdown
 from felt.play.stream import ResumableStream, Wording, describe_error
+from felt.play.terminal import LiveInput
 
 TableWatcher = ResumableStream[pb.TableEvent]
 
 POLL_SECONDS = 0.25
+LIVE_INPUT_SECONDS = 0.1  # at a terminal, no event waiting: how long a look at the keyboard lasts
+ASK_SECONDS = 1.0  # at a terminal: a prompt's "has the moment passed?" check, every second
+GRACE_MS = 1_000  # the clock shown ran out: the table acts on its own clock; look again after this
+IDLE_PROMPT = "> "
+SAT_OUT_PROMPT = "You sit out: y (or sitin) deals you in again, q leaves > "
+YES = ("", "y", "yes")
 # Refusals after which the view has moved on: fetch it again before asking anything.
 MOVED_ON = frozenset({"STALE_VERSION", "NOT_YOUR_TURN", "TIME_EXPIRED"})
 
 
 @dataclass(frozen=True)
 class Console:
-    """read(prompt) returns a line or raises EOFError; write(line) shows one line."""
+    """read(prompt) returns a line or raises EOFError; write(line) shows one line. `live`: a terminal,
+    where lines are read at any time under a prompt redrawn every second (felt.play.terminal)."""
 
     read: Callable[[str], str]
     write: Callable[[str], None]
+    live: LiveInput | None = None
+
+
+@dataclass(frozen=True)
+class Extras:
+    """What the session asks beyond the table: `chips(amount)` makes sure the wallet holds a top-up
+    (development chips; returns the chips issued), `lobby()` the lobby's lines with the balance."""
+
+    chips: Callable[[int], int] | None = None
+    lobby: Callable[[], list[str]] | None = None
 
 
 TABLE_STREAM = Wording(
@@ -48,14 +83,20 @@ TABLE_STREAM = Wording(
 )
 
 
-def watch_table(stub: pb_grpc.TableServiceStub, table_id: str, from_seq: int) -> TableWatcher:
+def watch_table(
+    stub: pb_grpc.TableServiceStub,
+    table_id: str,
+    from_seq: int,
+    on_event: Callable[[pb.TableEvent], list[str]] | None = None,
+) -> TableWatcher:
     """The WatchTable stream from `from_seq` on (the server counts the player as connected while it is
-    open), resumed when it breaks."""
+    open), resumed when it breaks; `on_event` sees each event in the stream's thread (the seeds)."""
     return ResumableStream(
         "felt-play-watch",
         lambda seq: stub.WatchTable(pb.WatchTableRequest(table_id=table_id, from_seq=seq)),
         from_seq,
         TABLE_STREAM,
+        on_event=on_event,
     )
 
 
@@ -72,6 +113,7 @@ class Session:
         buy_in: int,
         seat: int = 0,
         invite_code: str = "",
+        extras: Extras | None = None,
     ) -> None:
         self._stub = stub
         self._table_id = table_id
@@ -80,10 +122,18 @@ class Session:
         self._seat = seat
         self._invite_code = invite_code
         self._names: dict[int, str] = {}
+        self._shown: dict[int, tuple[str, tuple[str, ...]]] = {}  # this hand's shown hands (render.Seen)
         self._hole_cards = 2
         self._prompted_version = -1
         self._leaving = False
         self._done = False
+        self._extras = extras or Extras()
+        self._sat_out = False  # the player's seat sits out (the prompt says how to sit in again)
+        self._top_up_after_hand = -1  # a top-up asked during a hand: its chips (0: to the maximum)
+        self._countdown = Countdown(0, 0)  # the clock of the prompt shown now
+        self._asking = -1  # the hand version of the turn prompted now
+        self._hurry = False  # leaving without waiting (Ctrl-C twice): no last checks
+        self.seeds = fairness.TableSeeds(stub, table_id)  # the player's seeds, and the hands' checks
         self.returned = 0  # the stack the player left with: in the wallet, or owed to it (pending)
 
     @property
@@ -107,8 +157,16 @@ class Session:
                 )
             )
         except grpc.RpcError as error:
-            self._write(f"Could not sit down: {describe_error(error)}")
-            return 1
+            view = self._view() if errors.details_of(error).reason == "ALREADY_SEATED" else None
+            if view is None or not view.your_seat:
+                self._write(f"Could not sit down: {describe_error(error)}")
+                return 1
+            # felt play was stopped (or lost) while the seat was kept: take it up again.
+            self._seat = view.your_seat
+            stack = next((s.stack for s in view.table.seats if s.seat == self._seat), 0)
+            self._write(f"You are seated here already: back in seat {self._seat} with {stack} chips.")
+            self._play(view)
+            return 0
         self._seat = joined.seat
         self._write(f"You sit in seat {self._seat} with {self._buy_in} chips. ? for help, q to leave.")
         self._play(joined.view)
@@ -119,12 +177,31 @@ class Session:
         self._hole_cards = render.HOLE_CARDS.get(view.table.settings.game, 2)
         self._names = render.seat_names(view)
         self._write(*render.table_lines(view))
-        watcher = watch_table(self._stub, self._table_id, view.last_seq + 1)
+        if any(s.seat == self._seat and s.sitting_out for s in view.table.seats):
+            self._offer_sit_in("Your seat sits out.")
+        self._write(*self.seeds.join(view))  # the commitment of the next hand went by before the stream
+        watcher = watch_table(self._stub, self._table_id, view.last_seq + 1, self.seeds.on_event)
         watcher.start()
         try:
             self._follow(watcher, view)
         finally:
             watcher.stop()
+        self._check_unchecked()
+
+    def _check_unchecked(self) -> None:
+        """Leaving the table: the hands played whose seed had not come yet (the last one, as a rule) are
+        fetched and checked now, waiting a few seconds for their reveal."""
+        give_up = time.monotonic() + fairness.AFTER_REVEAL_WAIT
+        try:
+            for hand in self.seeds.unchecked()[-3:] if not self._hurry else []:
+                self._write(self.seeds.check(hand, max(0.0, give_up - time.monotonic())))
+            for hand in self.seeds.unfinished()[-1:]:
+                self._write(
+                    f"Hand #{hand} goes on without you: felt verify --table {self._table_id} --hand {hand} "
+                    "checks it once it is over."
+                )
+        except KeyboardInterrupt:
+            self._write(f"Not checking the last hands: felt verify --table {self._table_id} --hand N does.")
 
     def _stream_closed(self) -> None:
         self._write("The table stream is closed.")
@@ -136,6 +213,7 @@ class Session:
     def _follow(self, watcher: TableWatcher, view: pb.TableView) -> None:
         interrupted = False
         turn_now = view.seat_to_act == self._seat and view.HasField("legal")
+        live = self._console.live
         while not self._done:
             try:
                 self._poll()
@@ -146,28 +224,201 @@ class Session:
                     self._take_turn()
                     continue
                 try:
-                    item = watcher.events.get(timeout=POLL_SECONDS)
+                    # At a terminal the events already here come first; the keyboard is read while
+                    # none is (a line typed between turns), so an event never waits for a keystroke.
+                    item = (
+                        watcher.events.get(timeout=POLL_SECONDS)
+                        if live is None
+                        else watcher.events.get_nowait()
+                    )
                 except queue.Empty:
                     if not watcher.is_alive():
                         self._stream_closed()
                         return
+                    if live is not None:
+                        line = live.line(self._idle_prompt, LIVE_INPUT_SECONDS)
+                        if line is not None:
+                            self._off_turn(line)
                     continue
                 if isinstance(item, str):
                     self._write(item)
                 else:
                     self._on_event(item)
+            except EOFError:  # the terminal's input ended: leave as q does
+                self._leave()
+                if not self._done:
+                    self._check_or_fold()
             except KeyboardInterrupt:
                 if interrupted or self._leaving:
                     self._write("Leaving without waiting: the table returns your stack at the hand's end.")
+                    self._hurry = True
                     return
                 interrupted = True
                 self._leave()
                 if not self._done:
                     self._check_or_fold()
 
+    def _idle_prompt(self) -> str:
+        if self._leaving:
+            return "Leaving at the end of this hand > "
+        return SAT_OUT_PROMPT if self._sat_out else IDLE_PROMPT
+
+    def _ask(
+        self,
+        prompt: str,
+        status: Callable[[], str] | None = None,
+        expired: Callable[[], bool] | None = None,
+    ) -> str | None:
+        """A line from the player. At a terminal the prompt is `status()`, redrawn every second, and
+        None comes back once `expired()` says the moment has passed; from a pipe, the next line."""
+        live = self._console.live
+        if live is None:
+            return self._console.read(prompt)
+        show = status or (lambda: prompt)
+        while not self._done:
+            line = live.line(show, ASK_SECONDS)
+            if line is not None:
+                return line
+            if expired is not None and expired():
+                return None
+        return None
+
+    def _off_turn(self, line: str) -> None:
+        """A line typed while it is not the player's turn (at a terminal)."""
+        if self._sat_out and line.strip().lower() in ("y", "yes"):
+            self._seat_command(commands.Seat("sitin"))
+            return
+        view = self._view()
+        if view is None:
+            return
+        command = self._parse(line, view, None)
+        if isinstance(command, commands.Answer):
+            self._respond(command)
+        elif isinstance(command, commands.Leave):
+            self._leave()
+            if not self._done:
+                self._check_or_fold()
+        elif not self._common(command, view):
+            self._write("It is not your turn.")
+
+    def _common(self, command: commands.Command, view: pb.TableView) -> bool:
+        """The commands that work at any moment; False for the others (actions, powers, leaving)."""
+        if isinstance(command, commands.Seat):
+            self._seat_command(command, view)
+        elif isinstance(command, commands.Lobby):
+            lobby = self._extras.lobby
+            self._write(*(lobby() if lobby is not None else ["The lobby is not available here."]))
+        elif isinstance(command, commands.Show):
+            self._write(*render.table_lines(view))
+            if self._sat_out:
+                self._write("You sit out: sitin deals you in again.")
+        elif isinstance(command, commands.Help):
+            self._write(*render.HELP)
+        elif isinstance(command, commands.Verify):
+            self._verify(command.hand_number)
+        elif isinstance(command, commands.Invalid):
+            self._write(command.message)
+        else:
+            return False
+        return True
+
+    def _verify(self, hand: int) -> None:
+        """`verify [N]`: hand N's deal checked again (the player's last hand without N)."""
+        hand = hand or self.seeds.last_played()
+        if not hand:
+            self._write("No hand of yours to verify here yet (verify N checks hand N).")
+            return
+        self._write(self.seeds.check(hand))
+
+    # The seat ----------------------------------------------------------------------------------------
+
+    def _offer_sit_in(self, why: str) -> None:
+        """The player sits out: say so, and how to come back; from a pipe, ask at once."""
+        self._sat_out = True
+        self._write(f"{why} Your seat and stack are kept; sitin deals you in again (q leaves).")
+        if self._console.live is not None:
+            return  # the prompt offers it (SAT_OUT_PROMPT) until the player answers
+        try:
+            answer = self._ask("Sit in again? [Y/n] ")
+        except EOFError:
+            answer = "n"
+        if answer is None:
+            return
+        if answer.strip().lower() in YES:
+            self._seat_command(commands.Seat("sitin"))
+            return
+        command = commands.parse(answer, None)
+        if isinstance(command, commands.Leave):
+            self._leave()
+            if not self._done:
+                self._check_or_fold()
+        elif isinstance(command, commands.Seat):
+            self._seat_command(command)
+        else:
+            self._write("You stay sat out: sitin deals you in again.")
+
+    def _seat_command(self, seat: commands.Seat, view: pb.TableView | None = None) -> None:
+        table_id = self._table_id
+        try:
+            if seat.kind == "sitout":
+                self._stub.SitOut(pb.SitOutRequest(request_id=_request_id(), table_id=table_id))
+                self._sat_out = True
+                self._write("You sit out from the next hand; your seat and stack are kept (sitin to play).")
+            elif seat.kind == "sitin":
+                self._stub.SitIn(pb.SitInRequest(request_id=_request_id(), table_id=table_id))
+                self._sat_out = False
+                self._write("You are dealt in again from the next hand.")
+            else:
+                self._top_up(seat.amount, view or self._view())
+        except grpc.RpcError as error:
+            reason = errors.details_of(error).reason
+            if seat.kind == "topup" and reason == "IN_HAND":
+                self._top_up_after_hand = seat.amount
+                self._write("You top up when this hand ends (chips are added between hands).")
+                return
+            if reason == "NOT_SITTING_OUT":
+                self._sat_out = False
+            elif reason == "ALREADY_SITTING_OUT":
+                self._sat_out = True
+            hint = {
+                "NO_CHIPS": " (top up first: topup, or topup N)",
+                "BUY_IN_ABOVE_MAX": " (topup alone adds up to the maximum)",
+            }.get(reason, "")
+            self._write(f"Refused: {describe_error(error)}{hint}")
+
+    def _top_up(self, amount: int, view: pb.TableView | None) -> None:
+        """TopUp `amount` chips (0: up to the table's maximum buy-in); in development the wallet is given
+        what it lacks first."""
+        if view is None:
+            return
+        if not amount:
+            stack = next((s.stack for s in view.table.seats if s.seat == self._seat), 0)
+            amount = view.table.settings.max_buy_in - stack
+            if amount <= 0:
+                self._write(
+                    f"Your stack is at the table's maximum buy-in ({view.table.settings.max_buy_in})."
+                )
+                return
+        if self._extras.chips is not None:
+            issued = self._extras.chips(amount)
+            if issued:
+                self._write(f"Issued {issued} development chips to your wallet.")
+        topped = self._stub.TopUp(
+            pb.TopUpRequest(request_id=_request_id(), table_id=self._table_id, amount=amount)
+        )
+        self._write(f"You add {amount} chips: your stack is {topped.stack}.")
+
     def _on_event(self, event: pb.TableEvent) -> None:
         kind = event.WhichOneof("event")
-        self._write(*render.event_lines(event, render.Seen(self._seat, self._names, self._hole_cards)))
+        self.seeds.witness(event, self._seat)
+        if kind == "shoe_revealed":  # a hand the player was dealt into is over: its seed is out
+            self._write(self.seeds.check(int(event.shoe_revealed.hand_number)))
+        elif kind == "hand_started":
+            self._shown = {}
+        elif kind == "cards_shown":
+            shown = event.cards_shown
+            self._shown[shown.seat] = (shown.hand, tuple(shown.best_five))
+        self._write(*render.event_lines(event, self._seen()))
         if kind == "player_seated":
             e = event.player_seated
             info = pb.SeatInfo(seat=e.seat, player_id=e.player_id, is_bot=e.is_bot)
@@ -182,10 +433,20 @@ class Session:
             mine = [s.chips for s in event.hand_ended.stacks if s.seat == self._seat]
             if mine:
                 self._write(f"Your stack: {mine[0]}")
+            self._after_hand()
+        elif kind == "hand_voided":
+            self._after_hand()
         elif kind == "player_sat_out" and event.player_sat_out.seat == self._seat:
-            if event.player_sat_out.reason == "BUSTED" and not self._leaving:
+            reason = event.player_sat_out.reason
+            if reason == "BUSTED" and not self._leaving:
                 self._write("You are out of chips; leaving the table (play again with a new buy-in).")
                 self._leave()
+            elif reason == "TIMEOUTS" and not self._leaving:
+                self._offer_sit_in("You were sat out: your time ran out turn after turn.")
+            else:
+                self._sat_out = True
+        elif kind == "player_sat_in" and event.player_sat_in.seat == self._seat:
+            self._sat_out = False
         elif kind == "turn_to_act" and event.turn_to_act.seat == self._seat:
             if self._leaving:
                 self._check_or_fold()
@@ -198,6 +459,14 @@ class Session:
             and not self._leaving
         ):
             self._answer_window()
+
+    def _seen(self) -> render.Seen:
+        return render.Seen(self._seat, self._names, self._hole_cards, self._shown)
+
+    def _after_hand(self) -> None:
+        if self._top_up_after_hand >= 0 and not self._leaving:
+            amount, self._top_up_after_hand = self._top_up_after_hand, -1
+            self._seat_command(commands.Seat("topup", amount))
 
     def _view(self) -> pb.TableView | None:
         try:
@@ -232,11 +501,20 @@ class Session:
         while view is not None and self._window_open(view) and not self._done:
             if draw:
                 self._write(*render.power_lines(view.naiko, self._seat)[:1])
+                window = next(w for w in view.naiko.windows if w.target_seat == self._seat)
+                self._countdown = Countdown(window.ms_left, 0)
             draw = False
             try:
-                line = self._console.read("s/n> ")
+                line = self._ask(
+                    "s/n> ",
+                    lambda: f"Jangkar Pendek on you, {self._countdown.text()}: s shield · n pass > ",
+                    lambda: self._countdown.over(GRACE_MS),
+                )
             except EOFError:
                 line = "n"
+            if line is None:  # at a terminal: the window ran out while the player said nothing
+                view = self._view()
+                continue
             command = self._parse(line, view, None)
             if isinstance(command, commands.Answer):
                 self._respond(command)
@@ -292,11 +570,17 @@ class Session:
                 if view.HasField("naiko"):
                     self._write(*render.power_lines(view.naiko, self._seat))
                 self._write(*render.legal_lines(view.legal, view.decision_ms_left, view.time_bank_ms_left))
+                self._countdown = Countdown(view.decision_ms_left, view.time_bank_ms_left)
+                self._asking = view.version
             draw = False
             try:
-                line = self._console.read("> ")
+                line = self._ask("> ", lambda: f"Your turn, {self._countdown.text()} > ", self._turn_over)
             except EOFError:
                 line = "q"
+            if line is None:  # at a terminal: the clock ran out, the table acted for the player
+                self._write("Out of time: the table checked or folded for you.")
+                view, draw = self._view(), True  # a turn of the player's again (the next hand's)?
+                continue
             command = self._parse(line, view, view.legal)
             if isinstance(command, commands.Power):
                 view, draw = self._use_power(view, command) or self._view(), True
@@ -305,12 +589,15 @@ class Session:
                 self._respond(command)
                 view, draw = self._view(), True
                 continue
+            if isinstance(command, history.HistoryCommand):  # felt.play.history: read, then go on
+                self._write(*history.run(command, self._stub, self._table_id))
+                continue
             if isinstance(command, commands.Show):
                 view, draw = self._view(), True
-            elif isinstance(command, commands.Help):
-                self._write(*render.HELP)
-            elif isinstance(command, commands.Invalid):
-                self._write(command.message)
+            elif isinstance(
+                command, commands.Seat | commands.Lobby | commands.Help | commands.Verify | commands.Invalid
+            ):
+                self._common(command, view)
             elif isinstance(command, commands.Leave):
                 self._leave()
                 if not self._done:
@@ -323,6 +610,18 @@ class Session:
                     return
                 view = self._view()
                 draw = refused in MOVED_ON
+
+    def _turn_over(self) -> bool:
+        """Whether the turn prompted has passed: the clock shown ran out (and a little more) and the
+        table's view says it is no longer that turn (another of the player's turns is another prompt).
+        A view still giving that turn time restarts the clock from it."""
+        if not self._countdown.over(GRACE_MS):
+            return False
+        view = self._view()
+        if view is not None and self._my_turn(view) and view.version == self._asking:
+            self._countdown = Countdown(view.decision_ms_left + GRACE_MS, view.time_bank_ms_left)
+            return False
+        return True
 
     def _check_or_fold(self) -> None:
         """Leaving at the hand's end: do not make the table wait for the clock."""

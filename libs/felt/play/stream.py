@@ -4,6 +4,10 @@ The stream runs in a thread and feeds a queue with its events and with lines abo
 breaks (the service restarted, or is away) it opens again from the seq after the last event seen, so no
 event is lost or shown twice; a table that moved to another shard is followed at once (the routed stub
 finds the new owner). The main thread reads the queue; `stop` cancels the call.
+
+`on_event`, when given, sees each event in the stream's own thread before it is queued, for what must not
+wait for the main thread (a client seed for the hand just committed, while the player thinks at a prompt);
+the lines it returns are queued before the event. It must not raise (it would end the stream).
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ class ResumableStream(threading.Thread, Generic[E]):
         from_seq: int,
         wording: Wording,
         last: Callable[[E], bool] = lambda event: False,
+        on_event: Callable[[E], list[str]] | None = None,
     ) -> None:
         super().__init__(name=name, daemon=True)
         self.events: queue.Queue[E | str] = queue.Queue()
@@ -60,6 +65,7 @@ class ResumableStream(threading.Thread, Generic[E]):
         self._next_seq = from_seq
         self._wording = wording
         self._last = last
+        self._on_event = on_event
         self._stopped = threading.Event()
         self._lock = threading.Lock()
         self._call: Any = None  # the streaming call, to cancel it
@@ -79,6 +85,9 @@ class ResumableStream(threading.Thread, Generic[E]):
                         self.events.put(self._wording.back)
                     for event in response.events:
                         self._next_seq = event.seq + 1
+                        if self._on_event is not None:
+                            for line in self._on_event(event):
+                                self.events.put(line)
                         self.events.put(event)
                         if self._last(event):
                             return

@@ -10,6 +10,11 @@ player is eliminated their place and prize are shown and the tournament is follo
 
 `q` or Ctrl-C stops following: the player stays in the tournament (a player who times out is folded and
 blinded off, NK-6.5) and comes back with `felt play --tournament ID`.
+
+A Spin (docs/fairness.md section 11): felt play registers with a fresh seed of the player's own
+(RegisterRequest.client_seed, given after the Spin's commitment was published) and, once the multiplier
+is drawn, checks the draw's proof with that seed against the commitment it saw before registering: one
+line. At the tables the hands get the player's seeds and are checked as at any table (felt.play.session).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import queue
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import grpc
@@ -27,7 +32,8 @@ from poker.table.v1 import table_service_pb2_grpc as tpb_grpc
 from poker.tournament.v1 import tournament_service_pb2 as pb
 from poker.tournament.v1 import tournament_service_pb2_grpc as pb_grpc
 
-from felt.play import render
+from felt import verification
+from felt.play import fairness, render
 from felt.play.session import POLL_SECONDS, Console, Session
 from felt.play.stream import BROKEN_STREAM, ResumableStream, Wording, describe_error
 
@@ -243,6 +249,16 @@ class Progress:
             self.over = True
 
 
+@dataclass(frozen=True)
+class SpinSeed:
+    """The seed felt play registered at a Spin with, the Spin's commitment it was given after, and
+    whether that registration drew the multiplier (the last seat: its event is older than the answer)."""
+
+    seed: str
+    commitment: str
+    drawn: bool = False
+
+
 class TournamentTable(Session):
     """One table of the tournament: the player is already seated there (the tournament seated them),
     never joins or leaves; the session ends when the tournament moves or eliminates them, the table
@@ -277,6 +293,11 @@ class TournamentTable(Session):
         mine = kind in ("player_busted", "player_removed") and getattr(event, kind).seat == self._seat
         if kind == "player_sat_out":  # cash-table wording; at a tournament the player is blinded off
             self._write(*render.event_lines(event, render.Seen(self._seat, self._names, self._hole_cards)))
+            e = event.player_sat_out
+            if e.seat == self._seat and e.reason == "TIMEOUTS":  # never left blinded off without a way back
+                self._offer_sit_in(
+                    "You were sat out: your time ran out turn after turn (blinded off meanwhile)."
+                )
             return
         super()._on_event(event)
         if kind == "hand_ended":
@@ -306,6 +327,7 @@ class TournamentSession:
         console: Console,
         from_seq: int = 0,
         clock: Callable[[], float] = time.monotonic,
+        spin: SpinSeed | None = None,
     ) -> None:
         self._tournaments = tournaments
         self._tables = tables
@@ -317,6 +339,8 @@ class TournamentSession:
         self.progress = Progress(me)
         self._watcher: ResumableStream[pb.TournamentEvent] | None = None
         self._shown: list[str] = []  # the standings shown last
+        self._spin = spin
+        self._spin_checked = False
 
     def _write(self, *lines: str) -> None:
         for line in lines:
@@ -328,6 +352,32 @@ class TournamentSession:
             return
         self.progress.note(item)
         self._write(*event_lines(item, self._me))
+        if item.WhichOneof("event") == "spin_multiplier_drawn" and not self._spin_checked:
+            self._write(self._check_spin())
+
+    def _check_spin(self, wait: float = fairness.AFTER_REVEAL_WAIT) -> str:
+        """The Spin's draw checked from its public proof (published with the draw; asked again for up
+        to `wait` s), with the player's seed and the commitment seen before registering."""
+        what = f"Spin {self._id}"
+        give_up = self._clock() + wait
+        while True:
+            try:
+                request = pb.GetTournamentRequest(tournament_id=self._id)
+                found: pb.Tournament = self._tournaments.GetTournament(request).tournament
+            except grpc.RpcError as error:
+                return render.proof_unavailable_line(what, describe_error(error))
+            if found.HasField("spin_proof") or self._clock() >= give_up:
+                break
+            time.sleep(POLL_SECONDS)
+        if not found.HasField("spin_proof"):
+            return render.proof_unavailable_line(what, "the draw's proof is not published yet")
+        self._spin_checked = True
+        spin = self._spin
+        seen = fairness.Witness(commitment=spin.commitment) if spin is not None else None
+        hint = f"felt verify --tournament {self._id} shows every check"
+        document = verification.spin_document(found)
+        seed = spin.seed if spin is not None else None
+        return fairness.check_document(what, document, seed, seen, hint, thing="draw")
 
     def _news(self) -> None:
         """Print and note every tournament event that has arrived."""
@@ -371,6 +421,8 @@ class TournamentSession:
         self._watcher = watch_tournament(self._tournaments, self._id, max(self._from_seq, 1))
         self._watcher.start()
         try:
+            if self._spin is not None and self._spin.drawn:  # the draw's event went by before the stream
+                self._write(self._check_spin())
             self._follow(where)
         except KeyboardInterrupt:
             self.progress.quit = True
@@ -458,18 +510,29 @@ class TournamentSession:
 
 
 def register(
-    stub: pb_grpc.TournamentServiceStub, tournament_id: str, write: Callable[[str], None]
-) -> pb.Tournament:
-    """Register the caller; already registered is fine (felt play then just joins)."""
+    stub: pb_grpc.TournamentServiceStub, found: pb.Tournament, write: Callable[[str], None]
+) -> tuple[pb.Tournament, SpinSeed | None]:
+    """Register the caller (at a Spin with a fresh seed of their own, given after the Spin's commitment
+    in `found` was published); already registered is fine (felt play then just joins). The tournament,
+    and the seed the registration took (None: none)."""
+    tournament_id = found.tournament_id
+    spin = None
+    if found.format == pb.FORMAT_SPIN and found.spin_commitment:
+        spin = SpinSeed(verification.fresh_seed(), found.spin_commitment)
+    request = pb.RegisterRequest(
+        request_id=_request_id(), tournament_id=tournament_id, client_seed=spin.seed if spin else ""
+    )
     try:
-        answer = stub.Register(pb.RegisterRequest(request_id=_request_id(), tournament_id=tournament_id))
+        answer = stub.Register(request)
     except grpc.RpcError as error:
         if "ALREADY_REGISTERED" not in describe_error(error):
             raise
         write("You are already registered.")
-        request = pb.GetTournamentRequest(tournament_id=tournament_id)
-        found: pb.Tournament = stub.GetTournament(request).tournament
-        return found
+        asked = pb.GetTournamentRequest(tournament_id=tournament_id)
+        again: pb.Tournament = stub.GetTournament(asked).tournament
+        return again, None
     tournament: pb.Tournament = answer.tournament
     write(f"Registered (entry {answer.entry_id}): {tournament.entries} entries so far.")
-    return tournament
+    if spin is not None:
+        spin = replace(spin, drawn=tournament.HasField("spin_proof"))
+    return tournament, spin

@@ -53,7 +53,7 @@ def _toml_list(values: Iterable[object]) -> str:
     return "[" + ", ".join(_toml_str(v) if isinstance(v, str) else str(v) for v in values) + "]"
 
 
-def _cards_ended_with(events: Sequence[Event]) -> dict[int, tuple[int, ...]]:
+def cards_ended_with(events: Sequence[Event]) -> dict[int, tuple[int, ...]]:
     """The hole cards at the end of the seats whose cards a swap (Tukar Lengan Baju) changed."""
     dealt: dict[int, tuple[int, ...]] = {}
     swapped: dict[int, tuple[int, ...]] = {}
@@ -83,7 +83,7 @@ def to_phh(record: HandRecord, viewer: int | None = None) -> str:
     antes = [0] * len(order)
     actions: list[str] = []
     finishing: dict[int, int] = {}
-    ended_with = _cards_ended_with(events)
+    ended_with = cards_ended_with(events)
     for ev in events:
         if isinstance(ev, AntePosted):
             # PokerKit reads the big blind's ante at index 1 both ring and heads-up (where it swaps the first

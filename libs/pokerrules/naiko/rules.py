@@ -155,6 +155,8 @@ def refusal(
     if power is _SHIELD:
         window = nh.window_of(seat)
         if window is None:
+            if nh.expired_for(seat, now):  # it closed at its deadline (or was answered) and time is up
+                return Refusal(e.ANCHOR_WINDOW_EXPIRED, "the response window has closed (NK-13.5)")
             return Refusal(e.NO_ANCHOR_WINDOW, "no Jangkar Pendek aimed at you awaits an answer (NK-13.3)")
         if now >= window.deadline:
             return Refusal(e.ANCHOR_WINDOW_EXPIRED, "the response window has closed (NK-13.5)")
@@ -306,7 +308,7 @@ def _shield(naiko: NaikoTable, nh: NaikoHand, hand: HandState, window: AnchorWin
     ]
     after = NaikoHand(
         nh.carrusel, nh.granted, used, nh.round, nh.activations, nh.anchored_bits, nh.powered,
-        _without(nh.windows, window), nh.peeks,
+        _without(nh.windows, window), nh.peeks, False, (*nh.closed, window),
     )  # fmt: skip
     return Outcome(NaikoTable(naiko.settings, paid, after), hand, events)
 
@@ -343,7 +345,10 @@ def _anchor(
         hand.cap_raises_to_pot(target)
         events.append(AnchorDeclared(seat, target, None))
         events.append(AnchorResolved(seat, target, CANNOT_SHIELD))
-    after = NaikoHand(nh.carrusel, nh.granted, used, turn[1], activations, anchored, turn, windows, nh.peeks)
+    after = NaikoHand(
+        nh.carrusel, nh.granted, used, turn[1], activations, anchored, turn, windows, nh.peeks, False,
+        nh.closed,
+    )  # fmt: skip
     return Outcome(NaikoTable(naiko.settings, paid, after), hand, events)
 
 
@@ -366,8 +371,9 @@ def _swap(
     events: list[Event] = [PowerUsed(seat, _SWAP, None, cost, paid[seat], activations)]
     events.extend(swapped)
     after = NaikoHand(
-        nh.carrusel, nh.granted, used, turn[1], activations, anchored, turn, nh.windows, nh.peeks
-    )
+        nh.carrusel, nh.granted, used, turn[1], activations, anchored, turn, nh.windows, nh.peeks, False,
+        nh.closed,
+    )  # fmt: skip
     return Outcome(NaikoTable(naiko.settings, paid, after), hand, events)
 
 
@@ -392,7 +398,10 @@ def _peek(
         BoardCardPeeked(seat, street, card),
     ]
     peeks = (*nh.peeks, (seat, street, card))
-    after = NaikoHand(nh.carrusel, nh.granted, used, turn[1], activations, anchored, turn, nh.windows, peeks)
+    after = NaikoHand(
+        nh.carrusel, nh.granted, used, turn[1], activations, anchored, turn, nh.windows, peeks, False,
+        nh.closed,
+    )  # fmt: skip
     return Outcome(NaikoTable(naiko.settings, paid, after), hand, events)
 
 
@@ -412,7 +421,10 @@ def respond_to_anchor(
     if naiko is None:
         raise PowerRefused(e.NOT_NAIKO_MODE, "powers exist only at Naiko tables (NK-1.5)")
     nh = naiko.hand
-    window = nh.window_of(seat) if nh is not None and not nh.finished and not hand.finished else None
+    playing = nh is not None and not nh.finished and not hand.finished
+    window = nh.window_of(seat) if nh is not None and playing else None
+    if nh is not None and playing and window is None and nh.expired_for(seat, now):
+        raise PowerRefused(e.ANCHOR_WINDOW_EXPIRED, "the response window has closed (NK-13.5)", seat=seat)
     if nh is None or window is None:
         raise PowerRefused(e.NO_ANCHOR_WINDOW, "no Jangkar Pendek aimed at you awaits an answer", seat=seat)
     if now >= window.deadline:
@@ -433,7 +445,7 @@ def _apply_anchor(
 def _closed(nh: NaikoHand, window: AnchorWindow) -> NaikoHand:
     return NaikoHand(
         nh.carrusel, nh.granted, nh.used_bits, nh.round, nh.activations, nh.anchored_bits, nh.powered,
-        _without(nh.windows, window), nh.peeks,
+        _without(nh.windows, window), nh.peeks, False, (*nh.closed, window),
     )  # fmt: skip
 
 

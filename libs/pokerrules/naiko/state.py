@@ -72,6 +72,7 @@ _HAND_FIELDS: Final = (
     "windows",
     "peeks",
     "finished",
+    "closed",
 )
 
 
@@ -97,6 +98,7 @@ class NaikoHand:
         windows: tuple[AnchorWindow, ...] = (),
         peeks: tuple[tuple[int, int, int], ...] = (),
         finished: bool = False,
+        closed: tuple[AnchorWindow, ...] = (),
     ) -> None:
         self.carrusel: Final = carrusel  # NK-5.4: fixed for the hand
         # each seat's Destellos right after the deal's grant: what a void restores
@@ -110,6 +112,9 @@ class NaikoHand:
         self.peeks: Final = peeks  # (seat, street, card) seen by Lirikan Diam-diam: private
         # voided: nothing more happens in it (a hand that ends is `HandState.finished`)
         self.finished: Final = finished
+        # windows closed so far this hand (answered, acted through, timed out), in the order they closed:
+        # an answer after one's deadline is told the window expired, not that there was none (NK-13.5)
+        self.closed: Final = closed
 
     @property
     def used(self) -> frozenset[tuple[int, Power]]:
@@ -140,6 +145,14 @@ class NaikoHand:
             if window.target == target:
                 return window
         return None
+
+    def expired_for(self, target: int, now: int) -> bool:
+        """Whether the last window aimed at `target` this hand has closed and its deadline is past: an
+        answer now comes after the window (ANCHOR_WINDOW_EXPIRED), not without one."""
+        for window in reversed(self.closed):
+            if window.target == target:
+                return now >= window.deadline
+        return False
 
     def fields(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in _HAND_FIELDS}

@@ -27,7 +27,7 @@ def encode(command: c.Command) -> tuple[str, dict[str, Any]]:
         elif isinstance(value, Power):
             value = value.value
         elif isinstance(value, tuple):
-            value = list(value)
+            value = _lists(value)
         body[f.name] = value
     return type(command).__name__, body
 
@@ -47,9 +47,17 @@ def decode(op: str, body: dict[str, Any]) -> c.Command:
         elif f.name == "power":
             value = Power(value)
         elif isinstance(value, list):
-            value = tuple(value)
+            value = _tuples(value)
         values[f.name] = value
     return cls(**values)
+
+
+def _lists(value: Any) -> Any:
+    return [_lists(v) for v in value] if isinstance(value, tuple) else value
+
+
+def _tuples(value: Any) -> Any:
+    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
 
 
 def _legacy(op: str, body: dict[str, Any]) -> c.Command:

@@ -97,15 +97,56 @@ class Reconnect:
 
 
 @dataclass(frozen=True, slots=True)
+class GiveSeed:
+    """A seated player's client seed for hand `hand`, whose shoe is committed (docs/fairness.md
+    section 11); the player's last one before the deal counts."""
+
+    player: str
+    hand: int
+    seed: str
+
+
+@dataclass(frozen=True, slots=True)
 class StartHand:
     """Deal the next hand from the dealer's shoe `shoe_id` (its first `cards` cards are the deck, given to
     `handle` beside the command: cards are never logged). At a Naiko table `carrusel` is the shoe's
     labelled draw `carrusel` over 3 outcomes (docs/fairness.md section 9): public once the hand starts,
-    so it is logged with the command."""
+    so it is logged with the command.
+
+    A hand dealt with client seeds (docs/fairness.md section 11) names them (`client_seeds`, each a
+    `fairness.Contribution` as a tuple), the next hand's shoe the same dealer call committed
+    (`next_shoe_id`, `next_commitment`) and the revealed server seed of the previous hand's shoe
+    (`revealed_*`, when the call revealed it). Hands logged before them have none of these."""
 
     shoe_id: str
     cards: int
     carrusel: int | None = None
+    client_seeds: tuple[tuple[int, str, str, bool, int], ...] = ()
+    next_shoe_id: str = ""
+    next_commitment: str = ""
+    revealed_hand: int = 0
+    revealed_shoe_id: str = ""
+    revealed_seed: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CommitShoe:
+    """The shoe committed for hand `hand` (the next) when no earlier deal committed it: the first hand,
+    or after the dealer lost the committed one. Its seeds are collected from now on."""
+
+    hand: int
+    shoe_id: str
+    commitment: str
+
+
+@dataclass(frozen=True, slots=True)
+class RecordReveal:
+    """The server seed of finished hand `hand` (its shoe `shoe_id`), revealed by the dealer while no next
+    hand was dealt to reveal it; empty when the dealer no longer had the shoe."""
+
+    hand: int
+    shoe_id: str
+    server_seed: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +212,9 @@ Command: TypeAlias = (
     | Disconnect
     | Reconnect
     | StartHand
+    | GiveSeed
+    | CommitShoe
+    | RecordReveal
     | ApplyDue
     | VoidHand
     | SeatPlayer
@@ -194,6 +238,9 @@ COMMANDS: tuple[type[Command], ...] = (
     StartHand,
     ApplyDue,
     VoidHand,
+    GiveSeed,
+    CommitShoe,
+    RecordReveal,
     SeatPlayer,
     RemovePlayer,
     SetLevel,

@@ -45,6 +45,7 @@ TOURNAMENT_TABLE = "TOURNAMENT_TABLE"  # wallet buy-ins and leaving with chips a
 NOT_TOURNAMENT_TABLE = "NOT_TOURNAMENT_TABLE"  # the director's commands are for tournament tables
 TABLE_CLOSED = "TABLE_CLOSED"
 HANDS_HELD = "HANDS_HELD"  # Pace.DIRECTOR: the next hand waits for the director's release
+SEED_HAND_NOT_OPEN = "SEED_HAND_NOT_OPEN"  # a client seed for a hand whose seeds are not being collected
 
 _KINDS: dict[str, tuple[Kind, str | None]] = {
     NOT_INVITED: (Kind.PERMISSION_DENIED, None),

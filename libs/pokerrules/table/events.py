@@ -124,3 +124,42 @@ class HandsReleased(Event):
 @dataclass(slots=True)
 class TableClosed(Event):
     """No more hands; every seat was emptied first (stacks returned or removed)."""
+
+
+# -- deals nobody can choose (docs/fairness.md section 11) --------------------------------------------------
+
+
+@dataclass(slots=True)
+class ShoeCommitted(Event):
+    """The dealer's commitment to the server seed of hand `hand`, published before that hand's client
+    seeds are collected (at the previous hand's deal, or between hands)."""
+
+    hand: int
+    shoe_id: str
+    commitment: str
+
+
+@dataclass(slots=True)
+class ClientSeedGiven(Event):
+    """A player's own client seed for hand `hand`, recorded (its last one before the deal counts).
+    Private to the player: nobody else learns it before the hand's HandStarted lists every seed."""
+
+    seat: int
+    hand: int
+    seed: str
+
+    @property
+    def private_to(self) -> int | None:
+        return self.seat
+
+
+@dataclass(slots=True)
+class ShoeRevealed(Event):
+    """The server seed of finished hand `hand`, for one player who was dealt into it (`player`, who may
+    sit elsewhere now or have left: never the seat's next occupant). The service makes it private to
+    `player` by name; the core's seat privacy does not apply (`private_to` is None)."""
+
+    player: str
+    hand: int
+    shoe_id: str
+    server_seed: str

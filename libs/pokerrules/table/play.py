@@ -22,6 +22,7 @@ from pokerrules.multiplayer.events import Event
 from pokerrules.multiplayer.state import Ranker
 from pokerrules.table import errors as e
 from pokerrules.table.events import ChipsReturned, PlayerBusted, PlayerLeft, PlayerSatOut
+from pokerrules.table.fairness import Unrevealed
 from pokerrules.table.policy import Bust
 from pokerrules.table.state import TableState, Transition
 
@@ -153,6 +154,10 @@ def settle(state: TableState, events: list[Event]) -> Transition:
     seats = dict(state.seats)
     returned = 0
     gone = []
+    unrevealed = state.unrevealed
+    if state.dealt_shoe:  # dealt with client seeds: its seed goes to its players once revealed
+        players = tuple(seats[n].player for n in sorted(hand.seats) if n in seats)
+        unrevealed = Unrevealed(state.hand_number, state.dealt_shoe, players)
     for number in hand.seats:
         seats[number] = replace(seats[number], stack=hand.stack_of(number))
     for number in sorted(seats):
@@ -176,5 +181,6 @@ def settle(state: TableState, events: list[Event]) -> Transition:
         last_hand=hand,
         turn_started_at=None,
         chips_returned=state.chips_returned + returned,
+        unrevealed=unrevealed,
     )
     return Transition(new, events)

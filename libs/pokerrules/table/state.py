@@ -24,6 +24,7 @@ from pokerrules.multiplayer.state import HandState
 from pokerrules.naiko import NaikoTable, seated, unseated
 from pokerrules.table import errors as e
 from pokerrules.table.config import Blinds, TableConfig
+from pokerrules.table.fairness import Commitment, Unrevealed
 from pokerrules.table.policy import Absence, Pace
 
 
@@ -60,6 +61,12 @@ class TableState:
     released_through: int = 0  # Pace.DIRECTOR: the last hand number the director let the table deal
     closed: bool = False
     naiko: NaikoTable | None = None  # Naiko mode only: Destellos by seat, the hand's powers
+    # Deals nobody can choose (pokerrules.table.fairness): the next hand's committed shoe and the seeds
+    # given for it, the last finished hand whose server seed is not out yet, and the shoe of the hand in
+    # progress (or the last one) when it was dealt with client seeds.
+    commitment: Commitment | None = None
+    unrevealed: Unrevealed | None = None
+    dealt_shoe: str = ""
 
     @classmethod
     def create(cls, config: TableConfig) -> TableState:

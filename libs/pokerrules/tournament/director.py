@@ -25,9 +25,9 @@ waits, and on the money bubble every table plays hand for hand.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from bisect import bisect_left
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from itertools import islice
 from typing import Any
 
 from pokerrules.tournament import errors as e
@@ -68,6 +68,7 @@ from pokerrules.tournament.events import (
     TournamentResumed,
     TournamentStarted,
 )
+from pokerrules.tournament.indexes import Doomed, MinNumbers
 from pokerrules.tournament.instructions import (
     CloseTable,
     CreateTable,
@@ -83,6 +84,7 @@ from pokerrules.tournament.places import Bust, places_of, rank_tiers
 from pokerrules.tournament.seating import (
     coming_roles,
     fair_open_seats,
+    least_unfair_seats,
     shuffled,
     worst_position,
 )
@@ -90,9 +92,13 @@ from pokerrules.tournament.spec import Format, TournamentSpec
 from pokerrules.tournament.spin import Multiplier
 
 Draw = Callable[[int], int]
-_NONE: set[str] = set()
+_NONE: Collection[str] = frozenset()
 MAX_PLAYER_ID = 128
 BALANCE = "BALANCE"
+# A moved player with no fair seat free waits at most this many hands of the destination table for one,
+# then takes the least unfair seat: a move lasts at most MOVE_WAIT_HANDS + 1 hands there (the hand in play
+# when they arrive, then these). The button moves a seat a hand, so a fair seat mostly opens sooner.
+MOVE_WAIT_HANDS = 3
 BREAK = "BREAK"
 
 
@@ -158,6 +164,7 @@ class Table:
         "playing",
         "released",
         "seats",
+        "waited",
     )
 
     def __init__(self, table_id: str, number: int) -> None:
@@ -171,6 +178,9 @@ class Table:
         self.released = 0  # hands released so far (the last one's number)
         self.playing = False
         self.fresh: set[int] = set()  # seats taken since the last hand (not dealt here yet)
+        # Arrivals -> the hands this table was dealt while they were on their way (waiting for a fair
+        # seat): after MOVE_WAIT_HANDS they take the least unfair free seat (a move's bound).
+        self.waited: dict[str, int] = {}
 
     @property
     def count(self) -> int:
@@ -187,7 +197,14 @@ class Table:
         other.released = self.released
         other.playing = self.playing
         other.fresh = set(self.fresh)
+        other.waited = self.waited  # replaced whole, never changed in place
         return other
+
+    def __setstate__(self, state: tuple[None, dict[str, Any]]) -> None:
+        """A pickled table (a snapshot) from before `waited`: nobody has waited a hand yet."""
+        self.waited = {}
+        for name, value in state[1].items():
+            setattr(self, name, value)
 
 
 @dataclass(slots=True)
@@ -260,6 +277,7 @@ class Tournament:
         self.round_busts: list[Bust] = []
         self.count_hist = [0] * (spec.seats_per_table + 1)  # tables by count (seated + arriving)
         self.by_count: list[dict[str, None]] = [{} for _ in range(spec.seats_per_table + 1)]
+        self._index()
         self._out = Outcome()
         self._draw: Draw = _no_draw
 
@@ -294,9 +312,38 @@ class Tournament:
         other.round_busts = list(self.round_busts)
         other.count_hist = list(self.count_hist)
         other.by_count = [dict(d) for d in self.by_count]
+        other.open_numbers = list(self.open_numbers)
+        other.min_numbers = self.min_numbers.copy()
+        other.waiting_seq = dict(self.waiting_seq)
+        other.waiting_next = self.waiting_next
+        other.waiting_by_count = [dict(d) for d in self.waiting_by_count]
+        other.arriving = dict(self.arriving)
         other._out = Outcome()
         other._draw = _no_draw
         return other
+
+    def _index(self) -> None:
+        """The indexes derived from the tables (`indexes`): built here, then kept up to date."""
+        self.open_numbers: list[int] = sorted(table.number for table in self.tables.values())
+        self.min_numbers = MinNumbers(self.spec.seats_per_table + 1)
+        for count, bucket in enumerate(self.by_count):
+            for table_id in bucket:
+                self.min_numbers.add(count, self.tables[table_id].number, bucket)
+        # The tables between hands in the order they came to wait, and by player count; those with
+        # players on their way: so a change looks at the few tables it concerns, not every waiting one
+        # (at a break every table waits).
+        self.waiting_seq: dict[str, int] = {table_id: k for k, table_id in enumerate(self.waiting)}
+        self.waiting_next = len(self.waiting)
+        self.waiting_by_count: list[dict[str, None]] = [{} for _ in self.by_count]
+        for table_id in self.waiting:
+            self.waiting_by_count[self.tables[table_id].count][table_id] = None
+        self.arriving: dict[str, None] = {t: None for t, table in self.tables.items() if table.arrivals}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """A pickled tournament (a snapshot) from before the indexes: they are built from its tables."""
+        self.__dict__.update(state)
+        if "arriving" not in state:
+            self._index()
 
     def _register(self, command: Register) -> None:
         player = command.player
@@ -760,6 +807,11 @@ class Tournament:
         self.phase = Phase.CANCELLED
         self.live.clear()
         self.alive = 0
+        # Nothing is paid: every entry gets its buy-in and fee back instead, so no prize stays published.
+        self.prize_pool = 0
+        self.prizes = ()
+        for entry in self.entries.values():
+            entry.prize = 0
         self._emit(TournamentCancelled(refunds, reason))
 
     # ------------------------------------------------------------------ eliminations and places
@@ -799,9 +851,10 @@ class Tournament:
         self.next_table += 1
         table = Table(f"t{number}", number)
         self.tables[table.id] = table
+        self.open_numbers.append(number)  # the highest number so far: the list stays sorted
         self.reported[table.id] = 0
-        self.waiting[table.id] = None
         self._counted(table, None)
+        self._mark_waiting(table)
         if announce:
             level = self._current_blinds()
             self._emit(TableOpened(table.id))
@@ -820,9 +873,10 @@ class Tournament:
         for entry_id in list(table.arrivals):
             self._leave_arrivals(table, entry_id)
         self._instruct(CloseTable(table.id))
+        self._unmark_waiting(table)
         self._uncount(table)
+        del self.open_numbers[bisect_left(self.open_numbers, table.number)]
         del self.tables[table.id]
-        self.waiting.pop(table.id, None)
         self.round_tables.pop(table.id, None)
 
     def _counted(self, table: Table, old: int | None) -> None:
@@ -830,11 +884,22 @@ class Tournament:
             self.count_hist[old] -= 1
             del self.by_count[old][table.id]
         self.count_hist[table.count] += 1
-        self.by_count[table.count][table.id] = None
+        bucket = self.by_count[table.count]
+        bucket[table.id] = None
+        self.min_numbers.add(table.count, table.number, bucket)
+        if table.id in self.waiting:
+            if old is not None:
+                del self.waiting_by_count[old][table.id]
+            self.waiting_by_count[table.count][table.id] = None
+        if table.arrivals:
+            self.arriving[table.id] = None
+        else:
+            self.arriving.pop(table.id, None)
 
     def _uncount(self, table: Table) -> None:
         self.count_hist[table.count] -= 1
         del self.by_count[table.count][table.id]
+        self.arriving.pop(table.id, None)
 
     def _seat(self, entry: Entry, table: Table, seat: int) -> None:
         old = table.count
@@ -873,7 +938,9 @@ class Tournament:
     def _seat_arrivals(self, table: Table) -> None:
         """Seat the players on their way to this table (between its hands): a balancing move takes the
         worst position, others a fair seat by random draw; with no fair seat free a player waits for the
-        next hand, unless the table could not deal without them."""
+        next hand (the button moves on), unless the table is down to two players (a third never has a fair
+        seat there) or they have waited a whole hand already: then the least unfair free seat (seating:
+        `least_unfair_seats`). So a move lasts at most two hands of the destination table."""
         seats = self.spec.seats_per_table
         for entry_id in list(table.arrivals):
             entry = self.entries[entry_id]
@@ -881,9 +948,16 @@ class Tournament:
                 table.seats, seats, table.last_button, table.last_big_blind, table.fresh, entry.big_blind_last
             )
             if not fair:
-                if len(table.seats) >= 2:
+                if len(table.seats) >= 3 and table.waited.get(entry_id, 0) < MOVE_WAIT_HANDS:
                     return  # the button moves on with the next hand; a fair seat opens then
-                fair = [s for s in range(1, seats + 1) if s not in table.seats]
+                fair = least_unfair_seats(
+                    table.seats,
+                    seats,
+                    table.last_button,
+                    table.last_big_blind,
+                    table.fresh,
+                    entry.big_blind_last,
+                )
             if entry.arriving_by_balance and len(table.seats) >= 2:
                 seat = worst_position(table.seats, fair, table.last_button)
             else:
@@ -896,52 +970,79 @@ class Tournament:
     def _table_for_newcomer(self) -> Table:
         """Late registration and re-entry: the table with the fewest players (not one about to be broken),
         or a new table when every table is full."""
-        table = self._smallest_table(self.doomed_tables())
+        table = self._smallest_table(self._doomed())
         return table if table is not None else self._open_table()
 
     def _mark_waiting(self, table: Table) -> None:
-        self.waiting[table.id] = None
+        if table.id not in self.waiting:
+            self.waiting[table.id] = None
+            self.waiting_seq[table.id] = self.waiting_next
+            self.waiting_next += 1
+            self.waiting_by_count[table.count][table.id] = None
+
+    def _unmark_waiting(self, table: Table) -> None:
+        if table.id in self.waiting:
+            del self.waiting[table.id]
+            del self.waiting_seq[table.id]
+            del self.waiting_by_count[table.count][table.id]
+
+    def _waiting_in_order(self, tables: Collection[str]) -> list[str]:
+        """Those of `tables` that wait between hands, in the order they came to wait."""
+        if len(tables) >= len(self.waiting):
+            return [t for t in self.waiting if t in tables]
+        return sorted((t for t in tables if t in self.waiting), key=self.waiting_seq.__getitem__)
 
     # ------------------------------------------------------------------ after every change
 
     def _after_change(self) -> None:
-        """Break and balance the tables between hands, then seat the players on their way (after every
-        player leaving a table has left it, so nobody is seated into a big blind that then moves), then
-        hand-for-hand, then release the tables that may deal."""
+        """Break and balance the tables between hands, then hand-for-hand, then release the tables that
+        may deal, seating the players on their way to each just before it deals (`_release`)."""
         if self.phase is not Phase.RUNNING:
             return
         self._break_tables()
         if self.spec.format is Format.SCHEDULED and len(self.tables) > 1:
-            doomed = self.doomed_tables()
-            for table_id in sorted(self.waiting, key=lambda t: -self.tables[t].count):
-                if table_id in self.tables and table_id not in doomed:
-                    self._balance_from(self.tables[table_id], doomed)
-        for table_id in list(self.waiting):
-            table = self.tables.get(table_id)
-            if table is not None and table.arrivals:
-                self._seat_arrivals(table)
+            self._balance()
         self._check_finished()
         if self.phase is not Phase.RUNNING:
             return
         self._update_hand_for_hand()
         self._release()
 
+    def _balance(self) -> None:
+        """The tables between hands give players, the largest first (`_balance_from`)."""
+        doomed = self._doomed()
+        low, high = self._extreme_counts(doomed)
+        if high - low < 2:
+            return  # the tables that stay are within one player: no table has anyone to give
+        # The largest first, in the order they came to wait. A table with fewer than low + 2 never gives:
+        # the smallest only grows here, and a table given to has at most the smallest + 1.
+        by_count = self.waiting_by_count
+        givers = [t for c in range(high, low + 1, -1) for t in self._waiting_in_order(by_count[c])]
+        for table_id in givers:
+            if table_id in self.tables and table_id not in doomed:
+                self._balance_from(self.tables[table_id], doomed)
+
     def doomed_tables(self) -> set[str]:
         """The tables to break: the field fits `needed` tables, so the others go, in a fixed order (TDA),
         the highest numbers first (tables are kept in the order they opened)."""
-        needed = max(1, -(-self.alive // self.spec.seats_per_table))
-        extra = len(self.tables) - needed
-        return set(islice(reversed(self.tables), extra)) if extra > 0 else set()
+        return set(self._doomed())
+
+    def _doomed(self) -> Doomed:
+        """`doomed_tables` as a view: membership without building the set (`indexes.Doomed`)."""
+        return Doomed(self.open_numbers, max(1, -(-self.alive // self.spec.seats_per_table)))
 
     def _break_tables(self) -> None:
         """Break every doomed table that is between hands; the others are broken when their hand ends."""
-        doomed = self.doomed_tables()
-        for table_id in sorted(doomed, key=lambda t: -self.tables[t].number):
-            table = self.tables[table_id]
-            if not table.playing:
-                self._break(table, doomed)
+        doomed = self._doomed()
+        # The tables between hands are those waiting: look through the fewer of them and the doomed.
+        if len(self.waiting) < len(doomed):
+            idle = sorted((t for t in self.waiting if t in doomed), key=lambda t: -self.tables[t].number)
+        else:
+            idle = [t for t in doomed if not self.tables[t].playing]
+        for table_id in idle:
+            self._break(self.tables[table_id], doomed)
 
-    def _break(self, table: Table, doomed: set[str]) -> None:
+    def _break(self, table: Table, doomed: Collection[str]) -> None:
         movers = [self.entries[entry_id] for entry_id in [*table.seats.values(), *table.arrivals]]
         for entry in movers:
             if entry.seat is not None:
@@ -960,7 +1061,7 @@ class Tournament:
             final = next(iter(self.tables.values()))
             self._emit(FinalTable(final.id, self.alive))
 
-    def _smallest_table(self, exclude: set[str]) -> Table | None:
+    def _smallest_table(self, exclude: Collection[str]) -> Table | None:
         """The table with the fewest players, not in `exclude`, with a free seat; among equals the one that
         has had that many the longest. None when every such table is full."""
         for count in range(self.spec.seats_per_table):
@@ -969,8 +1070,13 @@ class Tournament:
                     return self.tables[table_id]
         return None
 
-    def _extreme_counts(self, exclude: set[str] = _NONE) -> tuple[int, int]:
+    def _extreme_counts(self, exclude: Collection[str] = _NONE) -> tuple[int, int]:
         hist = self.count_hist
+        if isinstance(exclude, Doomed) and exclude:
+            # The tables that stay are those numbered up to the cutoff: per count, is the lowest one?
+            cutoff, heaps, buckets = exclude.cutoff, self.min_numbers, self.by_count
+            staying = [c for c in range(len(hist)) if hist[c] and heaps.lowest(c, buckets[c]) <= cutoff]
+            return staying[0], staying[-1]
         if exclude:
             hist = list(hist)
             for table_id in exclude:
@@ -979,7 +1085,7 @@ class Tournament:
         high = next(c for c in range(len(hist) - 1, -1, -1) if hist[c])
         return low, high
 
-    def _balance_from(self, table: Table, doomed: set[str]) -> None:
+    def _balance_from(self, table: Table, doomed: Collection[str]) -> None:
         """TDA balancing: while this table has the most players and two or more more than the smallest
         (tables about to be broken aside), its player due the big blind next moves to the smallest."""
         while not table.playing and len(table.seats) >= 2:
@@ -1015,11 +1121,18 @@ class Tournament:
             self._emit(HandForHandEnded())
 
     def _release(self) -> None:
+        """Deal the tables that may deal. The players on their way to a table are seated only here, just
+        before it deals: a seat taken while the table waits (a break, a pause, a table short of players)
+        could be made unfair by a later balancing move from that table, which shifts the blinds onto the
+        newcomer (who may have just posted the big blind at the table they left)."""
         if self.paused_at is not None or isinstance(self.spec.levels[self.level], Break):
             return
         if self.hand_for_hand:
             if self.round_tables or len(self.waiting) < len(self.tables):
                 return  # the round is still being played, or a table is finishing a normal hand
+            for table in list(self.tables.values()):
+                if table.arrivals:
+                    self._seat_arrivals(table)
             ready = [t for t in self.tables.values() if len(t.seats) >= 2]
             for table in ready:
                 self.round_tables[table.id] = None
@@ -1029,13 +1142,19 @@ class Tournament:
         for table_id in list(self.waiting):
             table = self.tables[table_id]
             # TDA: a table three or more players short of the largest waits for players.
-            if len(table.seats) >= 2 and table.count > high - 3:
-                self._release_table(table)
+            if table.count > high - 3:
+                if table.arrivals:
+                    self._seat_arrivals(table)
+                if len(table.seats) >= 2:
+                    self._release_table(table)
 
     def _release_table(self, table: Table) -> None:
         table.released += 1
         table.playing = True
-        del self.waiting[table.id]
+        if table.arrivals or table.waited:
+            waited = table.waited
+            table.waited = {x: waited.get(x, 0) + 1 for x in table.arrivals}
+        self._unmark_waiting(table)
         self._instruct(ReleaseHand(table.id, table.released))
 
     # ------------------------------------------------------------------ output

@@ -112,6 +112,36 @@ def fair_open_seats(
     ]
 
 
+def least_unfair_seats(
+    occupied: Collection[int],
+    seats_per_table: int,
+    last_button: int | None,
+    last_big_blind: int | None,
+    fresh: Collection[int] = (),
+    posted_big_blind: bool = False,
+) -> list[int]:
+    """The free seats for a newcomer who may wait no longer when none is fair (a heads-up table, where a
+    third never has a fair seat; a player who already waited a whole hand there): those that break the
+    fewest of `is_fair_seat`'s conditions, the other players' first. In that order of weight: another
+    player posts the big blind again or is pushed onto the button or small blind; the newcomer skips the
+    big blind (the small blind) or posts it twice in a row; the newcomer gets the button (a free hand)."""
+    taken = set(occupied)
+    free = [s for s in range(1, seats_per_table + 1) if s not in taken]
+    if last_button is None or not taken:
+        return free
+    pushed = set(fresh)
+
+    def cost(seat: int) -> tuple[bool, bool, bool]:
+        roles = coming_roles([*taken, seat], last_button)
+        others = roles.big_blind == last_big_blind or bool({roles.button, roles.small_blind} & pushed)
+        mine = roles.small_blind == seat or (posted_big_blind and roles.big_blind == seat)
+        return others, mine, roles.button == seat
+
+    costs = {seat: cost(seat) for seat in free}
+    best = min(costs.values(), default=None)
+    return [seat for seat in free if costs[seat] == best]
+
+
 def worst_position(occupied: Collection[int], candidates: Sequence[int], last_button: int | None) -> int:
     """TDA balancing: among `candidates` (fair open seats), the one whose big blind comes soonest (the next
     big blind itself when it is free; never the small blind, which `is_fair_seat` already excludes)."""

@@ -43,6 +43,7 @@ from pokerrules.tournament.instructions import (
     SeatPlayer,
     SetLevel,
 )
+from pokerrules.tournament.seating import coming_roles
 from pokerrules.tournament.spec import Format, TournamentSpec
 
 Bot = Callable[[LegalActions, random.Random], Action]
@@ -85,6 +86,9 @@ class SimulationResult:
     virtual_ms: int = 0
     roles: list[HandRoles] = field(default_factory=list)
     director_s: float = 0.0  # time spent in the director (`Tournament.apply`), for the benchmark
+    # With `record_times`: the director's time (s) for each hand result, and whether it eliminated anyone.
+    result_times: list[float] = field(default_factory=list)
+    result_busts: list[bool] = field(default_factory=list)
 
     @property
     def places(self) -> dict[str, int]:
@@ -118,6 +122,8 @@ def simulate_tournament(
     record_roles: bool = False,
     rank: Ranker | None = None,
     max_table_hands: int = 5_000_000,
+    random_hands: float | None = None,
+    record_times: bool = False,
 ) -> SimulationResult:
     """Play one tournament to its end (or its cancellation) with bots; deterministic given `seed`.
 
@@ -126,6 +132,10 @@ def simulate_tournament(
     re-enters with probability `re_entry_share` while registration is open and re-entries remain.
     `away_share` of the players are away once, 2 to 20 minutes, at a random time in the first two hours;
     `away_windows` sets chosen players' [from, to) away times instead.
+
+    `random_hands=p` plays no betting: each hand busts every player with chance `p` (one survives), their
+    chips go to a random survivor, and it lasts 30-90 s; the director's work stays the same per result, so
+    the benchmark measures the director alone on big fields (bench/tournament `--hands random`).
     """
     from pokerrules.multiplayer.ranking import ranker_for
 
@@ -161,7 +171,11 @@ def simulate_tournament(
     def run(command: object) -> None:
         started = time.perf_counter()
         out: Outcome = t.apply(command, draw)  # type: ignore[arg-type]
-        result.director_s += time.perf_counter() - started
+        took = time.perf_counter() - started
+        result.director_s += took
+        if record_times and isinstance(command, HandFinished):
+            result.result_times.append(took)
+            result.result_busts.append(any(r.finishing_stack == 0 for r in command.result.seats))
         result.events.extend(out.events)
         for ins in out.instructions:
             perform(ins, command.now)  # type: ignore[attr-defined]
@@ -192,6 +206,8 @@ def simulate_tournament(
             push(now + duration, "hand", hand)
 
     def play(table_id: str, number: int, now: int) -> tuple[HandResult, int]:
+        if random_hands is not None:
+            return play_random(table_id, number, random_hands)
         table = tables[table_id]
         stacks = {seat: int(stack) for seat, (_, stack) in table.seats.items()}
         button = next_button(sorted(stacks), table.last_button)
@@ -238,6 +254,28 @@ def simulate_tournament(
         table.last_button = button
         result.table_hands += 1
         return HandResult(table_id, number, button, state.seats[state.bb_index], tuple(seats)), elapsed
+
+    def play_random(table_id: str, number: int, bust_chance: float) -> tuple[HandResult, int]:
+        table = tables[table_id]
+        order = sorted(table.seats)
+        roles = coming_roles(order, table.last_button)
+        end = {seat: int(table.seats[seat][1]) for seat in order}
+        busted = [seat for seat in order if rng.random() < bust_chance]
+        if len(busted) == len(order):
+            busted.pop()
+        survivors = [seat for seat in order if seat not in busted]
+        for seat in busted:
+            end[rng.choice(survivors)] += end[seat]
+            end[seat] = 0
+        seats = tuple(SeatResult(s, str(table.seats[s][0]), int(table.seats[s][1]), end[s]) for s in order)
+        for seat in order:
+            if end[seat] == 0:
+                del table.seats[seat]
+            else:
+                table.seats[seat][1] = end[seat]
+        table.last_button = roles.button
+        result.table_hands += 1
+        return HandResult(table_id, number, roles.button, roles.big_blind, seats), rng.randint(30_000, 90_000)
 
     # Registration.
     if spec.format is Format.SCHEDULED:

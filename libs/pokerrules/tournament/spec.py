@@ -25,7 +25,7 @@ from pokerrules.tournament import errors as e
 from pokerrules.tournament.levels import Structure, check_structure, scheduled, turbo_sit_and_go
 from pokerrules.tournament.spin import DEFAULT_SPIN, SpinTable
 
-MAX_ENTRIES = 100_000
+MAX_ENTRIES = 1_000_000
 
 
 class Format(enum.Enum):

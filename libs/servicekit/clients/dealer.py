@@ -39,6 +39,7 @@ class DealerClient:
         nonce: int = 0,
         deck_set: str = "",
         public_reveal: bool = False,
+        await_client_seeds: bool = False,
     ) -> pb.CreateShoeResponse:
         request = pb.CreateShoeRequest(
             decks=decks,
@@ -47,8 +48,38 @@ class DealerClient:
             deck_set=deck_set,
             reveal_policy=pb.REVEAL_POLICY_PUBLIC if public_reveal else pb.REVEAL_POLICY_OWNER,
             request_id=request_id,
+            await_client_seeds=await_client_seeds,
         )
         response: pb.CreateShoeResponse = self._stub.CreateShoe(request)
+        return response
+
+    def commit_shoe(self, request_id: str, nonce: int = 0, deck_set: str = "") -> pb.CreateShoeResponse:
+        """A one-deck v2 shoe committed now, awaiting its client seeds (docs/fairness.md section 10)."""
+        return self.create_shoe(request_id, nonce=nonce, deck_set=deck_set, await_client_seeds=True)
+
+    def deal_hand(
+        self,
+        shoe_id: str,
+        client_seeds: list[tuple[str, str]],
+        count: int,
+        request_id: str,
+        draws: tuple[tuple[str, int], ...] = (),
+        next_shoe: pb.CreateShoeRequest | None = None,
+        reveal_shoe_id: str = "",
+    ) -> pb.DealHandResponse:
+        """A hand's one call (DealHand): the committed shoe sealed with `client_seeds` ((contributor,
+        seed) pairs), its first `count` cards and `draws`, the next hand's shoe committed (`next_shoe`)
+        and the previous one revealed (`reveal_shoe_id`)."""
+        request = pb.DealHandRequest(
+            shoe_id=shoe_id,
+            client_seeds=[pb.ClientSeed(contributor=c, seed=s) for c, s in client_seeds],
+            count=count,
+            draws=[pb.DrawWanted(label=label, outcomes=outcomes) for label, outcomes in draws],
+            request_id=request_id,
+            next=next_shoe,
+            reveal_shoe_id=reveal_shoe_id,
+        )
+        response: pb.DealHandResponse = self._stub.DealHand(request)
         return response
 
     def deal(self, shoe_id: str, count: int, request_id: str) -> list[pb.DealtCard]:

@@ -44,44 +44,62 @@ class TableDirectorClient:
         self.director = RetryingStub(director, calls)
         self.lobby = RetryingStub(self._tables, calls)
 
-    def create_table(self, request_id: str, tournament_id: str, settings: pb.TableSettings) -> pb.TableInfo:
+    # `epoch` (every instruction): the director's lease epoch on the tournament (issue 25: a table refuses
+    # STALE_DIRECTOR an epoch below one it has seen); 0 for a director without leases.
+
+    def create_table(
+        self, request_id: str, tournament_id: str, settings: pb.TableSettings, epoch: int = 0
+    ) -> pb.TableInfo:
         request = dpb.CreateTournamentTableRequest(
-            request_id=request_id, tournament_id=tournament_id, settings=settings
+            request_id=request_id, tournament_id=tournament_id, settings=settings, director_epoch=epoch
         )
         response: dpb.CreateTournamentTableResponse = self.director.CreateTournamentTable(request)
         return response.table
 
     def seat_player(
-        self, request_id: str, table_id: str, player_id: str, seat: int, stack: int, is_bot: bool
+        self,
+        request_id: str,
+        table_id: str,
+        player_id: str,
+        seat: int,
+        stack: int,
+        is_bot: bool,
+        epoch: int = 0,
     ) -> None:
         self.director.SeatPlayer(
             dpb.SeatPlayerRequest(
                 request_id=request_id, table_id=table_id, player_id=player_id, seat=seat, stack=stack,
-                is_bot=is_bot,
+                is_bot=is_bot, director_epoch=epoch,
             )
         )  # fmt: skip
 
-    def remove_player(self, request_id: str, table_id: str, player_id: str) -> int:
-        request = dpb.RemovePlayerRequest(request_id=request_id, table_id=table_id, player_id=player_id)
+    def remove_player(self, request_id: str, table_id: str, player_id: str, epoch: int = 0) -> int:
+        request = dpb.RemovePlayerRequest(
+            request_id=request_id, table_id=table_id, player_id=player_id, director_epoch=epoch
+        )
         response: dpb.RemovePlayerResponse = self.director.RemovePlayer(request)
         return int(response.stack)
 
-    def set_level(self, request_id: str, table_id: str, small_blind: int, big_blind: int, ante: int) -> None:
+    def set_level(
+        self, request_id: str, table_id: str, small_blind: int, big_blind: int, ante: int, epoch: int = 0
+    ) -> None:
         self.director.SetLevel(
             dpb.SetLevelRequest(
                 request_id=request_id, table_id=table_id, small_blind=small_blind, big_blind=big_blind,
-                ante=ante,
+                ante=ante, director_epoch=epoch,
             )
         )  # fmt: skip
 
-    def release_hands(self, request_id: str, table_id: str, through_hand: int) -> None:
+    def release_hands(self, request_id: str, table_id: str, through_hand: int, epoch: int = 0) -> None:
         self.director.ReleaseHands(
-            dpb.ReleaseHandsRequest(request_id=request_id, table_id=table_id, through_hand=through_hand)
+            dpb.ReleaseHandsRequest(
+                request_id=request_id, table_id=table_id, through_hand=through_hand, director_epoch=epoch
+            )
         )
 
-    def close_table(self, request_id: str, table_id: str) -> list[dpb.RemovedPlayer]:
+    def close_table(self, request_id: str, table_id: str, epoch: int = 0) -> list[dpb.RemovedPlayer]:
         response: dpb.CloseTableResponse = self.director.CloseTable(
-            dpb.CloseTableRequest(request_id=request_id, table_id=table_id)
+            dpb.CloseTableRequest(request_id=request_id, table_id=table_id, director_epoch=epoch)
         )
         return list(response.removed)
 

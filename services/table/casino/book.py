@@ -103,6 +103,16 @@ class RoundBook:
     # TCP-2.5: the pool's fraction of a chip owed from earlier rounds (bp units), logged with each new round
     # so that it survives a restart; the round's Deal passes it to the engine.
     pool_carry: int = 0
+    # Deals nobody can choose (docs/fairness.md section 11): this round's committed shoe ({shoe_id,
+    # commitment, published_ms}), the players' own seeds for it (player -> {seat, seed, given_ms}), the
+    # seeds it was dealt with, the next round's shoe its deal committed, and a dealt round whose seed its
+    # players have not received yet ({round, shoe_id, players: [[player, seat]]}: carried into the next
+    # round's entry).
+    commitment: dict[str, Any] | None = None
+    seeds: dict[str, dict[str, Any]] = field(default_factory=dict)
+    contributions: list[dict[str, Any]] = field(default_factory=list)
+    next_commitment: dict[str, Any] | None = None
+    unrevealed: dict[str, Any] | None = None
 
     @classmethod
     def empty(cls, spec: TableSpec, config: GameConfig) -> RoundBook:
@@ -125,6 +135,8 @@ class RoundBook:
             self.holds, self.intents, self.hold_counter, self.shoe_id, self.paid = [], {}, 0, "", False
             self.releasing = set()
             self.pool_carry = int(body.get("pool_carry", 0))  # logs written before the carry: none owed
+            self.commitment, self.unrevealed = body.get("commitment"), body.get("unrevealed")
+            self.seeds, self.contributions, self.next_commitment = {}, [], None
         elif op == "join":
             seat, player = int(body["seat"]), str(body["player"])
             self.players[seat] = player
@@ -160,6 +172,22 @@ class RoundBook:
             self.state = state if state is not None else apply(self.state, command_of(body)).state
         elif op == "shoe":
             self.shoe_id = str(body["shoe_id"])
+            self.contributions = list(body.get("client_seeds", []))
+            self.next_commitment = body.get("next")
+            if self.contributions:  # dealt with client seeds: its seed goes to its players once paid
+                players = [[str(c["player_id"]), int(c["seat"])] for c in self.contributions]
+                self.unrevealed = {
+                    "round": self.state.round_number,
+                    "shoe_id": self.shoe_id,
+                    "players": players,
+                }
+        elif op == "commit":
+            self.commitment = dict(body)
+        elif op == "seed":
+            self.seeds[str(body["player"])] = dict(body)
+        elif op == "revealed":
+            if self.unrevealed is not None and self.unrevealed.get("shoe_id") == body.get("shoe_id"):
+                self.unrevealed = None
         elif op == "paid":
             self.paid = True
         else:

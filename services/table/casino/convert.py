@@ -6,9 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, cast
 
+from dealing.client_seeds import ALGORITHM_V2
 from google.protobuf.message import Message
 from handeval.cards import card_text
 from poker.table.v1 import casino_service_pb2 as pb
+from poker.table.v1 import fairness_pb2 as fpb
 from pokerrules.casino import Decision, Game
 from pokerrules.casino.view import round_view
 
@@ -77,8 +79,23 @@ EVENTS: Mapping[str, tuple[str, Callable[[Mapping[str, Any]], Message]]] = {
         ),
     ),
     "BETS_CLEARED": ("bets_cleared", lambda d: pb.CasinoBetsCleared(seat=d["seat"])),
-    "ROUND_STARTED": ("round_started", lambda d: pb.CasinoRoundStarted(deck_set=d["deck_set"])),
-    "HOLE_CARDS": ("hole_cards", lambda d: pb.CasinoHoleCards(seat=d["seat"], cards=texts(d["cards"]))),
+    "ROUND_STARTED": ("round_started", lambda d: _round_started(d)),
+    "HOLE_CARDS": (
+        "hole_cards",
+        lambda d: pb.CasinoHoleCards(
+            seat=d["seat"], cards=texts(d["cards"]), openings=[_opening(o) for o in d.get("openings", ())]
+        ),
+    ),
+    "SHOE_COMMITTED": (
+        "shoe_committed",
+        lambda d: pb.CasinoShoeCommitted(
+            shoe_id=d["shoe_id"], commitment=d["commitment"], algorithm=ALGORITHM_V2
+        ),
+    ),
+    "SHOE_REVEALED": (
+        "shoe_revealed",
+        lambda d: pb.CasinoShoeRevealed(round=d["round"], shoe_id=d["shoe_id"], server_seed=d["server_seed"]),
+    ),
     "DEALER_CARDS_DEALT": ("dealer_cards_dealt", lambda d: pb.CasinoDealerCardsDealt(count=d["count"])),
     "PHASE": ("phase_changed", lambda d: pb.CasinoPhaseChanged(phase=d["phase"])),
     "BOARD": ("board_dealt", lambda d: pb.CasinoBoardDealt(street=d["street"], cards=texts(d["cards"]))),
@@ -113,6 +130,35 @@ EVENTS: Mapping[str, tuple[str, Callable[[Mapping[str, Any]], Message]]] = {
     "ROUND_VOIDED": ("round_voided", lambda d: pb.CasinoRoundVoided(reason=d["reason"])),
     "CARD_VOIDED": ("card_voided", lambda d: pb.CasinoCardVoided(position=d["position"])),
 }
+
+
+def _opening(o: Mapping[str, Any]) -> fpb.CardOpening:
+    return fpb.CardOpening(position=o["position"], card=card_text(int(o["card"])), salt=o["salt"])
+
+
+def contribution_pb(c: Mapping[str, Any]) -> fpb.SeedContribution:
+    return fpb.SeedContribution(
+        contributor=c["contributor"],
+        seed=c["seed"],
+        seat=c["seat"],
+        player_id=c["player_id"],
+        from_player=c["from_player"],
+        given_ms=c["given_ms"],
+    )
+
+
+def _round_started(d: Mapping[str, Any]) -> pb.CasinoRoundStarted:
+    """The deal; with client seeds (docs/fairness.md section 11) its shoe, commitment, seeds and card
+    commitments (rounds logged before them have only the deck set)."""
+    return pb.CasinoRoundStarted(
+        deck_set=d["deck_set"],
+        shoe_id=d.get("shoe_id", ""),
+        commitment=d.get("commitment", ""),
+        algorithm=d.get("algorithm", ""),
+        client_seeds=[contribution_pb(c) for c in d.get("client_seeds", ())],
+        card_commitments=d.get("card_commitments", ()),
+        committed_ms=d.get("committed_ms", 0),
+    )
 
 
 def _result_name(value: Any) -> str:
@@ -185,4 +231,5 @@ def round_pb(table_id: str, book: RoundBook, player_id: str, deadline_ms: int, l
         deadline_ms=deadline_ms,
         shoe_id=book.shoe_id,
         last_seq=last_seq,
+        commitment=str(book.commitment["commitment"]) if book.commitment else "",
     )

@@ -25,6 +25,7 @@ from servicekit import errors
 from servicekit.auth import Role, current_caller, require_role
 from servicekit.idempotency import Saved, check_request_id, fingerprint, replayed, request_key
 
+from services.table.casino import proof
 from services.table.casino.casino import Casino
 from services.table.casino.convert import (
     decision_of,
@@ -115,6 +116,20 @@ def _table_id(value: str) -> str:
     if len(value) > MAX_TABLE_ID:
         raise errors.invalid_argument(
             "table_id", "TABLE_ID_TOO_LONG", f"a table id has at most {MAX_TABLE_ID} characters"
+        )
+    return value
+
+
+MAX_CLIENT_SEED_BYTES = 256  # as the dealer takes them (dealing.client_seeds)
+
+
+def _client_seed(value: str) -> str:
+    """PlaceBets' optional client seed: empty, or 1-256 bytes of printable text."""
+    if value and (len(value.encode("utf-8", "replace")) > MAX_CLIENT_SEED_BYTES or not value.isprintable()):
+        raise errors.invalid_argument(
+            "client_seed",
+            "CLIENT_SEED_INVALID",
+            f"a client seed is 1-{MAX_CLIENT_SEED_BYTES} bytes of printable text",
         )
     return value
 
@@ -296,11 +311,12 @@ class CasinoServicer(pb_grpc.CasinoServiceServicer):
                 ) from None
             bets[kind] = bets.get(kind, 0) + int(bet.amount)
         seat = _seat(request.seat)
+        seed = _client_seed(request.client_seed)
         return self._round_change(
             "PlaceBets",
             request,
             pb.PlaceBetsResponse,
-            lambda table, player, mark: table.place_bets(player, seat, bets, mark),
+            lambda table, player, mark: table.place_bets(player, seat, bets, mark, seed),
         )
 
     def Rebet(self, request: pb.RebetRequest, context: grpc.ServicerContext) -> pb.RebetResponse:
@@ -408,3 +424,27 @@ class CasinoServicer(pb_grpc.CasinoServiceServicer):
                 )
             )
         return pb.GetGameHistoryResponse(rounds=records)
+
+    def GetRoundProof(
+        self, request: pb.GetRoundProofRequest, context: grpc.ServicerContext
+    ) -> pb.GetRoundProofResponse:
+        caller = require_role(Role.PLAYER, Role.OPERATOR)
+        viewer = caller.subject if caller.role is Role.PLAYER else None
+        table = self._table(request.table_id)
+        if request.round == 0:
+            raise errors.invalid_argument("round", "ROUND_REQUIRED", "rounds are numbered from 1")
+        number = request.round
+        if number > self._casino.store.last_round(table.spec.table_id):
+            raise errors.not_found("ROUND_NOT_FOUND", "no round was dealt with that number", round=number)
+        book = self._casino.replay(table.spec.table_id, number)
+        events = self._casino.round_events(table.spec.table_id, number)
+        if viewer is not None:
+            seated = {s.player_id for s in book.state.seats} | {
+                str(c.get("player_id")) for c in book.contributions
+            }
+            if viewer not in seated:
+                raise errors.permission_denied("NOT_IN_ROUND", "you held no seat in that round")
+        with table.lock:
+            current = table.book.unrevealed
+        waiting = not book.paid or (current is not None and int(current["round"]) == number)
+        return proof.build(table.spec.table_id, number, book, events, viewer, waiting)

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from servicekit.schema import MIGRATE_AT_START, SchemaPolicy
+
 from services.table.storage import Tx, open_database, seats
 from services.table.storage.leases import DEFAULT_TTL_MS, Shard
 from services.table.storage.ownership import ShardTables
@@ -80,13 +82,14 @@ class CasinoStore:
         lease_ms: int = DEFAULT_TTL_MS,
         pool_size: int = 8,
         sharded: bool = False,
+        schema: SchemaPolicy = MIGRATE_AT_START,
         wall_clock_ms: Callable[[], int] | None = None,
     ) -> None:
         """`path`: the SQLite file, unless `database_url` names the database (TABLE_DATABASE_URL).
         `shard`: this process as a shard (one per service, shared with the poker tables' store).
         `wall_clock_ms`: the time events and answers are stamped with (virtual in a simulation)."""
         self.wall_clock_ms = wall_clock_ms or _now_ms
-        self._db = open_database(database_url, path, [CASINO], pool_size=pool_size)
+        self._db = open_database(database_url, path, [CASINO], pool_size=pool_size, schema=schema)
         try:
             self.owned = ShardTables(self._db, KIND, shard, ttl_ms=lease_ms, sharded=sharded)
         except BaseException:

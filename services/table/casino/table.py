@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import grpc
@@ -49,7 +49,7 @@ from servicekit.logging import get_logger
 from services.table.casino.book import RoundBook, command_body
 from services.table.casino.crashpoint import crash_point
 from services.table.casino.money import HeldBet, Wallet
-from services.table.casino.shoe import Shoes
+from services.table.casino.shoe import DealtShoe, Shoes, gone
 from services.table.casino.store import CasinoStore, RequestMark, SeatClaim, StoredEvent
 from services.table.casino.tables import TableSpec
 from services.table.storage.seats import QuotaExceeded
@@ -189,7 +189,10 @@ class CasinoTable:
         for event in events:
             self.seq += 1
             player = None
-            if event.seat is not None:
+            belongs = round_number
+            if event.kind == "SHOE_REVEALED":  # for one player of the round it reveals, by name
+                player, belongs = str(event.data["player_id"]), int(str(event.data["round"]))
+            elif event.seat is not None:
                 player = next(
                     (s.player_id for s in (state or self.book.state).seats if s.seat == event.seat), None
                 )
@@ -197,7 +200,7 @@ class CasinoTable:
                 StoredEvent(
                     self.seq,
                     self.spec.table_id,
-                    round_number,
+                    belongs,
                     event.kind,
                     event.seat,
                     player,
@@ -243,16 +246,23 @@ class CasinoTable:
             players = {s: p for s, p in self.book.players.items() if s not in self.book.leaving}
             fresh = next_round(state, players)
             number, last, start = fresh.round_number, fresh.last_bets, fresh.deal_start_seat
-        body = {
+        body: dict[str, Any] = {
             "round": number,
             "players": {str(k): v for k, v in players.items()},
             "seats": {str(k): v for k, v in players.items()},
             "last_bets": {str(k): {str(b): a for b, a in v.items()} for k, v in last.items()},
             "deal_start_seat": start,
             "pool_carry": 0 if first else self.book.next_pool_carry,
+            # The shoe the finished round's deal committed for this one, and a round still to reveal.
+            "commitment": None if first else self.book.next_commitment,
+            "unrevealed": None if first else self.book.unrevealed,
         }
-        self._commit([("round", body)], [Event("ROUND_OPENED", {"round": number})])
+        events = [Event("ROUND_OPENED", {"round": number})]
+        if body["commitment"]:
+            events.append(_committed(body["commitment"]))
+        self._commit([("round", body)], events)
         self.deadline, self._deadline_phase = None, None
+        self._ensure_commitment()  # no deal committed this round's shoe: commit one now (else the clock)
 
     def _ensure_betting(self) -> None:
         """The next round opens at the first action after a finished (and paid) round."""
@@ -300,20 +310,122 @@ class CasinoTable:
         self._wallet.settle(
             self.spec.table_id, book.state.round_number, book.state.settlement, book.holds, players
         )
-        if book.shoe_id:
+        entries: list[Entry] = []
+        events: list[Event] = []
+        if book.shoe_id and not book.contributions:  # dealt before client seeds: closed as it always was
             try:
                 self._shoes.close(self.spec.table_id, book.state.round_number, book.shoe_id)
             except Exception:  # the shoe expires on its own; verification waits for that
                 self._log.warning("casino_shoe_close_failed", table_id=self.spec.table_id)
+        elif book.unrevealed is not None:
+            entries, events = self._revealed(book.unrevealed)
         end = "voided" if book.state.phase == Phase.VOIDED else "settled"
         ROUNDS.labels(self.spec.game.value, end).inc()
-        entries: list[Entry] = [("paid", {})]
+        entries.append(("paid", {}))
         entries += [("leave", {"seat": s}) for s in sorted(book.leaving)]
-        events = [
+        events += [
             Event("PLAYER_LEFT", {"seat": s, "player_id": book.players.get(s, ""), "reason": "LEFT"})
             for s in sorted(book.leaving)
         ]
         self._commit(entries, events)
+
+    # Deals nobody can choose (docs/fairness.md section 11) -------------------------------------------------
+
+    def _revealed(self, held: Mapping[str, Any], seed: str | None = None) -> tuple[list[Entry], list[Event]]:
+        """A dealt round's server seed to each of its players (the dealer's Reveal unless `seed` is given):
+        its log entry and events; none when the dealer is away (an earlier round's seed then comes with the
+        next deal)."""
+        if seed is None:
+            try:
+                seed = self._shoes.reveal(str(held["shoe_id"]))
+            except Exception:
+                self._log.warning("casino_shoe_reveal_deferred", table_id=self.spec.table_id)
+                return [], []
+        body = {"round": int(held["round"]), "shoe_id": str(held["shoe_id"]), "server_seed": seed}
+        players = held.get("players", ()) if seed else ()  # [player, their first seat in that round]
+        events = [
+            Event("SHOE_REVEALED", {**body, "player_id": str(player)}, seat=int(seat))
+            for player, seat in players
+        ]
+        return [("revealed", body)], events
+
+    def _commit_shoe(self, attempt: int) -> dict[str, Any]:
+        """A fresh shoe committed for the round betting now (none was committed by the last deal)."""
+        state = self.book.state
+        label = f"{self.spec.table_id}.set-{state.deck_set}"
+        shoe_id, commitment = self._shoes.commit(self.spec.table_id, state.round_number, label, attempt)
+        body = {"shoe_id": shoe_id, "commitment": commitment, "published_ms": self._now_ms()}
+        self._commit([("commit", body)], [_committed(body)])
+        return body
+
+    def _ensure_commitment(self) -> None:
+        """The clock commits the betting round's shoe when the last deal did not (the table's first round,
+        or the dealer was away); a failure waits for the next tick (or the deal)."""
+        book = self.book
+        if book.commitment is not None or book.state.phase != Phase.BETTING or book.finished:
+            return
+        try:
+            self._commit_shoe(self.seq)
+        except Exception:
+            self._log.warning("casino_shoe_commit_deferred", table_id=self.spec.table_id)
+
+    def _contributions(self) -> list[dict[str, Any]]:
+        """Every seated player's seed for this round (their own, else the table's fresh random one), one
+        per player, under their first seat, in seat order."""
+        first: dict[str, int] = {}
+        for seat, player in sorted(self.book.players.items()):
+            first.setdefault(player, seat)
+        out = []
+        for player, seat in sorted(first.items(), key=lambda item: item[1]):
+            own = self.book.seeds.get(player)
+            seed = str(own["seed"]) if own else self._shoes.table_seed()
+            out.append(
+                {
+                    "contributor": f"seat-{seat}",
+                    "seed": seed,
+                    "seat": seat,
+                    "player_id": player,
+                    "from_player": own is not None,
+                    "given_ms": int(own["given_ms"]) if own else 0,
+                }
+            )
+        return out
+
+    def _deal_shoe(self, count: int) -> tuple[DealtShoe, list[Entry], dict[str, Any], list[dict[str, Any]]]:
+        """The round's one DealHand, from its committed shoe (a fresh one committed first when there is none,
+        or when the committed one cannot deal). The entries to log before the deal (a fresh commitment, an
+        earlier round's revelation), the commitment used and the seeds."""
+        state, book = self.book.state, self.book
+        entries: list[Entry] = []
+        committed = book.commitment
+        if committed is None:
+            committed = self._commit_shoe(self.seq)
+        deck_sets = getattr(self.config, "deck_sets", 1)
+        next_label = f"{self.spec.table_id}.set-{state.round_number % deck_sets}"
+        earlier = book.unrevealed
+        for attempt in range(2):
+            seeds = self._contributions()
+            pairs = [(str(c["contributor"]), str(c["seed"])) for c in seeds]
+            try:
+                dealt = self._shoes.deal(
+                    self.spec.table_id,
+                    state.round_number,
+                    str(committed["shoe_id"]),
+                    pairs,
+                    count,
+                    next_label,
+                    str(earlier["shoe_id"]) if earlier else "",
+                )
+            except grpc.RpcError as error:
+                if attempt or not gone(error):
+                    raise
+                committed = self._commit_shoe(self.seq)  # the committed shoe is lost: a fresh one
+                continue
+            if earlier is not None and dealt.revealed_seed is not None:
+                more, events = self._revealed(earlier, dealt.revealed_seed)
+                self._commit(more, events)
+            return dealt, entries, committed, seeds
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _hold_for(
         self, seat: int, player: str, targets: Mapping[str, int]
@@ -471,13 +583,28 @@ class CasinoTable:
         return entries, events, left, later
 
     def place_bets(
-        self, player: str, seat: int, bets: Mapping[BetKind, int], request: RequestMark | None = None
+        self,
+        player: str,
+        seat: int,
+        bets: Mapping[BetKind, int],
+        request: RequestMark | None = None,
+        client_seed: str = "",
     ) -> None:
         with self.lock:
             self._ensure_betting()
             command = PlaceBets(seat, player, bets)
             step = self._transition(command)
-            self._bet(seat, player, command, step, request=request)
+            extra: list[Entry] = []
+            if client_seed:
+                if self.book.commitment is None:
+                    raise errors.failed_precondition(
+                        "SHOE_NOT_COMMITTED",
+                        "this round's shoe is not committed yet: give the seed once RoundView.commitment"
+                        " is set",
+                    )
+                given = {"player": player, "seat": seat, "seed": client_seed, "given_ms": self._now_ms()}
+                extra.append(("seed", given))
+            self._bet(seat, player, command, step, request=request, extra=extra)
 
     def rebet(self, player: str, seat: int, request: RequestMark | None = None) -> None:
         with self.lock:
@@ -494,14 +621,20 @@ class CasinoTable:
         step: Transition,
         before: set[str] | None = None,
         request: RequestMark | None = None,
+        extra: list[Entry] | None = None,
     ) -> None:
         """The seat's bets become the step's: holds made for what grew, then the step committed with the
-        `unhold`s of what shrank or went (`before`: the bets the seat had), then those released."""
+        `unhold`s of what shrank or went (`before`: the bets the seat had) and `extra` entries (the
+        player's client seed), then those released."""
         targets = {str(k): v for k, v in step.state.seat(seat).bets.items()}
         targets.update({k: 0 for k in sorted(before or ()) if k not in targets})
         entries, unholds = self._hold_for(seat, player, targets)
         self._commit(
-            [*entries, *unholds, ("cmd", command_body(command))], step.events, {player}, step.state, request
+            [*entries, *unholds, *(extra or []), ("cmd", command_body(command))],
+            step.events,
+            {player},
+            step.state,
+            request,
         )
         self._drive_releases(deferrable=True)
         self._start_betting_clock()
@@ -542,18 +675,31 @@ class CasinoTable:
         if not playing:
             raise errors.failed_precondition("NO_BETS", "no seat has an Ante")
         count = rules_of(state.game).cards_needed(len(playing))
-        label = f"{self.spec.table_id}.set-{state.deck_set}"  # TCP-1.1: the deck set
         pool = 0
         if BetKind.PROGRESSIVE in {k for s in playing for k in s.bets}:
             pool = self._wallet.pool_balance(self.spec.table_id)
         try:
-            shoe = self._shoes.deal(self.spec.table_id, state.round_number, count, label)
+            shoe, entries, committed, seeds = self._deal_shoe(count)
         except grpc.RpcError as error:
             raise errors.unavailable(
                 "DEALER_UNAVAILABLE", "no cards from the dealer; retry", code=error.code().name
             ) from None
         deal = Deal(shoe.cards, state.deck_set, pool, self.book.pool_carry)
-        self._run(deal, [("shoe", {"shoe_id": shoe.shoe_id})], request=request)
+        step = self._transition(deal)
+        fairness = {
+            "shoe_id": shoe.shoe_id,
+            "client_seeds": seeds,
+            "next": {
+                "shoe_id": shoe.next_shoe_id,
+                "commitment": shoe.next_commitment,
+                "published_ms": self._now_ms(),
+            },
+        }
+        events = _with_openings(step.events, shoe, committed, seeds)
+        self._commit(
+            [*entries, ("shoe", fairness), ("cmd", command_body(deal))], events, None, step.state, request
+        )
+        self._after_step()
         now, played = self._clock(), {s.seat for s in playing}
         for seat in self.book.players:
             idle = self._idle.setdefault(seat, _Idle(now))
@@ -602,6 +748,7 @@ class CasinoTable:
             if self.book.finished:
                 self._pay_if_due()
                 return
+            self._ensure_commitment()
             if self.deadline is None or self._clock() < self.deadline:
                 return
             if self.book.state.phase == Phase.BETTING:
@@ -684,3 +831,41 @@ def _seated(players: Mapping[int, str]) -> dict[str, int]:
 
 def unhold(hold_id: str) -> Entry:
     return ("unhold", {"hold_id": hold_id})
+
+
+def _committed(body: Mapping[str, Any]) -> Event:
+    return Event("SHOE_COMMITTED", {"shoe_id": body["shoe_id"], "commitment": body["commitment"]})
+
+
+def _with_openings(
+    events: tuple[Event, ...] | list[Event],
+    shoe: DealtShoe,
+    committed: Mapping[str, Any],
+    seeds: list[dict[str, Any]],
+) -> list[Event]:
+    """The deal's events with what was published for its fairness: ROUND_STARTED with the shoe, its
+    commitment, the seeds and the card commitments; each HOLE_CARDS (private) with its cards' openings."""
+    out = []
+    for event in events:
+        if event.kind == "ROUND_STARTED":
+            event = replace(
+                event,
+                data={
+                    **event.data,
+                    "shoe_id": shoe.shoe_id,
+                    "commitment": committed["commitment"],
+                    "committed_ms": int(committed.get("published_ms", 0)),
+                    "algorithm": shoe.algorithm,
+                    "client_seeds": seeds,
+                    "card_commitments": list(shoe.card_commitments),
+                },
+            )
+        elif event.kind == "HOLE_CARDS" and shoe.salts:
+            cards = [int(c) for c in event.data["cards"]]  # type: ignore[attr-defined]
+            openings = [
+                {"position": shoe.cards.index(c), "card": c, "salt": shoe.salts[shoe.cards.index(c)]}
+                for c in cards
+            ]
+            event = replace(event, data={**event.data, "openings": openings})
+        out.append(event)
+    return out

@@ -5,9 +5,12 @@ another hand."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from handeval import Rule, category_of
+from dealing.client_seeds import ALGORITHM_V2
+from handeval import Rule, category_of, evaluate
 from handeval.cards import card_text
+from poker.table.v1 import fairness_pb2 as fpb
 from poker.table.v1 import table_service_pb2 as pb
 from pokerrules import naiko as nk
 from pokerrules.multiplayer import events as me
@@ -18,6 +21,9 @@ from pokerrules.naiko import events as ne
 from pokerrules.table import TableState, decision_deadline, legal_actions
 from pokerrules.table import events as te
 from pokerrules.table.config import Mode
+
+if TYPE_CHECKING:
+    from services.table.poker.cards import HandShoe
 
 KIND_PB = {
     ActionKind.FOLD: pb.ACTION_KIND_FOLD,
@@ -72,7 +78,52 @@ def _destellos(pairs: Sequence[tuple[int, int]]) -> list[pb.SeatDestellos]:
     return [pb.SeatDestellos(seat=s, destellos=n) for s, n in pairs]
 
 
-def _naiko_event(ev: me.Event, e: pb.TableEvent, now: int) -> bool:
+def _openings(shoe: HandShoe | None, codes: Sequence[int]) -> list[fpb.CardOpening]:
+    """The cards' positions in the hand's shoe and their salts (a hand dealt with client seeds)."""
+    out = []
+    for code in codes:
+        found = shoe.opening(code) if shoe is not None else None
+        if found is not None:
+            out.append(fpb.CardOpening(position=found[0], card=card_text(code), salt=found[1]))
+    return out
+
+
+def _contributions(shoe: HandShoe) -> list[fpb.SeedContribution]:
+    return [
+        fpb.SeedContribution(
+            contributor=x.contributor,
+            seed=x.seed,
+            seat=x.seat,
+            player_id=x.player,
+            from_player=x.from_player,
+            given_ms=x.given_ms,
+        )
+        for x in shoe.contributions
+    ]
+
+
+def _fairness_event(ev: me.Event, e: pb.TableEvent) -> bool:
+    """A deal-fairness event (docs/fairness.md section 11) into `e`; False for any other event."""
+    if isinstance(ev, te.ShoeCommitted):
+        e.shoe_committed.CopyFrom(
+            pb.ShoeCommitted(
+                hand_number=ev.hand, shoe_id=ev.shoe_id, commitment=ev.commitment, algorithm=ALGORITHM_V2
+            )
+        )
+    elif isinstance(ev, te.ClientSeedGiven):  # private to the giver
+        e.client_seed_given.CopyFrom(
+            pb.ClientSeedGiven(seat=ev.seat, hand_number=ev.hand, client_seed=ev.seed)
+        )
+    elif isinstance(ev, te.ShoeRevealed):  # private to one player of that hand, by name
+        e.shoe_revealed.CopyFrom(
+            pb.ShoeRevealed(hand_number=ev.hand, shoe_id=ev.shoe_id, server_seed=ev.server_seed)
+        )
+    else:
+        return False
+    return True
+
+
+def _naiko_event(ev: me.Event, e: pb.TableEvent, now: int, shoe: HandShoe | None = None) -> bool:
     """A Naiko event (the powers' core's, or the engine's swap) into `e`; False for any other event."""
     if isinstance(ev, ne.CarruselDrawn):
         e.carrusel_drawn.CopyFrom(
@@ -103,6 +154,9 @@ def _naiko_event(ev: me.Event, e: pb.TableEvent, now: int) -> bool:
                 seat=ev.seat, discarded=card_text(ev.discarded), received=card_text(ev.received)
             )
         )
+        opened = _openings(shoe, (ev.received,))
+        if opened:
+            e.hole_card_swapped.received_opening.CopyFrom(opened[0])
     elif isinstance(ev, ne.AnchorDeclared):
         deadline = ev.deadline or 0
         e.anchor_declared.CopyFrom(
@@ -133,12 +187,21 @@ def hand_name(mode: Mode, strength: int) -> str:
     return category_of(rule, strength).name.replace("_", " ").title()
 
 
+def best_five(mode: Mode, hole: Sequence[int], board: Sequence[int]) -> list[str]:
+    """The five cards a shown hand plays (NK-1.3, Omaha NK-1.4: two hole cards and three of the board)."""
+    rule = Rule.OMAHA if mode is Mode.OMAHA else Rule.HOLDEM
+    return cards(evaluate(rule, hole, board).best)
+
+
 NOBODY = "\x00nobody"  # a private event whose seat is empty now: no viewer is ever this player id
 
 
 def audience(event: me.Event, state: TableState) -> str | None:
     """The one privacy rule, taken from the event itself: None when every viewer may see it, else the
-    only player who may (the occupant of the event's `private_to` seat)."""
+    only player who may (the occupant of the event's `private_to` seat; a revealed seed's own player,
+    by name, wherever they sit now)."""
+    if isinstance(event, te.ShoeRevealed):
+        return event.player
     seat = event.private_to
     if seat is None:
         return None
@@ -149,12 +212,13 @@ def audience(event: me.Event, state: TableState) -> str | None:
 def event_protos(
     events: Sequence[me.Event],
     state: TableState,
-    shoe: tuple[str, str] | None = None,
+    shoe: HandShoe | None = None,
     now: int = 0,
 ) -> list[tuple[pb.TableEvent, str | None]]:
     """One command's core events as TableEvents (without seq / time / table id) and, for private ones,
-    the player who may see them. `state` is the table after the command; `shoe` = (shoe_id, commitment);
-    `now` the command's time (a shield window's length is told from it)."""
+    the player who may see them. `state` is the table after the command; `shoe` the hand's shoe (its
+    commitment, seeds and each card's opening); `now` the command's time (a shield window's length is
+    told from it)."""
     out: list[tuple[pb.TableEvent, str | None]] = []
     returned: dict[int, int] = {}
     timed_out: set[int] = set()
@@ -202,8 +266,12 @@ def event_protos(
                     small_blind_seat=ev.small_blind_seat,
                     big_blind_seat=ev.big_blind_seat,
                     stacks=_entries(ev.stacks),
-                    shoe_id=shoe[0] if shoe else "",
-                    commitment=shoe[1] if shoe else "",
+                    shoe_id=shoe.shoe_id if shoe else "",
+                    commitment=shoe.commitment if shoe else "",
+                    algorithm=shoe.algorithm if shoe else "",
+                    client_seeds=_contributions(shoe) if shoe else [],
+                    card_commitments=shoe.card_commitments if shoe else (),
+                    committed_ms=shoe.committed_ms if shoe else 0,
                 )
             )
         elif isinstance(ev, me.BlindPosted):
@@ -213,7 +281,9 @@ def event_protos(
         elif isinstance(ev, me.AntePosted):
             e.ante_posted.CopyFrom(pb.AntePosted(seat=ev.seat, amount=ev.amount, all_in=ev.all_in))
         elif isinstance(ev, me.HoleCardsDealt):
-            e.hole_cards_dealt.CopyFrom(pb.HoleCardsDealt(seat=ev.seat, cards=cards(ev.cards)))
+            e.hole_cards_dealt.CopyFrom(
+                pb.HoleCardsDealt(seat=ev.seat, cards=cards(ev.cards), openings=_openings(shoe, ev.cards))
+            )
         elif isinstance(ev, me.PlayerActed):
             e.player_acted.CopyFrom(
                 pb.PlayerActed(
@@ -233,9 +303,15 @@ def event_protos(
         elif isinstance(ev, me.BoardDealt):
             e.board_dealt.CopyFrom(pb.BoardDealt(street=street_pb(ev.street), cards=cards(ev.cards)))
         elif isinstance(ev, me.CardsShown):
+            # Shown at the showdown, so the board is complete: the hand that ended is the table's last.
+            hand = state.hand if state.hand is not None else state.last_hand
+            board = hand.board if hand is not None else []
             e.cards_shown.CopyFrom(
                 pb.CardsShown(
-                    seat=ev.seat, cards=cards(ev.cards), hand=hand_name(state.config.mode, ev.strength)
+                    seat=ev.seat,
+                    cards=cards(ev.cards),
+                    hand=hand_name(state.config.mode, ev.strength),
+                    best_five=best_five(state.config.mode, ev.cards, board),
                 )
             )
         elif isinstance(ev, me.PotAwarded):
@@ -266,7 +342,9 @@ def event_protos(
                     refunds=_entries(ev.refunds), stacks=_entries(ev.stacks), reason="SERVICE_RESTARTED"
                 )
             )
-        elif not _naiko_event(ev, e, now):  # PlayerInvited (the host's business)
+        elif _fairness_event(ev, e):
+            pass
+        elif not _naiko_event(ev, e, now, shoe):  # PlayerInvited (the host's business)
             continue
         out.append((e, private))
     return out

@@ -1,9 +1,17 @@
 """TableDirectorService: the tournament director's side of the table service (NK-6.3 to NK-6.6). Service
 callers only; each call is one typed command of the table core (`SeatPlayer`, `RemovePlayer`, `SetLevel`,
-`ReleaseHands`, `CloseTable`), idempotent by its request id like every TableService change."""
+`ReleaseHands`, `CloseTable`), idempotent by its request id like every TableService change.
+
+Directors are fenced (issue 25): a request's `director_epoch` (its director's lease epoch on the
+tournament) below one this process has seen for the tournament is refused STALE_DIRECTOR before anything
+else, so a tournament replica that lost its lease (paused past it, partitioned) cannot act at a table after
+the new owner did. The epochs seen are kept in memory: after a restart of the table service the first
+director to call sets the floor again (the tournament store's own fence still refuses the stale
+replica's commits). 0 is unfenced (a director of before the epoch, an operator by hand)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -47,9 +55,43 @@ def _chips(field: str, value: int, *, zero: bool = False) -> int:
     return value
 
 
+class DirectorEpochs:
+    """The highest director epoch each tournament's instructions carried to this process."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def check(self, tournament_id: str, epoch: int) -> None:
+        """Refuse an instruction from a director older than one already seen; remember a newer one."""
+        if not epoch:
+            return
+        with self._lock:
+            seen = self._seen.get(tournament_id, 0)
+            if epoch < seen:
+                raise errors.failed_precondition(
+                    "STALE_DIRECTOR",
+                    f"tournament {tournament_id!r} has a newer director (epoch {seen}) than this ({epoch})",
+                    tournament_id=tournament_id,
+                    seen_epoch=seen,
+                    epoch=epoch,
+                )
+            self._seen[tournament_id] = epoch
+
+
+def _unfenced(request: M) -> M:
+    """The request as its answer is keyed: its instruction, whichever director's epoch carried it (the new
+    director repeats the last one's pending steps with their request ids)."""
+    copy = type(request)()
+    copy.CopyFrom(request)
+    copy.director_epoch = 0  # type: ignore[attr-defined]
+    return copy
+
+
 class TableDirectorServicer(pb_grpc.TableDirectorServiceServicer):
     def __init__(self, room: PokerRoom) -> None:
         self._room = room
+        self.epochs = DirectorEpochs()
 
     def _table(self, table_id: str) -> PokerTable:
         table = self._room.table(_text("table_id", table_id, 64))
@@ -68,13 +110,17 @@ class TableDirectorServicer(pb_grpc.TableDirectorServiceServicer):
         command: c.Command,
         answer: Callable[[Sequence[object]], M],
     ) -> M:
-        """One director command at one table: idempotent by request id, the answer from its events."""
+        """One director command at one table: from a director not older than one seen for the tournament,
+        idempotent by request id, the answer from its events."""
+        self.epochs.check(table.tournament_id, int(getattr(request, "director_epoch", 0)))
 
         def run(key: str, fingerprint: str) -> tuple[M, bool]:
             events = list(table.run(command).events)
             return answer(events), False
 
-        return once(self._room.store, table.lock, self._room.now, rpc, request, table.table_id, kind, run)
+        return once(
+            self._room.store, table.lock, self._room.now, rpc, _unfenced(request), table.table_id, kind, run
+        )
 
     def CreateTournamentTable(
         self, request: pb.CreateTournamentTableRequest, context: grpc.ServicerContext
@@ -82,6 +128,7 @@ class TableDirectorServicer(pb_grpc.TableDirectorServiceServicer):
         _director()
         tournament_id = _text("tournament_id", request.tournament_id, MAX_TOURNAMENT_ID)
         settings = check_tournament_settings(request.settings)
+        self.epochs.check(tournament_id, request.director_epoch)
 
         def run(key: str, fingerprint: str) -> tuple[pb.CreateTournamentTableResponse, bool]:
             table = self._room.create_tournament_table(tournament_id, settings)
@@ -92,7 +139,7 @@ class TableDirectorServicer(pb_grpc.TableDirectorServiceServicer):
             self._room.lock,
             self._room.now,
             "CreateTournamentTable",
-            request,
+            _unfenced(request),
             "",
             pb.CreateTournamentTableResponse,
             run,

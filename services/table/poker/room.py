@@ -1,4 +1,4 @@
-"""The poker tables of one table-service process: loading and creating tables, recovery, the clock thread.
+"""The poker tables of one table-service process: loading and creating tables, recovery, the clock threads.
 
 One of several shards (`store.owned.sharded`): the room holds only the tables whose lease this shard
 holds. The lease keeper tells it which tables it gained (loaded from the log, recovered by the clock: the
@@ -13,11 +13,13 @@ import secrets
 import threading
 import time
 import uuid
+import zlib
 from collections.abc import Iterator
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import NoReturn
 
+import prometheus_client
 from poker.table.v1 import table_service_pb2 as pb
 from servicekit import errors
 from servicekit.logging import get_logger
@@ -27,6 +29,7 @@ from services.table.poker.cards import Dealer
 from services.table.poker.clock import TableClock
 from services.table.poker.money import Escrow
 from services.table.poker.runtime import ClockMs, Options, PokerTable
+from services.table.poker.schedule import Deadlines
 from services.table.poker.store import REQUEST_RETENTION_MS, TableStore
 from services.table.poker.tables import PublicTable
 from services.table.routing import is_mine, moved, place_of
@@ -41,6 +44,11 @@ PRUNE_EVERY_MS = 10_000
 PRUNE_BATCH = 5_000
 PRUNE_BATCHES = 4
 REMOTE_CACHE_SECONDS = 2.0  # the lobby's view of other shards' tables (from their snapshots) is this fresh
+# A table's clock runs when something happened at it or one of its deadlines came: with nobody acting, this
+# stays still however many tables are open (issue 24).
+TICKS = prometheus_client.Counter(
+    "poker_table_clock_ticks_total", "Looks of the clock threads at poker tables (due, or woken by a change)."
+)
 
 
 class PokerRoom:
@@ -73,10 +81,13 @@ class PokerRoom:
         self._tick_seconds = tick_seconds
         self.lock = threading.RLock()
         self._retry_at: dict[str, int] = {}  # a table whose tick failed waits until then (ms, `clock`)
+        # Each clock thread's tables by when they next need their clock: a round looks at the earliest
+        # deadlines only, so a table where nothing happens costs nothing between its deadlines.
+        self._deadlines = [Deadlines() for _ in range(CLOCK_THREADS)]
         self._next_prune_ms = 0
         self._stop = threading.Event()
-        # Several clock threads, each ticking its share of the tables: most of a tick is waiting (SQLite's
-        # fsync, the wallet, the dealer), so one thread would make every table wait for the others.
+        # Several clock threads, each ticking the tables of its share that are due: most of a tick is
+        # waiting (SQLite's fsync, the wallet, the dealer), so one thread would make every table wait.
         self._threads = [
             threading.Thread(target=self._run, args=(k,), name=f"poker-clock-{k}", daemon=True)
             for k in range(CLOCK_THREADS)
@@ -127,9 +138,16 @@ class PokerRoom:
         return table
 
     def _add(self, table: PokerTable) -> None:
+        table_id = table.table_id
+        deadlines = self._deadlines_of(table_id)
         with self.lock:
-            self._clocks[table.table_id] = TableClock(table, self._dealer, self._options)
-            self.tables[table.table_id] = table
+            self._clocks[table_id] = TableClock(table, self._dealer, self._options)
+            self.tables[table_id] = table
+            table.wake_clock = lambda: deadlines.wake(table_id)
+        deadlines.wake(table_id)  # its first tick recovers it and looks at everything
+
+    def _deadlines_of(self, table_id: str) -> Deadlines:
+        return self._deadlines[zlib.crc32(table_id.encode()) % CLOCK_THREADS]
 
     def start(self) -> None:
         payouts.watch(self.store)
@@ -169,6 +187,7 @@ class PokerRoom:
             with self.lock:
                 table = self.tables.pop(table_id, None)
                 self._clocks.pop(table_id, None)
+            self._deadlines_of(table_id).discard(table_id)
             if table is not None:
                 table.moved = True
                 table.published.wake_all()
@@ -268,24 +287,32 @@ class PokerRoom:
             self.tick(share)
 
     def tick(self, share: int | None = None) -> None:
-        """Tick every table, or the tables of one clock thread's share (the first share also prunes old
-        answers to requests)."""
+        """Tick the tables that are due, or those of one clock thread's share (the first share also prunes
+        old answers to requests); each is put back with the deadline its tick asked for."""
         if not share:
             self._prune_requests()
         # The tables' own clock, not the machine's: on a virtual clock a failed table waits virtual time.
         now = self.now()
-        with self.lock:
-            clocks = sorted(self._clocks.items())
-        for k, (table_id, clock) in enumerate(clocks):
-            if share is not None and k % CLOCK_THREADS != share:
+        shares = range(CLOCK_THREADS) if share is None else (share,)
+        due = sorted((table_id, k) for k in shares for table_id in self._deadlines[k].due(now))
+        for table_id, k in due:
+            deadlines = self._deadlines[k]
+            retry_at = self._retry_at.get(table_id, 0)
+            if retry_at > now:
+                deadlines.at(table_id, retry_at)
                 continue
-            if self._retry_at.get(table_id, 0) > now:
-                continue
+            with self.lock:
+                clock = self._clocks.get(table_id)
+            if clock is None:
+                continue  # dropped (another shard's now)
+            TICKS.inc()
             try:
-                clock.tick()
+                at = clock.tick()
             except Exception as exc:  # the wallet or the dealer is away: retry in a second
-                self._retry_at[table_id] = now + RETRY_MS
+                at = self._retry_at[table_id] = now + RETRY_MS
                 self._log.warning("poker_tick_failed", table_id=table_id, error=type(exc).__name__)
+            if at is not None:
+                deadlines.at(table_id, at)
 
     @contextmanager
     def seat_reserved(self, player: str, table: PokerTable) -> Iterator[None]:
@@ -339,7 +366,7 @@ class PokerRoom:
 
     def create(self, settings: pb.TableSettings, host: str, invited: list[str]) -> PokerTable:
         table_id = f"t-{uuid.uuid4().hex[:16]}"
-        code = secrets.token_urlsafe(9) if settings.private else ""
+        code = invite_code() if settings.private else ""
         shard = self.store.add_table(
             table_id, settings.SerializeToString(), host, code, invited, self._clock()
         )
@@ -396,6 +423,17 @@ class PokerRoom:
         if hidden():
             raise table_not_found(table_id)
         return table
+
+
+# Letters and digits only: a code from token_urlsafe began with "-" one time in 32, and a command line
+# then read `--invite -x...` as another option (felt play: "--invite: expected one argument").
+INVITE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789"
+INVITE_LENGTH = 13  # 57 symbols: 75 bits
+
+
+def invite_code() -> str:
+    """A private table's invite code: unguessable, and safe to paste after `--invite` on a command line."""
+    return "".join(secrets.choice(INVITE_ALPHABET) for _ in range(INVITE_LENGTH))
 
 
 def table_not_found(table_id: str) -> errors.DomainError:

@@ -38,13 +38,16 @@ from pokerrules.table import (
 from pokerrules.table import commands as c
 from pokerrules.table import events as te
 from pokerrules.table.config import Mode
+from pokerrules.table.fairness import Commitment, Contribution, Unrevealed
 from servicekit import errors
 from servicekit.logging import get_logger
 
 from services.table.poker import payouts
 from services.table.poker.cards import Dealer, HandShoe, cards_needed
 from services.table.poker.convert import event_protos, hand_version, table_info, turn_event
+from services.table.poker.feed import EncodedFeed
 from services.table.poker.money import Escrow
+from services.table.poker.pace import RecentHands
 from services.table.poker.snapshot import from_snapshot, to_snapshot
 from services.table.poker.store import Answer, Commit, HandRow, Payout, StoredEvent, TableStore
 from services.table.poker.tables import table_config
@@ -108,6 +111,15 @@ def seated(state: TableState) -> dict[str, int]:
     return {seat.player: 1 for seat in state.seats.values() if not seat.is_bot}
 
 
+def _own_power(command: c.Command | None, old: TableState, new: TableState) -> bool:
+    """A power the seat to act used in its turn, which goes on (NK-14.1): one TurnToAct per turn, so a
+    client acting on each TurnToAct acts once; the power's answer carries the hand's new version."""
+    if not isinstance(command, c.UsePower) or old.hand is None or new.hand is None or new.hand.finished:
+        return False
+    seat = new.find_seat(command.player)
+    return seat is not None and old.hand.seat_to_act == seat == new.hand.seat_to_act
+
+
 def _in_hand(old: TableState, new: TableState) -> bool:
     """Whether a transition from `old` to `new` is part of a hand: one was in progress before or after, or
     one started and ended in it (every player but one all-in with the blinds: the board runs out at once)."""
@@ -150,11 +162,14 @@ class PokerTable:
         # the latest events in memory, so a stream that keeps up never reads the database.
         self.published = Wakeup()
         self._recent: deque[StoredEvent] = deque(maxlen=RECENT_EVENTS)
+        self.feed = EncodedFeed()  # their responses, serialized once per audience
         self.seq = store.last_seq(table_id)
         self.recovered = False
         self._rank = ranker_for(self.config.game.variant)
         self._shoe: HandShoe | None = None
+        self._sealing: int | None = None  # the hand whose seeds were taken for its deal (in flight)
         self._hand_started_ms = 0
+        self.recent = RecentHands()  # the lobby's average pot and hands per hour (TableInfo)
         self.watchers: Counter[str] = Counter()
         self._payouts_next_ms = 0  # look in the store at once: a crash may have left some owed
         self.last_payouts: list[Payout] = []  # those the last commit owed
@@ -168,6 +183,9 @@ class PokerTable:
         # Whether the table's seat claims in the store are known to match its seats: not until recovered
         # (a crash may have left a claim) or after a join that claimed failed and could not undo it.
         self.claims_synced = False
+        # Called whenever the table changed (its state, money owed, recovery): its clock is due at the next
+        # round (the room's schedule); between changes the clock waits only for the deadlines it asked for.
+        self.wake_clock: Callable[[], None] = lambda: None
 
     # Queries -----------------------------------------------------------------------------------------
 
@@ -196,6 +214,8 @@ class PokerTable:
         """The table's info as `state` shows it, up to event `last_seq` (a prepared command's, say)."""
         info = table_info(self.table_id, self.settings, self.host, state, last_seq, self.tournament_id)
         info.shard_address = self.shard_address
+        pace = self.recent.pace(self.now())
+        info.average_pot, info.hands_per_hour = pace.average_pot, pace.hands_per_hour
         return info
 
     def load_snapshot(self) -> None:
@@ -229,7 +249,7 @@ class PokerTable:
         nothing. Call with the table's lock held until `execute`."""
         now = self.now() if now is None else now
         t = handle(self.state, command, now, deck=shoe.cards if shoe else None, rank=self._rank)
-        stored = self._number(t, now, shoe)
+        stored = self._number(t, now, shoe, command)
         return Prepared(command, now, t, stored, self.seq + len(stored), shoe)
 
     def execute(self, prepared: Prepared, answer: Answer | None = None) -> Transition:
@@ -253,6 +273,7 @@ class PokerTable:
                 self._store.end_money(self.table_id, n)
             except Exception:  # left open: the clock undoes it once the wallet answers
                 self._money_open = True
+                self.wake_clock()
                 self._log.warning("poker_buy_in_undo_deferred", table_id=self.table_id)
             raise
         return prepared.transition
@@ -262,22 +283,28 @@ class PokerTable:
         with self.lock:
             return self.execute(self.prepare(command, now))
 
-    def _number(self, t: Transition, now: int, shoe: HandShoe | None) -> list[StoredEvent]:
+    def _number(
+        self, t: Transition, now: int, shoe: HandShoe | None, command: c.Command | None = None
+    ) -> list[StoredEvent]:
         """The transition's events as numbered, stored TableEvents (the next turn's event added when the
         hand moved), each marked with the one player who may see it, if private."""
         old, new = self.state, t.state
         hand_no = new.hand_number if _in_hand(old, new) else 0
-        protos = event_protos(t.events, new, (shoe.shoe_id, shoe.commitment) if shoe else None, now)
-        turn = turn_event(new, now) if hand_version(new) != hand_version(old) else None
+        # The hand's shoe: the one this command deals, else the hand in progress's (a swap's opening).
+        protos = event_protos(t.events, new, shoe or self._shoe, now)
+        moved = hand_version(new) != hand_version(old) and not _own_power(command, old, new)
+        turn = turn_event(new, now) if moved else None
         if turn is not None:
             protos.append((turn, None))
         stored: list[StoredEvent] = []
         for k, (event, private) in enumerate(protos, start=1):
             event.seq = self.seq + k
             event.table_id = self.table_id
-            event.hand_number = hand_no
+            # A revealed seed belongs to the hand it reveals (GetHandProof reads that hand's events).
+            belongs = event.shoe_revealed.hand_number if event.HasField("shoe_revealed") else hand_no
+            event.hand_number = belongs
             event.time_ms = now
-            stored.append(StoredEvent(event.seq, hand_no, private, event.SerializeToString(), now))
+            stored.append(StoredEvent(event.seq, belongs, private, event.SerializeToString(), now))
         return stored
 
     def _commit(self, p: Prepared, *, money_done: int | None = None, answer: Answer | None = None) -> None:
@@ -285,6 +312,7 @@ class PokerTable:
         self.last_payouts = []
         if not t.events and money_done is None and answer is None:
             self.state = new
+            self.wake_clock()
             return
         base = self.seq + 1
         owed = [
@@ -318,12 +346,17 @@ class PokerTable:
         self.state = new
         if commit.seated is not None:
             self.claims_synced = True
+        if finished:
+            pots = [ev.amount for ev in t.events if isinstance(ev, me.PotAwarded)]
+            if pots:  # a voided hand awards nothing: not a hand played
+                self.recent.record(self._hand_started_ms, p.now, sum(pots))
         with self.published.lock:
             self.seq += len(p.events)
             self._recent.extend(p.events)
         self.published.wake_all()
         if self.last_payouts:
             self._payouts_next_ms = 0  # paid at once, before the command answers
+        self.wake_clock()
         TIMEOUTS.inc(sum(isinstance(ev, te.TimedOut) for ev in t.events))
         for ev in t.events:
             if isinstance(ev, ne.PowerUsed):
@@ -355,8 +388,8 @@ class PokerTable:
     def _close_shoe(self, hand: int) -> None:
         """Close the finished hand's shoe (so its seed can be revealed), off the command's path."""
         shoe, self._shoe = self._shoe, None
-        if shoe is None:
-            return
+        if shoe is None or shoe.algorithm:
+            return  # dealt with client seeds: DealHand closed the shoe at the deal already
 
         def close() -> None:
             try:
@@ -576,6 +609,14 @@ class PokerTable:
             else:
                 self._undo_attempts, self._undo_at_ms = 0, 0
 
+    def money_due(self) -> int | None:
+        """When `settle_money` has something to do next: a payout's or an open buy-in's undo's retry (None:
+        nothing owed; a commit that owes a payout wakes the clock)."""
+        times = [self._payouts_next_ms] if self._payouts_next_ms != NEVER else []
+        if self._money_open:
+            times.append(self._undo_at_ms)
+        return min(times, default=None)
+
     def due(self, now: int) -> None:
         """Time-outs and reconnection windows that fell due by `now` (NK-7.2, NK-7.4)."""
         wake = next_wakeup(self.state)
@@ -583,16 +624,60 @@ class PokerTable:
             self.run(c.ApplyDue(), now)
 
     def cards_for_next_hand(self) -> int:
-        players = len(self.state.active_seats())
-        return cards_needed(players, self.config.game.variant.hole_cards, self.config.mode is Mode.NAIKO)
+        """Enough for a full table: the cards are dealt (and the shoe sealed) before the hand starts, and a
+        player may sit down meanwhile; the cards a smaller hand leaves are never shown."""
+        return cards_needed(
+            self.config.seats, self.config.game.variant.hole_cards, self.config.mode is Mode.NAIKO
+        )
 
     def start_hand(self, now: int, shoe: HandShoe) -> None:
         with self.lock:
-            command = c.StartHand(shoe.shoe_id, len(shoe.cards), shoe.carrusel)
-            prepared = self.prepare(command, now, shoe=shoe)
-            self._shoe = shoe
-            self._hand_started_ms = now
-            self.execute(prepared)
+            try:
+                prepared = self.prepare(shoe.command(), now, shoe=shoe)
+                self._shoe = shoe
+                self._hand_started_ms = now
+                self.execute(prepared)
+            finally:
+                self._sealing = None
+
+    # Deals nobody can choose (docs/fairness.md section 11) -------------------------------------------------
+
+    def prepare_seed(self, player: str, hand: int, seed: str) -> Prepared:
+        """A player's client seed for `hand`, refused once the clock took the seeds for its deal."""
+        if self._sealing == hand:
+            raise errors.failed_precondition(
+                "SEEDS_SEALED", "the hand is being dealt: its seeds are taken", hand_number=hand
+            )
+        return self.prepare(c.GiveSeed(player, hand, seed))
+
+    def seal_seeds(self) -> tuple[int, Commitment, tuple[Contribution, ...], Unrevealed | None]:
+        """For the next hand's deal: its number, its committed shoe, every seated player's seed (their
+        own, else the table's fresh one) in seat order, and the finished hand to reveal. From now until
+        the hand starts (or the deal fails: `unseal`) no seed is taken for it. Under the table's lock."""
+        state = self.state
+        commitment = state.commitment
+        assert commitment is not None and commitment.hand == state.hand_number + 1
+        given = []
+        for number, seat in sorted(state.seats.items()):
+            own = commitment.seeds.get(seat.player)
+            if own is not None:
+                given.append(Contribution(number, seat.player, own.seed, True, own.given_ms))
+            else:
+                given.append(Contribution(number, seat.player, self._dealer.table_seed(), False))
+        self._sealing = commitment.hand
+        return commitment.hand, commitment, tuple(given), state.unrevealed
+
+    def unseal(self) -> None:
+        self._sealing = None
+
+    def commit_shoe(self, hand: int, shoe_id: str, commitment: str) -> None:
+        """A fresh commitment for `hand` (no deal committed it, or the dealer lost it): published now."""
+        with self.lock:
+            self.run(c.CommitShoe(hand, shoe_id, commitment))
+
+    def record_reveal(self, hand: int, shoe_id: str, server_seed: str) -> None:
+        with self.lock:
+            self.run(c.RecordReveal(hand, shoe_id, server_seed))
 
     # Recovery ----------------------------------------------------------------------------------------
 
@@ -625,6 +710,7 @@ class PokerTable:
             self._pay_out()
             self.sync_claims()
             self.recovered = True
+            self.wake_clock()
 
     def store_claim(self, player: str, limit: int) -> None:
         """The player's seat here claimed in the shared store (seats.QuotaExceeded beyond `limit` other
@@ -649,11 +735,16 @@ class PokerTable:
         for op, body in log:
             command, now = decode(op, body), int(body["now"])
             deck = None
+            shoe: HandShoe | None = None
             if isinstance(command, c.StartHand):
                 hand = state.hand_number + 1
-                if real_cards:
+                if real_cards and command.client_seeds and state.commitment is not None:
+                    shoe = self._dealer.replay(self.table_id, hand, command, state.commitment)
+                elif real_cards:
                     shoe = self._dealer.shoe_for(self.table_id, hand, command.cards)
-                    if shoe.shoe_id != command.shoe_id:
+                if shoe is not None:
+                    dealt_as_logged = not command.client_seeds or shoe.command() == command
+                    if shoe.shoe_id != command.shoe_id or not dealt_as_logged:
                         raise RuntimeError("the dealer returned another shoe")
                     self._shoe = shoe
                     deck = list(shoe.cards)

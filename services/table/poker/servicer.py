@@ -5,6 +5,7 @@ answer; the same id with another request is refused with REQUEST_ID_REUSED."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
@@ -20,19 +21,27 @@ from pokerrules.naiko.events import BoardCardPeeked
 from pokerrules.table import commands as c
 from servicekit import errors
 from servicekit.auth import Caller, Role, current_caller, require_role
+from servicekit.encoded import Encoded
 from servicekit.idempotency import Saved
 
+from services.table.poker import proof
 from services.table.poker.convert import KIND_PB, PB_KIND, PB_POWER, PRESET_PB, table_view
-from services.table.poker.history import phh_of
+from services.table.poker.exports import Exporter, history_format, page_after, page_token, table_filter
+from services.table.poker.history import phh_of, pokerstars_of, stream_events
 from services.table.poker.money import BOT_PREFIX
 from services.table.poker.requests import once
 from services.table.poker.room import PokerRoom
 from services.table.poker.runtime import PokerTable
+from services.table.poker.slow_watchers import SlowWatchers, cut_call
 from services.table.poker.store import Answer
 from services.table.poker.tables import MAX_CHIPS, check_settings
 
 M = TypeVar("M", bound=Message)
-WATCH_POLL_SECONDS = 0.5
+# A stream waits for its table's next events this long at most before it looks whether its client is
+# still there. Its end wakes its table's waiters at once (below), so this is only a safety net: every
+# waiting stream wakes on it, and at thousands of streams 0.5 s cost a core's tenth in wake-ups alone.
+WATCH_POLL_SECONDS = 5.0
+WATCH_SEND_SECONDS = 10.0  # a message left unread this long: the watcher is cut off (SLOW_CONSUMER)
 WATCH_BATCH = 256  # events in one stream message at most (a watcher catching up on a long log)
 MAX_PAGE = 100
 MAX_TABLE_ID = 64  # ids are the server's (`t-` + 16 hex digits) or configured (at most 40 characters)
@@ -114,6 +123,20 @@ def _page(size: int, token: str) -> tuple[int, int]:
     return limit, int(token)
 
 
+MAX_CLIENT_SEED_BYTES = 256  # as the dealer takes them (dealing.client_seeds)
+
+
+def _client_seed(value: str) -> str:
+    """A player's client seed: 1-256 bytes of printable text (it is mixed, shown and written in proofs)."""
+    if not 0 < len(value.encode("utf-8", "replace")) <= MAX_CLIENT_SEED_BYTES or not value.isprintable():
+        raise errors.invalid_argument(
+            "client_seed",
+            "CLIENT_SEED_INVALID",
+            f"a client seed is 1-{MAX_CLIENT_SEED_BYTES} bytes of printable text",
+        )
+    return value
+
+
 def _hole_card(text: str) -> int | None:
     """Tukar Lengan Baju's card ("2d"), or None when none is given; never echoed in the error."""
     if not text:
@@ -137,8 +160,15 @@ def _act_response(acted: PlayerActed | None, view: pb.TableView) -> pb.ActRespon
 
 
 class TableServicer(pb_grpc.TableServiceServicer):
-    def __init__(self, room: PokerRoom, full_history_services: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        room: PokerRoom,
+        full_history_services: frozenset[str] = frozenset(),
+        watch_send_seconds: float = WATCH_SEND_SECONDS,
+    ) -> None:
         self._room = room
+        # A watcher whose client leaves a message unread this long is cut off (slow_watchers).
+        self._slow = SlowWatchers(watch_send_seconds)
         # Services (token subjects) given full hand histories, every hole card; operators always are.
         self._full_history = full_history_services
 
@@ -223,12 +253,13 @@ class TableServicer(pb_grpc.TableServiceServicer):
 
     def GetTable(self, request: pb.GetTableRequest, context: grpc.ServicerContext) -> pb.GetTableResponse:
         caller = current_caller()
+        given = _invite_code(request.invite_code)  # its holder sees the table it may join (issue 23)
         try:
-            table = self._table(request.table_id)
+            table = self._table(request.table_id, given)
         except errors.DomainError as error:
             # Any shard answers GetTable: another shard's table as its snapshot shows it, with its address.
             remote = self._room.remote(request.table_id) if error.reason == "TABLE_MOVED" else None
-            if remote is None or not self._visible(remote, caller):
+            if remote is None or not (self._visible(remote, caller) or remote.admits_code(given)):
                 raise
             return pb.GetTableResponse(table=remote.info())
         code = table.invite_code if caller.role is Role.PLAYER and caller.subject == table.host else ""
@@ -424,7 +455,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
 
     def WatchTable(
         self, request: pb.WatchTableRequest, context: grpc.ServicerContext
-    ) -> Iterator[pb.WatchTableResponse]:
+    ) -> Iterator[pb.WatchTableResponse | Encoded]:
         caller = current_caller()
         viewer = _viewer(caller)
         table = self._table(request.table_id)
@@ -435,32 +466,40 @@ class TableServicer(pb_grpc.TableServiceServicer):
             # A seated player is connected while one of their streams is open (NK-7.3, NK-7.4).
             table.watch_opened(viewer)
             context.add_callback(lambda: table.watch_closed(viewer))
-        while context.is_active():
-            rows = table.wait_events(next_seq, WATCH_POLL_SECONDS)
-            if table.moved:  # another shard serves it now: where to resume, from which event
-                self._room.locate_after_move(table.table_id, next_seq)
-            if not rows:
-                continue
-            next_seq = rows[-1].seq + 1
-            mine = [r.body for r in rows if r.private_player is None or r.private_player == viewer]
-            for start in range(0, len(mine), WATCH_BATCH):
-                response = pb.WatchTableResponse()
-                for body in mine[start : start + WATCH_BATCH]:
-                    response.events.add().MergeFromString(body)
-                yield response
+        # The stream's end (the client went away, the server stops) wakes it if it waits for events.
+        context.add_callback(table.published.wake_all)
+        with self._slow.stream() as sending:
+            while context.is_active():
+                rows = table.wait_events(next_seq, WATCH_POLL_SECONDS)
+                if table.moved:  # another shard serves it now: where to resume, from which event
+                    self._room.locate_after_move(table.table_id, next_seq)
+                if not rows:
+                    continue
+                next_seq = rows[-1].seq + 1
+                # If cut off, the client may not have these: it watches again from the first of them.
+                cut = functools.partial(cut_call, context, rows[0].seq, self._slow.timeout)
+                # Serialized once per audience (the public one, each seated player's), sent as they are.
+                for response in table.feed.responses(rows, viewer, WATCH_BATCH):
+                    sending.start(cut)
+                    yield response
+                    sending.done()
 
     # Histories ---------------------------------------------------------------------------------------
 
-    def GetHandHistory(
-        self, request: pb.GetHandHistoryRequest, context: grpc.ServicerContext
-    ) -> pb.GetHandHistoryResponse:
-        caller = current_caller()
+    def _full_history_allowed(self, caller: Caller) -> None:
         if caller.role is Role.SERVICE and caller.subject not in self._full_history:
             # Issue 13, finding 9: a full history shows every hole card; not for any service token.
             raise errors.permission_denied(
                 "FULL_HISTORY_NOT_ALLOWED",
                 "full hand histories are for operators and the services configured to need them",
             )
+
+    def GetHandHistory(
+        self, request: pb.GetHandHistoryRequest, context: grpc.ServicerContext
+    ) -> pb.GetHandHistoryResponse:
+        caller = current_caller()
+        self._full_history_allowed(caller)
+        fmt = history_format(request.format)
         viewer = _viewer(caller)
         table = self._table(request.table_id, histories=True)
         row = self._room.store.hand(table.table_id, _hand_number(request.hand_number))
@@ -484,7 +523,16 @@ class TableServicer(pb_grpc.TableServiceServicer):
             net=net,
             voided=row.voided,
         )
-        return pb.GetHandHistoryResponse(summary=summary, phh=phh_of(row, table.config.game, stored, seat))
+        answer = pb.GetHandHistoryResponse(summary=summary, events=stream_events(stored, viewer))
+        if fmt != pb.HAND_HISTORY_FORMAT_POKERSTARS:
+            answer.phh = phh_of(row, table.config.game, stored, seat)
+        elif row.voided:
+            raise errors.failed_precondition(
+                "HAND_VOIDED", "a voided hand has no PokerStars history (its chips all went back)"
+            )
+        else:
+            answer.pokerstars = pokerstars_of(row, table.config.game, table.settings, stored, seat)
+        return answer
 
     def ListHandHistories(
         self, request: pb.ListHandHistoriesRequest, context: grpc.ServicerContext
@@ -507,3 +555,67 @@ class TableServicer(pb_grpc.TableServiceServicer):
         ]
         token = str(rows[limit - 1].hand) if len(rows) > limit else ""
         return pb.ListHandHistoriesResponse(hands=hands, next_page_token=token)
+
+    def ExportHandHistories(
+        self, request: pb.ExportHandHistoriesRequest, context: grpc.ServicerContext
+    ) -> pb.ExportHandHistoriesResponse:
+        caller = current_caller()
+        self._full_history_allowed(caller)
+        full = caller.role is not Role.PLAYER  # an operator, or a service configured for full histories
+        if not full and request.player_id not in ("", caller.subject):
+            raise errors.permission_denied("NOT_YOUR_HANDS", "a player exports their own hands")
+        if full and not request.player_id:
+            raise errors.invalid_argument("player_id", "PLAYER_ID_REQUIRED", "name the player to export")
+        player = request.player_id or caller.subject
+        table_id = table_filter(request.table_id)
+        exporter = Exporter(self._room.store, history_format(request.format))
+        limit = min(request.page_size or 20, MAX_PAGE)
+        rows = self._room.store.hands_played(player, table_id, page_after(request.page_token), limit + 1)
+        hands = [exporter.hand(row, net, player, full) for row, net in rows[:limit]]
+        token = page_token(rows[limit - 1][0]) if len(rows) > limit else ""
+        return pb.ExportHandHistoriesResponse(hands=hands, next_page_token=token)
+
+    # Deals nobody can choose (docs/fairness.md section 11) -------------------------------------------
+
+    def SubmitClientSeed(
+        self, request: pb.SubmitClientSeedRequest, context: grpc.ServicerContext
+    ) -> pb.SubmitClientSeedResponse:
+        player = _player()
+        table = self._table(request.table_id)
+        hand = _hand_number(request.hand_number)
+        seed = _client_seed(request.client_seed)
+
+        def run(key: str, fingerprint: str) -> tuple[pb.SubmitClientSeedResponse, bool]:
+            prepared = table.prepare_seed(player, hand, seed)
+            committed = prepared.state.commitment
+            response = pb.SubmitClientSeedResponse(
+                hand_number=hand, commitment=committed.commitment if committed is not None else ""
+            )
+            table.execute(
+                prepared, Answer(key, Saved(fingerprint, response.SerializeToString()), prepared.now)
+            )
+            return response, True
+
+        return self._once("SubmitClientSeed", request, table, pb.SubmitClientSeedResponse, run)
+
+    def GetHandProof(
+        self, request: pb.GetHandProofRequest, context: grpc.ServicerContext
+    ) -> pb.GetHandProofResponse:
+        caller = require_role(Role.PLAYER, Role.OPERATOR)
+        viewer = _viewer(caller)
+        table = self._table(request.table_id, histories=True)
+        row = self._room.store.hand(table.table_id, _hand_number(request.hand_number))
+        if row is None:
+            raise errors.not_found(
+                "HAND_NOT_FOUND", "no finished hand with that number", hand_number=request.hand_number
+            )
+        seat = 0
+        if viewer is not None:
+            seat = next((s for s, p in row.players.items() if p == viewer), 0)
+            if not seat:
+                raise errors.permission_denied("NOT_IN_HAND", "you were not dealt into that hand")
+        stored = self._room.store.events(table.table_id, 1, hand=row.hand)
+        pending = table.state.unrevealed
+        waiting = pending is not None and pending.hand == row.hand
+        hole_cards = table.config.game.variant.hole_cards
+        return proof.build(table.table_id, row.hand, stored, viewer, seat, hole_cards, waiting)

@@ -2,14 +2,15 @@
 rebuilt from the hand log (the core is deterministic given the cards). Nor are the invitations: they are
 rows of their own (`TableStore.invitations`), so inviting never rewrites the snapshot. A Naiko table's
 snapshot holds every seated player's Destellos (they are kept between hands, NK-5.3); the powers' state
-of a hand is rebuilt with the hand."""
+of a hand is rebuilt with the hand. The next hand's committed shoe with the seeds given for it, and the
+last hand still to reveal, are kept too (`pokerrules.table.fairness`)."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, replace
 from typing import Any
 
-from pokerrules.table import Blinds, Seat, TableConfig, TableState
+from pokerrules.table import Blinds, Seat, TableConfig, TableState, fairness
 
 
 def to_snapshot(state: TableState) -> dict[str, Any]:
@@ -24,6 +25,7 @@ def to_snapshot(state: TableState) -> dict[str, Any]:
         "released_through": state.released_through,
         "closed": state.closed,
         **({"destellos": {str(n): d for n, d in state.naiko.destellos.items()}} if state.naiko else {}),
+        "fairness": fairness.to_json(state.commitment, state.unrevealed, state.dealt_shoe),
     }
 
 
@@ -38,8 +40,12 @@ def from_snapshot(
     if naiko is not None:  # a seat the snapshot has no balance for (one written before Naiko): 0
         held = body.get("destellos") or {}
         naiko = naiko.replace(destellos={n: int(held.get(str(n), 0)) for n in seats})
+    commitment, unrevealed, dealt_shoe = fairness.from_json(body.get("fairness") or {})
     return replace(
         state,
+        commitment=commitment,
+        unrevealed=unrevealed,
+        dealt_shoe=dealt_shoe,
         naiko=naiko,
         seats=seats,
         button=body["button"],

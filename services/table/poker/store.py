@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from servicekit.idempotency import Saved
+from servicekit.schema import MIGRATE_AT_START, SchemaPolicy
 
 from services.table.storage import Tx, open_database, seats
 from services.table.storage.leases import DEFAULT_TTL_MS, Shard
@@ -129,11 +130,12 @@ class TableStore:
         lease_ms: int = DEFAULT_TTL_MS,
         pool_size: int = 8,
         sharded: bool = False,
+        schema: SchemaPolicy = MIGRATE_AT_START,
     ) -> None:
         """`path`: the SQLite file, unless `database_url` names the database (TABLE_DATABASE_URL).
         `shard`: this process as a shard (one per service, shared with the casino's store); `sharded`:
         one of several shards on the store (services/table/storage/ownership.py)."""
-        self._db = open_database(database_url, path, [POKER], pool_size=pool_size)
+        self._db = open_database(database_url, path, [POKER], pool_size=pool_size, schema=schema)
         self.checkpointer = getattr(self._db, "checkpointer", None)  # SQLite's background WAL copier
         try:
             self.owned = ShardTables(self._db, KIND, shard, ttl_ms=lease_ms, sharded=sharded)
@@ -422,6 +424,43 @@ class TableStore:
             )
         found = [self.hand(table_id, int(r[0])) for r in rows]
         return [h for h in found if h is not None]
+
+    def hands_played(
+        self, player: str, table_id: str | None, after: tuple[int, str, int] | None, limit: int
+    ) -> list[tuple[HandRow, int]]:
+        """The player's finished hands that were not voided, with their net, newest first by (start,
+        table, hand): every table's, or `table_id`'s; those after `after` (a page's last, in that order)."""
+        query = (
+            "SELECT h.table_id, h.hand, h.started_ms, h.voided, h.players, p.net"
+            " FROM poker_hand_players p JOIN poker_hands h ON h.table_id = p.table_id AND h.hand = p.hand"
+            " WHERE p.player = ? AND h.voided = 0"
+        )
+        args: list[Any] = [player]
+        if table_id is not None:
+            query += " AND p.table_id = ?"
+            args.append(table_id)
+        if after is not None:
+            started, table, hand = after
+            query += (
+                " AND (h.started_ms < ? OR (h.started_ms = ? AND"
+                " (h.table_id < ? OR (h.table_id = ? AND h.hand < ?))))"
+            )
+            args += [started, started, table, table, hand]
+        query += " ORDER BY h.started_ms DESC, h.table_id DESC, h.hand DESC LIMIT ?"
+        rows = self._rows(query, [*args, limit])
+        return [
+            (
+                HandRow(
+                    str(r[0]),
+                    int(r[1]),
+                    int(r[2]),
+                    bool(r[3]),
+                    {int(k): str(v) for k, v in json.loads(r[4]).items()},
+                ),
+                int(r[5]),
+            )
+            for r in rows
+        ]
 
     # Idempotent requests ---------------------------------------------------------------------------------
 

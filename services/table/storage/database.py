@@ -1,67 +1,15 @@
-"""The one interface the table service's stores write and read through, whichever database holds the log.
+"""The table service's stores write and read through servicekit.sqlstore (shared with the tournament
+service since issue 25, for servicekit.leases): the names the table service's modules import from here."""
 
-SQL is written once, with `?` placeholders and the syntax SQLite and PostgreSQL share (`INSERT ... ON
-CONFLICT`, `COALESCE`, no `rowid`); a PostgreSQL transaction rewrites the placeholders. A `write` is one
-transaction: it commits entirely before it returns, or raises and changes nothing.
-"""
+from servicekit.sqlstore import (
+    Cursor,
+    Database,
+    Dialect,
+    Row,
+    ScriptTx,
+    StoreUnavailable,
+    Tx,
+    lock_clause,
+)
 
-from __future__ import annotations
-
-from collections.abc import Callable, Sequence
-from typing import Any, Literal, Protocol, TypeVar
-
-T = TypeVar("T")
-Dialect = Literal["sqlite", "postgres"]
-Row = tuple[Any, ...]
-
-
-class StoreUnavailable(Exception):
-    """The database cannot be reached. The write may or may not have committed: only a retry that the
-    write's own keys make idempotent (or a read) can tell."""
-
-
-class Cursor(Protocol):
-    @property
-    def rowcount(self) -> int: ...
-
-    def fetchone(self) -> Any: ...
-
-    def fetchall(self) -> list[Any]: ...
-
-
-class Tx(Protocol):
-    """An open transaction (for SQLite's group commit, this write's savepoint inside one)."""
-
-    dialect: Dialect
-
-    def execute(self, sql: str, args: Sequence[Any] = ()) -> Cursor: ...
-
-    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None: ...
-
-
-class Database(Protocol):
-    dialect: Dialect
-
-    def write(self, work: Callable[[Tx], T]) -> T:
-        """Run `work` in one transaction and return its result once committed (durable)."""
-        ...
-
-    def read(self, sql: str, args: Sequence[Any] = ()) -> list[Row]:
-        """Rows of one query over the last committed state."""
-        ...
-
-    def close(self) -> None: ...
-
-
-def lock_clause(tx: Tx, mode: Literal["share", "update"]) -> str:
-    """Row locks: `FOR SHARE` / `FOR UPDATE` in PostgreSQL; nothing in SQLite, where a write
-    transaction (BEGIN IMMEDIATE) already excludes every other writer."""
-    if tx.dialect == "sqlite":
-        return ""
-    return " FOR SHARE" if mode == "share" else " FOR UPDATE"
-
-
-class ScriptTx(Tx, Protocol):
-    """A transaction that also runs a multi-statement script without parameters (migrations)."""
-
-    def script(self, script: str) -> None: ...
+__all__ = ["Cursor", "Database", "Dialect", "Row", "ScriptTx", "StoreUnavailable", "Tx", "lock_clause"]

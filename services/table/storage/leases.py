@@ -1,163 +1,102 @@
-"""Table leases: each table is owned by exactly one shard through a row of `table_leases`, renewed on a
-schedule, with a fencing token (`epoch`) that grows on every change of owner.
-
-- A shard is a `shard_id` (the pod's name) and an `incarnation` (one per process): a restarted shard is a
-  new owner, so whatever its previous process still does is fenced like any other lost owner's writes.
-- `acquire` takes a table that nobody holds, whose lease expired, or that the same shard's previous
-  incarnation held (no wait after a restart), raising the epoch; a live lease of another shard is refused.
-- `renew` (LeaseKeeper, every third of the lease) pushes the expiry of every lease this incarnation holds
-  in one transaction, heartbeats the shard, and reports leases lost to another owner and leases granted
-  to it by `place` on another shard.
-- `place` gives a new table to the live shard holding the fewest leases.
-- Every write of a table's log runs through `write(table_id, work)` / `fenced`: the same transaction first
-  reads the table's lease row (locked `FOR SHARE` in PostgreSQL) and refuses (FencedOut) unless this
-  incarnation owns it at the epoch it acquired. A takeover changes that row, so once another shard took
-  the table over, nothing of the old owner commits for it again — however long it was paused; and a
-  takeover waits for writes in flight (the row lock), so the new owner loads the table after the old
-  owner's last commit. An expired lease nobody took yet still passes the fence: nobody else has written.
-
-Clocks only decide when a lease is considered expired (liveness): shards' clocks may disagree by far less
-than a lease (10 s by default). Safety never depends on them, only on the epoch in the database.
+"""Table leases: each table is owned by exactly one shard through a row of `table_leases` (the shards in
+`table_shards`), renewed on a schedule, with a fencing token (`epoch`) checked in the same transaction as
+every write of the table's log. The mechanism is servicekit.leases (shared with the tournament replicas
+since issue 25); this module is the table service's scheme of it: its tables, metrics
+(`poker_table_leases_held{kind}`, ...) and refusal (UNAVAILABLE TABLE_MOVING).
 """
 
 from __future__ import annotations
 
-import math
-import threading
-import time
-import uuid
-import weakref
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TypeVar
-
 import prometheus_client
 from refusal import Kind, Refusal
-from servicekit.logging import get_logger
+from servicekit import leases as shared
+from servicekit.leases import (
+    DEFAULT_TTL_MS,
+    LOSS_HOW,
+    Clock,
+    LeaseKeeper,
+    LeaseMetrics,
+    LeaseScheme,
+    Owner,
+    Renewal,
+    Shard,
+    wall_clock_ms,
+)
+from servicekit.sqlstore import Database
 
-from services.table.storage.database import Database, StoreUnavailable, Tx, lock_clause
-
-T = TypeVar("T")
-Clock = Callable[[], int]  # milliseconds
 KINDS = ("poker", "casino")
-DEFAULT_TTL_MS = 10_000
-
-LEASES_HELD = prometheus_client.Gauge(
-    "poker_table_leases_held", "Tables whose lease this shard holds now.", ["kind"]
-)
-TAKEOVERS = prometheus_client.Counter(
-    "poker_table_lease_takeovers_total",
-    "Leases this shard took over from an earlier owner (expired, released, or its own previous process).",
-    ["kind"],
-)
-LOSSES = prometheus_client.Counter(
-    "poker_table_lease_losses_total",
-    "Leases this shard found taken over by another owner, by how it found out.",
-    ["kind", "how"],
-)
-FENCED_WRITES = prometheus_client.Counter(
-    "poker_table_fenced_writes_total",
-    "Writes of a table's log refused because this shard does not hold the table's lease.",
-    ["kind"],
-)
-UNOWNED = prometheus_client.Gauge(
-    "poker_table_unowned_tables",
-    "Tables whose lease nobody holds (expired or released), at this shard's last renewal.",
-    ["kind"],
-)
-LIVE_SHARDS = prometheus_client.Gauge(
-    "poker_table_shards_live", "Table shards whose heartbeat is fresh, at this shard's last renewal."
-)
-RENEWAL_FAILURES = prometheus_client.Counter(
-    "poker_table_lease_renewal_failures_total", "Lease renewals that could not reach the store.", ["kind"]
-)
-RENEWAL_AGE = prometheus_client.Gauge(
-    "poker_table_lease_renewal_age_seconds",
-    "Seconds since this shard's lease keeper last finished a round (renewal and takeovers); it grows"
-    " without bound when the keeper is stuck, which heartbeats of the other kind of table can hide.",
-    ["kind"],
-)
-LOSS_HOW = ("renewal", "fenced_write")
-_LIVE: weakref.WeakSet[Leases] = weakref.WeakSet()  # every open Leases of this process
-_KEEPERS: weakref.WeakSet[LeaseKeeper] = weakref.WeakSet()  # every running LeaseKeeper of this process
 
 
-def _held_count(kind: str) -> Callable[[], float]:
-    return lambda: float(sum(len(leases.held()) for leases in list(_LIVE) if leases.kind == kind))
-
-
-def _renewal_age(kind: str) -> Callable[[], float]:
-    def age() -> float:
-        done = [k.last_round for k in list(_KEEPERS) if k.leases.kind == kind]
-        return max(0.0, time.monotonic() - min(done)) if done else 0.0
-
-    return age
-
-
-for _kind in KINDS:
-    LEASES_HELD.labels(_kind).set_function(_held_count(_kind))
-    RENEWAL_AGE.labels(_kind).set_function(_renewal_age(_kind))
-    TAKEOVERS.labels(_kind)
-    FENCED_WRITES.labels(_kind)
-    UNOWNED.labels(_kind)
-    RENEWAL_FAILURES.labels(_kind)
-    for _how in LOSS_HOW:
-        LOSSES.labels(_kind, _how)
-
-
-def wall_clock_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
-@dataclass(frozen=True)
-class Shard:
-    shard_id: str
-    address: str = ""
-    incarnation: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
-
-
-@dataclass(frozen=True)
-class Owner:
-    """A table's lease row as the database has it."""
-
-    shard_id: str | None
-    incarnation: str | None
-    epoch: int
-    expires_ms: int
-    address: str | None = None
-
-    def live(self, now_ms: int) -> bool:
-        return self.shard_id is not None and self.expires_ms > now_ms
-
-
-class FencedOut(Refusal):
+class FencedOut(shared.FencedOut):
     """This shard does not hold the table's lease (any more): the write was refused and changed nothing.
     A caller whose command met it is answered UNAVAILABLE TABLE_MOVING (with a RetryInfo): the table is
     moving to another shard, and asking again finds where it went (TABLE_MOVED)."""
 
     def __init__(self, kind: str, table_id: str, reason: str) -> None:
-        super().__init__(
+        Refusal.__init__(
+            self,
             Kind.UNAVAILABLE,
             "TABLE_MOVING",
             f"{kind} table {table_id!r}: {reason}; it is moving to another shard, retry",
             details={"table_id": table_id},
             retry_after_seconds=1.0,
         )
-        self.table_kind = kind  # poker or casino (`kind` is the refusal's)
-        self.table_id = table_id
+        self.item_kind = self.table_kind = kind  # poker or casino (`kind` is the refusal's)
+        self.item_id = self.table_id = table_id
 
 
-@dataclass(frozen=True)
-class Renewal:
-    renewed: list[str]  # held before and still held
-    lost: list[str]  # held before, now another owner's
-    granted: list[str]  # placed on this shard by another
-    unowned: int  # tables nobody holds
-    live_shards: int
-    superseded: bool  # another process of this shard id replaced this one
+METRICS = LeaseMetrics(
+    KINDS,
+    held=prometheus_client.Gauge(
+        "poker_table_leases_held", "Tables whose lease this shard holds now.", ["kind"]
+    ),
+    takeovers=prometheus_client.Counter(
+        "poker_table_lease_takeovers_total",
+        "Leases this shard took over from an earlier owner (expired, released, or its own previous process).",
+        ["kind"],
+    ),
+    losses=prometheus_client.Counter(
+        "poker_table_lease_losses_total",
+        "Leases this shard found taken over by another owner, by how it found out.",
+        ["kind", "how"],
+    ),
+    fenced_writes=prometheus_client.Counter(
+        "poker_table_fenced_writes_total",
+        "Writes of a table's log refused because this shard does not hold the table's lease.",
+        ["kind"],
+    ),
+    unowned=prometheus_client.Gauge(
+        "poker_table_unowned_tables",
+        "Tables whose lease nobody holds (expired or released), at this shard's last renewal.",
+        ["kind"],
+    ),
+    live_owners=prometheus_client.Gauge(
+        "poker_table_shards_live", "Table shards whose heartbeat is fresh, at this shard's last renewal."
+    ),
+    renewal_failures=prometheus_client.Counter(
+        "poker_table_lease_renewal_failures_total", "Lease renewals that could not reach the store.", ["kind"]
+    ),
+    renewal_age=prometheus_client.Gauge(
+        "poker_table_lease_renewal_age_seconds",
+        "Seconds since this shard's lease keeper last finished a round (renewal and takeovers); it grows"
+        " without bound when the keeper is stuck, which heartbeats of the other kind of table can hide.",
+        ["kind"],
+    ),
+)
+SCHEME = LeaseScheme(
+    service="table",
+    noun="table",
+    kinds=KINDS,
+    leases="table_leases",
+    owners="table_shards",
+    item_id="table_id",
+    owner_id="shard_id",
+    metrics=METRICS,
+    fenced_out=FencedOut,
+)
 
 
-class Leases:
+class Leases(shared.Leases):
     """The leases of one kind of table ("poker", "casino") for one shard incarnation."""
 
     def __init__(
@@ -169,417 +108,20 @@ class Leases:
         ttl_ms: int = DEFAULT_TTL_MS,
         clock: Clock = wall_clock_ms,
     ) -> None:
-        if kind not in KINDS:
-            raise ValueError(f"unknown kind of table {kind!r}")
-        self._db, self.kind, self.shard, self.ttl_ms, self._clock = db, kind, shard, ttl_ms, clock
-        self._held: dict[str, int] = {}  # table id -> epoch this incarnation holds it at
-        self._draining = 0
-        self._lock = threading.Lock()  # orders acquire/renew/release bookkeeping (never the writes)
-        self._log = get_logger(service="table", shard=shard.shard_id, kind=kind)
-        _LIVE.add(self)
-
-    # Shards ----------------------------------------------------------------------------------------
-
-    def join(self) -> None:
-        """Register (or replace) this shard's row: its address and a fresh heartbeat."""
-        now = self._clock()
-        self._db.write(lambda tx: self._upsert_shard(tx, now, draining=0))
-
-    def _upsert_shard(self, tx: Tx, now: int, draining: int) -> None:
-        tx.execute(
-            "INSERT INTO table_shards (shard_id, incarnation, address, heartbeat_ms, draining)"
-            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (shard_id) DO UPDATE SET incarnation = excluded.incarnation,"
-            " address = excluded.address, heartbeat_ms = excluded.heartbeat_ms, draining = excluded.draining",
-            (self.shard.shard_id, self.shard.incarnation, self.shard.address, now, draining),
-        )
-
-    # What this shard holds -------------------------------------------------------------------------------
-
-    def held(self) -> dict[str, int]:
-        return dict(self._held)
-
-    def holds(self, table_id: str) -> bool:
-        return table_id in self._held
-
-    def _forget(self, table_id: str, how: str) -> None:
-        with self._lock:
-            if self._held.pop(table_id, None) is not None:
-                LOSSES.labels(self.kind, how).inc()
-                self._log.warning("table_lease_lost", table_id=table_id, how=how)
-
-    # Acquire, renew, release -----------------------------------------------------------------------------
-
-    def acquire(self, table_id: str) -> int | None:
-        """Take the table's lease; its epoch, or None while another shard holds a live lease on it."""
-        with self._lock:
-            got = self._db.write(lambda tx: self._acquire(tx, table_id, self._clock()))
-            if got is None:
-                return None
-            epoch, takeover = got
-            self._held[table_id] = epoch
-        if takeover:
-            TAKEOVERS.labels(self.kind).inc()
-            self._log.info("table_lease_taken_over", table_id=table_id, epoch=epoch)
-        return epoch
-
-    def _acquire(self, tx: Tx, table_id: str, now: int) -> tuple[int, bool] | None:
-        me, mine = self.shard.shard_id, self.shard.incarnation
-        for _ in range(2):  # a row inserted by a concurrent acquire is read again
-            row = tx.execute(
-                "SELECT owner, incarnation, epoch, expires_ms FROM table_leases"
-                " WHERE kind = ? AND table_id = ?" + lock_clause(tx, "update"),
-                (self.kind, table_id),
-            ).fetchone()
-            if row is None:
-                inserted = tx.execute(
-                    "INSERT INTO table_leases (kind, table_id, owner, incarnation, epoch, expires_ms)"
-                    " VALUES (?, ?, ?, ?, 1, ?) ON CONFLICT (kind, table_id) DO NOTHING",
-                    (self.kind, table_id, me, mine, now + self.ttl_ms),
-                )
-                if inserted.rowcount == 1:
-                    return 1, False
-                continue
-            owner, incarnation, epoch, expires_ms = str(row[0] or ""), row[1], int(row[2]), int(row[3])
-            if owner == me and incarnation == mine:
-                self._extend(tx, table_id, now)
-                return epoch, False
-            if not row[0] or expires_ms <= now or owner == me:
-                tx.execute(
-                    "UPDATE table_leases SET owner = ?, incarnation = ?, epoch = ?, expires_ms = ?"
-                    " WHERE kind = ? AND table_id = ?",
-                    (me, mine, epoch + 1, now + self.ttl_ms, self.kind, table_id),
-                )
-                return epoch + 1, epoch > 0
-            return None
-        return None
-
-    def _extend(self, tx: Tx, table_id: str, now: int) -> None:
-        tx.execute(
-            "UPDATE table_leases SET expires_ms = ? WHERE kind = ? AND table_id = ?",
-            (now + self.ttl_ms, self.kind, table_id),
-        )
-
-    def renew(self) -> Renewal:
-        """Extend every lease this incarnation holds and heartbeat the shard, in one transaction."""
-        with self._lock:
-            now = self._clock()
-            owned, unowned, live, superseded = self._db.write(lambda tx: self._renew(tx, now))
-            before = self._held
-            lost = sorted(t for t, epoch in before.items() if owned.get(t) != epoch)
-            granted = sorted(t for t in owned if t not in before)
-            self._held = owned
-        for table_id in lost:
-            LOSSES.labels(self.kind, "renewal").inc()
-            self._log.warning("table_lease_lost", table_id=table_id, how="renewal")
-        UNOWNED.labels(self.kind).set(unowned)
-        LIVE_SHARDS.set(live)
-        renewed = sorted(t for t in owned if t in before and t not in lost)
-        return Renewal(renewed, lost, granted, unowned, live, superseded)
-
-    def _renew(self, tx: Tx, now: int) -> tuple[dict[str, int], int, int, bool]:
-        me, mine = self.shard.shard_id, self.shard.incarnation
-        row = tx.execute("SELECT incarnation FROM table_shards WHERE shard_id = ?", (me,)).fetchone()
-        superseded = row is not None and row[0] != mine
-        owned: dict[str, int] = {}
-        unowned = tx.execute(
-            "SELECT COUNT(*) FROM table_leases WHERE kind = ? AND (owner IS NULL OR expires_ms <= ?)",
-            (self.kind, now),
-        ).fetchone()[0]
-        live = tx.execute(
-            "SELECT COUNT(*) FROM table_shards WHERE heartbeat_ms > ? AND draining = 0", (now - self.ttl_ms,)
-        ).fetchone()[0]
-        if not superseded:
-            self._upsert_shard(tx, now, draining=self._draining)
-            # The leases' rows last, with nothing after: the row locks this takes (which a fenced write of
-            # the same table waits for) are held only until the commit that follows.
-            rows = tx.execute(
-                "UPDATE table_leases SET expires_ms = ? WHERE kind = ? AND owner = ? AND incarnation = ?"
-                " RETURNING table_id, epoch",
-                (now + self.ttl_ms, self.kind, me, mine),
-            ).fetchall()
-            owned = {str(r[0]): int(r[1]) for r in rows}
-        return owned, int(unowned), int(live), superseded
-
-    def release(self, table_id: str) -> None:
-        """Give the lease up at once (a drained shard): the next acquirer need not wait for it to expire."""
-        with self._lock:
-            epoch = self._held.pop(table_id, None)
-            if epoch is None:
-                return
-            self._db.write(lambda tx: self._release(tx, table_id, epoch))
-
-    def _release(self, tx: Tx, table_id: str, epoch: int) -> None:
-        tx.execute(
-            "UPDATE table_leases SET owner = NULL, incarnation = NULL, expires_ms = 0"
-            " WHERE kind = ? AND table_id = ? AND owner = ? AND incarnation = ? AND epoch = ?",
-            (self.kind, table_id, self.shard.shard_id, self.shard.incarnation, epoch),
-        )
-
-    def drain(self) -> list[str]:
-        """Stop taking tables (placement skips a draining shard) and release every lease held."""
-        now = self._clock()
-        self._draining = 1
-        self._db.write(lambda tx: self._upsert_shard(tx, now, draining=1))
-        released = sorted(self._held)
-        for table_id in released:
-            self.release(table_id)
-        return released
-
-    # Finding owners, placing tables, taking over -----------------------------------------------------
-
-    def owner_of(self, table_id: str) -> Owner | None:
-        rows = self._db.read(
-            "SELECT l.owner, l.incarnation, l.epoch, l.expires_ms, s.address FROM table_leases l"
-            " LEFT JOIN table_shards s ON s.shard_id = l.owner WHERE l.kind = ? AND l.table_id = ?",
-            (self.kind, table_id),
-        )
-        if not rows:
-            return None
-        owner, incarnation, epoch, expires_ms, address = rows[0]
-        return Owner(owner, incarnation, int(epoch), int(expires_ms), address)
-
-    def owners(self) -> dict[str, Owner]:
-        """Every table's lease row of this kind, with its owner's address."""
-        rows = self._db.read(
-            "SELECT l.table_id, l.owner, l.incarnation, l.epoch, l.expires_ms, s.address FROM table_leases l"
-            " LEFT JOIN table_shards s ON s.shard_id = l.owner WHERE l.kind = ?",
-            (self.kind,),
-        )
-        return {str(r[0]): Owner(r[1], r[2], int(r[3]), int(r[4]), r[5]) for r in rows}
-
-    def unowned(self) -> list[str]:
-        rows = self._db.read(
-            "SELECT table_id FROM table_leases WHERE kind = ? AND (owner IS NULL OR expires_ms <= ?)"
-            " ORDER BY table_id",
-            (self.kind, self._clock()),
-        )
-        return [str(r[0]) for r in rows]
-
-    def place(self, table_id: str, rows: Callable[[Tx], object] | None = None, *, here: bool = False) -> str:
-        """Give a new table to the live, not draining shard with the fewest live leases (of every kind;
-        ties to the lowest shard id), or to this one (`here`: a shard that cannot hand calls to another
-        yet); returns that shard's id. `rows` writes the table's own rows in the same transaction, so a
-        table never exists without its lease. Placing a placed table changes nothing."""
-        with self._lock:
-            now = self._clock()
-
-            def work(tx: Tx) -> tuple[tuple[str, str], int]:
-                placed = self._place(tx, table_id, now, here)
-                if rows is not None:
-                    rows(tx)
-                return placed
-
-            chosen, epoch = self._db.write(work)
-            if chosen == (self.shard.shard_id, self.shard.incarnation):
-                self._held[table_id] = epoch
-        return chosen[0]
-
-    def _place(self, tx: Tx, table_id: str, now: int, here: bool) -> tuple[tuple[str, str], int]:
-        row = tx.execute(
-            "SELECT owner, incarnation, epoch FROM table_leases WHERE kind = ? AND table_id = ?"
-            + lock_clause(tx, "update"),
-            (self.kind, table_id),
-        ).fetchone()
-        if row is not None:
-            return (str(row[0] or ""), str(row[1] or "")), int(row[2])
-        if here:
-            shard = (self.shard.shard_id, self.shard.incarnation)
-            tx.execute(
-                "INSERT INTO table_leases (kind, table_id, owner, incarnation, epoch, expires_ms)"
-                " VALUES (?, ?, ?, ?, 1, ?)",
-                (self.kind, table_id, *shard, now + self.ttl_ms),
-            )
-            return shard, 1
-        shards = {
-            str(r[0]): str(r[1])
-            for r in tx.execute(
-                "SELECT shard_id, incarnation FROM table_shards WHERE heartbeat_ms > ? AND draining = 0",
-                (now - self.ttl_ms,),
-            ).fetchall()
-        }
-        shards.setdefault(self.shard.shard_id, self.shard.incarnation)  # this one is alive: it is asking
-        counts = {
-            str(r[0]): int(r[1])
-            for r in tx.execute(
-                "SELECT owner, COUNT(*) FROM table_leases WHERE owner IS NOT NULL AND expires_ms > ?"
-                " GROUP BY owner",
-                (now,),
-            ).fetchall()
-        }
-        shard_id = min(shards, key=lambda s: (counts.get(s, 0), s))
-        tx.execute(
-            "INSERT INTO table_leases (kind, table_id, owner, incarnation, epoch, expires_ms)"
-            " VALUES (?, ?, ?, ?, 1, ?)",
-            (self.kind, table_id, shard_id, shards[shard_id], now + self.ttl_ms),
-        )
-        return (shard_id, shards[shard_id]), 1
-
-    def fair_share(self, renewal: Renewal) -> int:
-        """How many tables this shard should hold: every table with a lease row, over the live shards."""
-        total = self._db.read("SELECT COUNT(*) FROM table_leases WHERE kind = ?", (self.kind,))[0][0]
-        return math.ceil(int(total) / max(1, renewal.live_shards))
-
-    def take_over(self, limit: int) -> list[str]:
-        """Acquire up to `limit` tables whose lease nobody holds, in one transaction (a takeover of a dead
-        shard's tables is one commit, not one per table); returns those this shard got. Shards taking over
-        at the same time get disjoint tables (PostgreSQL skips rows another takeover has locked)."""
-        if self._draining or limit <= 0:
-            return []
-        with self._lock:
-            now = self._clock()
-            taken = self._db.write(lambda tx: self._take_over(tx, now, limit))
-            self._held.update(taken)
-        for table_id, epoch in sorted(taken.items()):
-            if epoch > 1:
-                TAKEOVERS.labels(self.kind).inc()
-            self._log.info("table_lease_taken_over", table_id=table_id, epoch=epoch)
-        return sorted(taken)
-
-    def _take_over(self, tx: Tx, now: int, limit: int) -> dict[str, int]:
-        skip_locked = "" if tx.dialect == "sqlite" else " FOR UPDATE SKIP LOCKED"
-        rows = tx.execute(
-            "UPDATE table_leases SET owner = ?, incarnation = ?, epoch = epoch + 1, expires_ms = ?"
-            " WHERE kind = ? AND table_id IN (SELECT table_id FROM table_leases WHERE kind = ?"
-            " AND (owner IS NULL OR expires_ms <= ?) ORDER BY table_id LIMIT ?" + skip_locked + ")"
-            " RETURNING table_id, epoch",
-            (
-                self.shard.shard_id,
-                self.shard.incarnation,
-                now + self.ttl_ms,
-                self.kind,
-                self.kind,
-                now,
-                limit,
-            ),
-        ).fetchall()
-        return {str(r[0]): int(r[1]) for r in rows}
-
-    # The fence ---------------------------------------------------------------------------------------
-
-    def fenced(self, table_id: str, work: Callable[[Tx], T]) -> Callable[[Tx], T]:
-        """`work`, preceded in its own transaction by the check that this incarnation still owns the
-        table at the epoch it acquired (the row stays share-locked until the transaction ends)."""
-        epoch = self._held.get(table_id)
-        if epoch is None:
-            FENCED_WRITES.labels(self.kind).inc()
-            raise FencedOut(self.kind, table_id, "this shard does not hold its lease")
-        expected = (self.shard.shard_id, self.shard.incarnation, epoch)
-
-        def run(tx: Tx) -> T:
-            row = tx.execute(
-                "SELECT owner, incarnation, epoch FROM table_leases WHERE kind = ? AND table_id = ?"
-                + lock_clause(tx, "share"),
-                (self.kind, table_id),
-            ).fetchone()
-            if row is None or (row[0], row[1], int(row[2])) != expected:
-                raise FencedOut(self.kind, table_id, f"its lease moved past epoch {epoch}")
-            return work(tx)
-
-        return run
-
-    def write(self, table_id: str, work: Callable[[Tx], T]) -> T:
-        """Write the table's log through the fence; a refusal forgets the lease (it is another's now)."""
-        try:
-            return self._db.write(self.fenced(table_id, work))
-        except FencedOut:
-            if self.holds(table_id):
-                FENCED_WRITES.labels(self.kind).inc()
-                self._forget(table_id, "fenced_write")
-            raise
+        super().__init__(SCHEME, db, kind, shard, ttl_ms=ttl_ms, clock=clock)
 
 
-class LeaseKeeper:
-    """Renews a shard's leases on a schedule (a third of the lease, so two renewals may fail before one
-    expires) on a thread of its own, and tells the service what changed. With `take_over`, it also
-    acquires tables nobody holds, up to this shard's fair share of the tables (for shards that serve
-    each other's tables; a single shard takes every table at start instead). Tests call `tick()`."""
-
-    def __init__(
-        self,
-        leases: Leases,
-        *,
-        on_lost: Callable[[list[str]], None] | None = None,
-        on_gained: Callable[[list[str]], None] | None = None,
-        take_over: bool = False,
-        give_away: Callable[[list[str]], str | None] | None = None,
-        interval_s: float | None = None,
-    ) -> None:
-        self.leases = leases
-        self._on_lost, self._on_gained, self._take_over = on_lost, on_gained, take_over
-        self._give_away = give_away
-        self._orphaned_rounds = 0
-        self.interval_s = interval_s if interval_s is not None else leases.ttl_ms / 3000
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._log = get_logger(service="table", shard=leases.shard.shard_id, kind=leases.kind)
-        self.last_round = time.monotonic()  # when the running keeper last finished a round
-
-    def tick(self) -> Renewal:
-        renewal = self.leases.renew()
-        gained = list(renewal.granted)
-        lost = list(renewal.lost)
-        if self._take_over and not renewal.superseded and renewal.unowned:
-            room = self.leases.fair_share(renewal) - len(self.leases.held())
-            # Tables nobody took for two rounds (every live shard at its share, counted while a dead one
-            # still looked alive): take one a round anyway; a table is never left without an owner.
-            self._orphaned_rounds = self._orphaned_rounds + 1 if room <= 0 else 0
-            if room <= 0 and self._orphaned_rounds >= 2:
-                room = 1
-            taken = self.leases.take_over(room) if room > 0 else []
-            gained += taken
-            # Only while some table has no owner: what this shard could and did take, for a takeover's story.
-            self._log.info(
-                "table_leases_unowned",
-                unowned=renewal.unowned,
-                room=room,
-                taken=len(taken),
-                live_shards=renewal.live_shards,
-            )
-        else:
-            self._orphaned_rounds = 0
-        # Tables are given away only while none is orphaned (never shed what nobody would take).
-        if (
-            self._give_away is not None
-            and not renewal.superseded
-            and renewal.live_shards > 1
-            and not renewal.unowned
-        ):
-            held = sorted(self.leases.held())
-            if len(held) > self.leases.fair_share(renewal):
-                table_id = self._give_away(held)
-                if table_id is not None:  # released first: until then every write of it still passes
-                    self.leases.release(table_id)
-                    self._log.info("table_lease_given_away", table_id=table_id)
-                    lost.append(table_id)
-        if lost and self._on_lost is not None:
-            self._on_lost(lost)
-        if gained and self._on_gained is not None:
-            self._on_gained(gained)
-        return renewal
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            try:
-                self.tick()
-            except StoreUnavailable as exc:  # the next round tries again; the fence keeps writes safe
-                RENEWAL_FAILURES.labels(self.leases.kind).inc()
-                self._log.warning("table_lease_renewal_failed", error=str(exc)[:200])
-            except Exception as exc:  # never let the renewer die quietly
-                RENEWAL_FAILURES.labels(self.leases.kind).inc()
-                self._log.error("table_lease_renewal_error", error=type(exc).__name__)
-            self.last_round = time.monotonic()
-
-    def start(self) -> LeaseKeeper:
-        self.last_round = time.monotonic()
-        _KEEPERS.add(self)
-        self._thread = threading.Thread(
-            target=self._run, name=f"table-leases-{self.leases.kind}", daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        _KEEPERS.discard(self)
-        if self._thread is not None:
-            self._thread.join()
+__all__ = [
+    "DEFAULT_TTL_MS",
+    "KINDS",
+    "LOSS_HOW",
+    "SCHEME",
+    "Clock",
+    "FencedOut",
+    "LeaseKeeper",
+    "Leases",
+    "Owner",
+    "Renewal",
+    "Shard",
+    "wall_clock_ms",
+]

@@ -20,6 +20,22 @@ def applied(tx: ScriptTx) -> set[tuple[str, int]]:
     return {(str(r[0]), int(r[1])) for r in rows}
 
 
+def missing(tx: ScriptTx, components: Sequence[str]) -> list[str]:
+    """The migrations of `components` this release needs that the database lacks (FELT_MIGRATE=external)."""
+    if tx.dialect == "postgres":
+        present = tx.execute(f"SELECT to_regclass('{VERSION_TABLE}')").fetchone()[0] is not None
+    else:
+        found = tx.execute(f"SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '{VERSION_TABLE}'")
+        present = found.fetchone() is not None
+    done = applied(tx) if present else set()
+    return [
+        f"table {component} {migration.version}"
+        for component in components
+        for migration in MIGRATIONS[component]
+        if (component, migration.version) not in done
+    ]
+
+
 def migrate(tx: ScriptTx, components: Sequence[str], now_ms: int) -> list[tuple[str, int]]:
     """Brings `components` up to date, in order and each to its last version before the next (a later
     component may rely on an earlier one's tables); returns the (component, version) pairs it applied."""

@@ -47,10 +47,13 @@ from services.table.storage.leases import (
 T = TypeVar("T")
 
 
-def this_shard(shard_id: str = "", address: str = "") -> Shard:
+def this_shard(shard_id: str = "", address: str = "", internal_address: str = "", web_url: str = "") -> Shard:
     """This process as a shard: `shard_id` or the host's name (a StatefulSet pod's name: table-0,
-    table-1, ...), the address it advertises to clients, and a new incarnation."""
-    return Shard(shard_id or socket.gethostname(), address)
+    table-1, ...), the addresses it advertises (players; the other services: its internal port), its
+    browser door's URL, and a new incarnation."""
+    return Shard(
+        shard_id or socket.gethostname(), address, internal_address=internal_address, web_url=web_url
+    )
 
 
 class ShardTables:
@@ -138,6 +141,11 @@ class ShardTables:
         except Exception as exc:  # the store is away: the leases expire by themselves
             self._log.warning("table_drain_failed", error=type(exc).__name__)
             return []
+
+    def leases_current(self) -> bool:
+        """Whether this shard still holds its leases: its keeper's renewals reach the store (true before
+        a sharded keeper runs: it has taken nothing yet)."""
+        return self.keeper is None or self.keeper.current()
 
     def holds(self, table_id: str) -> bool:
         return self.leases.holds(table_id)

@@ -6,6 +6,9 @@ columns and keys). A migration is never edited once released: a change is a new 
   (`table_shards`). Migrated first: the other components' migrations give existing tables a lease row.
   Version 2: the seats each player holds, per kind and table (`table_seat_claims`,
   services/table/storage/seats.py), which the per-player seat quotas count across every shard.
+  Version 3: each shard's browser door (`table_shards.web_url`), where a web client follows a table.
+  Version 4: each shard's internal port (`table_shards.internal_address`, mutual TLS), where the other
+  services follow a table.
 - `poker`: the poker tables' log (see services/table/poker/store.py for what each table holds).
 - `casino`: the casino tables' log (services/table/casino/store.py).
 
@@ -65,6 +68,10 @@ CREATE TABLE table_seat_claims (
     PRIMARY KEY (kind, player, table_id));
 CREATE INDEX table_seat_claims_by_table ON table_seat_claims (kind, table_id);
 """
+
+# Version 4 of `leases`: the address of each shard's internal port (mutual TLS, servicekit.tls), where the
+# other services' calls are sent when a table moved (the public `address` is for players).
+_LEASES_V4 = "ALTER TABLE table_shards ADD COLUMN internal_address TEXT NOT NULL DEFAULT '';"
 
 # The poker store's schema before shards, as services/table/poker/store.py last created it (its SQLite
 # `user_version` 4), and the steps that store took from its older versions (`user_version` 0 to 3).
@@ -269,8 +276,16 @@ CREATE TABLE casino_requests (
 CREATE INDEX casino_requests_by_time ON casino_requests (time_ms);
 """
 
+# Version 3 of `leases`: the base URL of each shard's browser door (servicekit/door.py; '' without one).
+_LEASES_V3 = "ALTER TABLE table_shards ADD COLUMN web_url TEXT NOT NULL DEFAULT '';"
+
 MIGRATIONS: dict[str, list[Migration]] = {
-    LEASES: [Migration(1, _LEASES_V1_SQLITE, _LEASES_V1_POSTGRES), Migration(2, _LEASES_V2, _LEASES_V2)],
+    LEASES: [
+        Migration(1, _LEASES_V1_SQLITE, _LEASES_V1_POSTGRES),
+        Migration(2, _LEASES_V2, _LEASES_V2),
+        Migration(3, _LEASES_V3, _LEASES_V3),
+        Migration(4, _LEASES_V4, _LEASES_V4),
+    ],
     POKER: [Migration(1, _poker_v1_sqlite, ""), Migration(2, _POKER_V2_SQLITE, _POKER_V2_POSTGRES)],
     CASINO: [
         Migration(1, CASINO_V1_SQLITE, ""),

@@ -74,6 +74,7 @@ DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
 # Tokens we hand out are "<kind>:<seq>" in base64, far shorter.
 MAX_PAGE_TOKEN = 64
+MAX_SEQ = 2**62  # the newest position a token may name (pages.py's _NEWEST); ledger seqs stay far below
 
 
 def page_size(requested: int) -> int:
@@ -95,9 +96,12 @@ def decode_token(prefix: str, token: str, default: int) -> int:
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
         kind, _, seq = raw.partition(":")
-        if kind != prefix:
+        if kind != prefix or not seq.isascii() or not seq.isdigit():
             raise ValueError(kind)
-        return int(seq)
+        value = int(seq)
+        if value > MAX_SEQ:  # not one of ours: past what the database's integers hold
+            raise ValueError(seq)
+        return value
     except (ValueError, UnicodeDecodeError):
         raise invalid(
             "page_token", "MALFORMED_PAGE_TOKEN", "page_token was not returned by this list"

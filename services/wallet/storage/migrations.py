@@ -1,4 +1,5 @@
-"""Versioned schema migrations, applied in order at start. A migration is never edited once
+"""Versioned schema migrations, applied in order at start (or by `felt migrate`: servicekit.schema), each
+recorded in `schema_migrations` in the same transaction. A migration is never edited once
 released: changes are new versions. Each dialect has the same tables; the differences are only
 in syntax (identity columns, triggers)."""
 
@@ -220,6 +221,16 @@ SQLITE: list[tuple[int, str]] = [(1, _SQLITE_V1), (2, _SQLITE_V2)]
 POSTGRES: list[tuple[int, str]] = [(1, _POSTGRES_V1), (2, _POSTGRES_V2)]
 
 
+VERSION_TABLE = "schema_migrations"
+# Any constant: serialises the migrations of wallet processes starting together and `felt migrate`.
+ADVISORY_LOCK = 7_426_001
+
+
+def missing(applied: set[int], migrations: list[tuple[int, str]]) -> list[str]:
+    """The migrations a wallet of this release needs that `applied` lacks, named for a log line."""
+    return [f"wallet {version}" for version, _ in migrations if version not in applied]
+
+
 def pending(applied: set[int], migrations: list[tuple[int, str]]) -> list[tuple[int, str]]:
     return [(v, sql) for v, sql in migrations if v not in applied]
 
@@ -232,6 +243,6 @@ def apply_all(
     done = []
     for version, sql in pending(applied, migrations):
         run_script(sql)
-        run_script(f"INSERT INTO schema_migrations (version, applied_at_ms) VALUES ({version}, {now_ms})")
+        run_script(f"INSERT INTO {VERSION_TABLE} (version, applied_at_ms) VALUES ({version}, {now_ms})")
         done.append(version)
     return done

@@ -22,6 +22,7 @@ from ledger.validation import validate
 from psycopg import errors as pg_errors
 from psycopg_pool import ConnectionPool
 from servicekit.postgres import CONNECTION_LOST, configure_session
+from servicekit.schema import MIGRATE_AT_START, SchemaPolicy, await_schema, describe
 
 from services.wallet.storage import migrations, pages
 from services.wallet.storage.base import Clock, StoreUnavailable, wall_clock_ms
@@ -29,15 +30,19 @@ from services.wallet.storage.engine import Engine, Outcome, Result
 
 _RETRYABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected, pg_errors.UniqueViolation)
 _MAX_ATTEMPTS = 30
-# Any constant: serialises concurrent migrations of several wallet processes.
-_MIGRATION_LOCK = 7_426_001
 
 
 class PostgresStore:
     kind = "postgres"
 
     def __init__(
-        self, conninfo: str, *, clock: Clock = wall_clock_ms, min_size: int = 2, max_size: int = 16
+        self,
+        conninfo: str,
+        *,
+        clock: Clock = wall_clock_ms,
+        min_size: int = 2,
+        max_size: int = 16,
+        schema: SchemaPolicy = MIGRATE_AT_START,
     ) -> None:
         self._clock = clock
         self._engine = Engine(postgres=True)
@@ -51,20 +56,17 @@ class PostgresStore:
             name="wallet",
         )
         self._pool.wait(timeout=30.0)
-        self._migrate()
-
-    def _migrate(self) -> None:
-        with self._pool.connection() as conn, conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS schema_migrations"
-                " (version INTEGER PRIMARY KEY, applied_at_ms BIGINT NOT NULL)"
-            )
-            applied = {r[0] for r in conn.execute("SELECT version FROM schema_migrations").fetchall()}
-            migrations.apply_all(
-                lambda sql: conn.execute(sql.encode()), applied, migrations.POSTGRES, self._clock()
-            )
+        if schema.external:
+            await_schema("wallet", describe(conninfo), self._missing, schema)
+        else:
+            with self._pool.connection() as conn:
+                migrate(conn, self._clock())
+        with self._pool.connection() as conn:
             self._engine.check_legacy(conn)
+
+    def _missing(self) -> list[str]:
+        with self._pool.connection() as conn:
+            return migrations.missing(applied(conn), migrations.POSTGRES)
 
     def _write(self, work: Callable[[psycopg.Connection[Any], int], Any]) -> Any:
         for attempt in range(_MAX_ATTEMPTS):
@@ -153,3 +155,30 @@ class PostgresStore:
 
     def close(self) -> None:
         self._pool.close()
+
+
+def applied(conn: psycopg.Connection[Any]) -> set[int]:
+    """The versions recorded in the database (none before the first migration)."""
+    if conn.execute("SELECT to_regclass(%s)", (migrations.VERSION_TABLE,)).fetchone() in (None, (None,)):
+        return set()
+    return {r[0] for r in conn.execute(f"SELECT version FROM {migrations.VERSION_TABLE}").fetchall()}
+
+
+def migrate(conn: psycopg.Connection[Any], now_ms: int) -> list[int]:
+    """Apply what is pending in one transaction, under the wallet's advisory lock: processes that start
+    together (and `felt migrate`) take turns, and each finds what the one before it applied."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (migrations.ADVISORY_LOCK,))
+        conn.execute(
+            f"CREATE TABLE IF NOT EXISTS {migrations.VERSION_TABLE}"
+            " (version INTEGER PRIMARY KEY, applied_at_ms BIGINT NOT NULL)"
+        )
+        return migrations.apply_all(
+            lambda sql: conn.execute(sql.encode()), applied(conn), migrations.POSTGRES, now_ms
+        )
+
+
+def migrate_database(conninfo: str, now_ms: int) -> list[int]:
+    """`felt migrate` for a PostgreSQL ledger: one connection, the same lock as the wallet's own."""
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        return migrate(conn, now_ms)

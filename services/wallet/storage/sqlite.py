@@ -26,6 +26,7 @@ from ledger.errors import LedgerError
 from ledger.invariants import LedgerSummary
 from ledger.model import Account, AccountKind, Hold, Transfer
 from ledger.validation import validate
+from servicekit.schema import MIGRATE_AT_START, SchemaPolicy, await_schema
 
 from services.wallet.storage import migrations, pages
 from services.wallet.storage.base import Clock, StoreUnavailable, wall_clock_ms
@@ -39,15 +40,26 @@ MAX_GROUP = 256
 class SqliteStore:
     kind = "sqlite"
 
-    def __init__(self, path: str, *, clock: Clock = wall_clock_ms) -> None:
+    def __init__(
+        self, path: str, *, clock: Clock = wall_clock_ms, schema: SchemaPolicy = MIGRATE_AT_START
+    ) -> None:
         self.path = path
         parent = os.path.dirname(os.path.abspath(path))
         os.makedirs(parent, exist_ok=True)
         self._clock = clock
         self._engine = Engine(postgres=False)
         self._writer_lock = os.open(path + ".writer-lock", os.O_RDWR | os.O_CREAT, 0o600)
-        self._writer = self._connect()
-        self._migrate()
+        self._writer = connect(self.path)
+        if schema.external:
+            await_schema(
+                "wallet",
+                self.path,
+                lambda: migrations.missing(applied(self._writer), migrations.SQLITE),
+                schema,
+            )
+        else:
+            migrate(self._writer, self._clock())
+        self._engine.check_legacy(self._writer)
         self._queue: queue.SimpleQueue[tuple[Work, Future[Any]] | None] = queue.SimpleQueue()
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
@@ -57,41 +69,8 @@ class SqliteStore:
         self._thread = threading.Thread(target=self._run, name="wallet-sqlite-writer", daemon=True)
         self._thread.start()
 
-    def _connect(self) -> sqlite3.Connection:
-        # isolation_level=None: we issue BEGIN/COMMIT ourselves.
-        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=FULL")
-        db.execute("PRAGMA foreign_keys=ON")
-        db.execute("PRAGMA busy_timeout=30000")
-        return db
-
-    def _migrate(self) -> None:
-        db = self._writer
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            db.execute(
-                "CREATE TABLE IF NOT EXISTS schema_migrations"
-                " (version INTEGER PRIMARY KEY, applied_at_ms INTEGER NOT NULL)"
-            )
-            applied = {r[0] for r in db.execute("SELECT version FROM schema_migrations")}
-            migrations.apply_all(self._run_script, applied, migrations.SQLITE, self._clock())
-            self._engine.check_legacy(db)
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-
-    def _run_script(self, script: str) -> None:
-        # executescript() would commit the open transaction; run statement by statement instead.
-        statement = ""
-        for line in script.splitlines(keepends=True):
-            statement += line
-            if sqlite3.complete_statement(statement):
-                self._writer.execute(statement)
-                statement = ""
-        if statement.strip():
-            self._writer.execute(statement)
+    def _missing(self) -> list[str]:
+        return migrations.missing(applied(self._writer), migrations.SQLITE)
 
     # -- writes ---------------------------------------------------------------------------------
 
@@ -201,7 +180,7 @@ class SqliteStore:
     def _reader(self) -> sqlite3.Connection:
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
         if db is None:
-            db = self._connect()
+            db = connect(self.path)
             self._local.db = db
             with self._readers_lock:
                 self._readers.append(db)
@@ -270,3 +249,62 @@ class SqliteStore:
             for db in self._readers:
                 db.close()
             self._readers.clear()
+
+
+def connect(path: str) -> sqlite3.Connection:
+    # isolation_level=None: we issue BEGIN/COMMIT ourselves.
+    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30.0)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+    db.execute("PRAGMA foreign_keys=ON")
+    db.execute("PRAGMA busy_timeout=30000")
+    return db
+
+
+def applied(db: sqlite3.Connection) -> set[int]:
+    """The versions recorded in the database (none before the first migration)."""
+    found = db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (migrations.VERSION_TABLE,)
+    )
+    if found.fetchone() is None:
+        return set()
+    return {r[0] for r in db.execute(f"SELECT version FROM {migrations.VERSION_TABLE}")}
+
+
+def migrate(db: sqlite3.Connection, now_ms: int) -> list[int]:
+    """Apply what is pending in one transaction under SQLite's write lock (BEGIN IMMEDIATE): processes
+    that start together (and `felt migrate`) take turns, and each finds what the one before applied."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.execute(
+            f"CREATE TABLE IF NOT EXISTS {migrations.VERSION_TABLE}"
+            " (version INTEGER PRIMARY KEY, applied_at_ms INTEGER NOT NULL)"
+        )
+        done = migrations.apply_all(lambda sql: _run_script(db, sql), applied(db), migrations.SQLITE, now_ms)
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return done
+
+
+def migrate_database(path: str, now_ms: int) -> list[int]:
+    """`felt migrate` for an SQLite ledger."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    db = connect(path)
+    try:
+        return migrate(db, now_ms)
+    finally:
+        db.close()
+
+
+def _run_script(db: sqlite3.Connection, script: str) -> None:
+    # executescript() would commit the open transaction; run statement by statement instead.
+    statement = ""
+    for line in script.splitlines(keepends=True):
+        statement += line
+        if sqlite3.complete_statement(statement):
+            db.execute(statement)
+            statement = ""
+    if statement.strip():
+        db.execute(statement)

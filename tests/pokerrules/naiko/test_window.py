@@ -39,6 +39,28 @@ def test_shield_at_the_deadline_is_late() -> None:
     assert n.of(AnchorResolved)[-1].outcome == TIMED_OUT and n.balance(3) == 1
 
 
+def test_nk_13_5_an_answer_after_the_window_timed_out_is_told_it_expired() -> None:
+    """Issue 23: once the table applied the time-out (the cap is on), a late shield or pass is refused as
+    the proto promises, ANCHOR_WINDOW_EXPIRED, not NO_ANCHOR_WINDOW as if no Jangkar Pendek was aimed."""
+    n = flop_with_anchor()
+    n.tick(8_000)
+    assert n.of(AnchorResolved)[-1].outcome == TIMED_OUT and n.naiko.next_deadline() is None
+    n.now += 500
+    assert n.refused(3, SHIELD) == "ANCHOR_WINDOW_EXPIRED"
+    assert n.refused(3, SHIELD, shield=True) == "ANCHOR_WINDOW_EXPIRED"
+    assert n.refused(3, SHIELD, shield=False) == "ANCHOR_WINDOW_EXPIRED"
+    assert n.refused(2, SHIELD, shield=False) == "NO_ANCHOR_WINDOW"  # none was ever aimed at seat 2
+
+
+def test_a_second_answer_before_the_deadline_finds_no_window_and_after_it_an_expired_one() -> None:
+    n = flop_with_anchor()
+    n.tick(2_000)
+    n.respond(3, False)
+    assert n.refused(3, SHIELD, shield=False) == "NO_ANCHOR_WINDOW"  # answered: none awaits an answer
+    n.now = 9_000
+    assert n.refused(3, SHIELD, shield=False) == "ANCHOR_WINDOW_EXPIRED"
+
+
 def test_pass_applies_the_cap_at_once_and_costs_nothing() -> None:
     n = flop_with_anchor()
     n.tick(2_000)

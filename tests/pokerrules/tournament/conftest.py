@@ -25,6 +25,7 @@ from pokerrules.tournament import (
     TournamentSpec,
 )
 from pokerrules.tournament.commands import Command
+from pokerrules.tournament.director import MOVE_WAIT_HANDS
 from pokerrules.tournament.events import PlayerMoved, TournamentEvent
 from pokerrules.tournament.instructions import (
     CloseTable,
@@ -34,7 +35,12 @@ from pokerrules.tournament.instructions import (
     SeatPlayer,
     SetLevel,
 )
-from pokerrules.tournament.seating import coming_roles, hands_until_big_blind, is_fair_seat
+from pokerrules.tournament.seating import (
+    coming_roles,
+    hands_until_big_blind,
+    is_fair_seat,
+    least_unfair_seats,
+)
 
 
 @dataclass(slots=True)
@@ -61,6 +67,10 @@ class Dealt:
     players: int
     bust_before: bool  # someone at this table busted in its previous hand
     moved_in: bool  # the player's first hand at this table after a move (to a table that could deal)
+    # ... after a move that took the least unfair seat: heads-up (a third has no fair seat) or after
+    # waiting MOVE_WAIT_HANDS hands there for a fair one (the director's bound on a move).
+    any_seat: bool = False
+    disturbed: bool = False  # such a seat was taken at this table before this hand (blinds may shift)
 
 
 class Driver:
@@ -77,6 +87,12 @@ class Driver:
         self.bust_at: dict[str, bool] = {}  # table -> a player busted in its last hand
         self.violations: list[str] = []
         self.balance_movers: set[str] = set()  # moved to balance, not seated yet
+        self.on_the_way: dict[str, str] = {}  # moved player -> the table they go to, until seated there
+        # Moved player -> hands their destination was dealt while they were on the way: after
+        # MOVE_WAIT_HANDS they take the least unfair free seat (the director's bound on a move).
+        self.waited: dict[str, int] = {}
+        self.any_seat: set[str] = set()  # seated by that bound, until their first hand there
+        self.disturbed: set[str] = set()  # tables where such a seat was taken since their last hand
 
     def draw(self, n: int) -> int:
         return self.rng.randrange(n)
@@ -89,6 +105,10 @@ class Driver:
         for (player, _), reason in moves.items():
             if reason == "BREAK":  # on the way to a table that broke: a new draw, not a balancing seat
                 self.balance_movers.discard(player)
+        for ev in out.events:
+            if isinstance(ev, PlayerMoved):
+                self.on_the_way[ev.player] = ev.to_table
+                self.waited.pop(ev.player, None)
         for ins in out.instructions:
             self.perform(ins, moves)
         return out
@@ -100,24 +120,11 @@ class Driver:
             table = self.tables[ins.table]
             assert ins.seat not in table.seats, "seated on a taken seat"
             assert not table.playing, "seated during a hand"
+            self.on_the_way.pop(ins.player, None)
+            overdue = self.waited.pop(ins.player, 0) >= MOVE_WAIT_HANDS
             if ins.player in self.moved and len(table.seats) >= 2:
-                bb_seat = next((s for s, (p, _) in table.seats.items() if p == table.last_big_blind), None)
-                hands = self.history.get(ins.player)
-                posted = bool(hands) and hands[-1].role == "BB"
-                fair = [
-                    s
-                    for s in range(1, self.t.spec.seats_per_table + 1)
-                    if s not in table.seats
-                    and is_fair_seat(table.seats, s, table.last_button, bb_seat, table.fresh, posted)
-                ]
-                if ins.seat not in fair:
-                    self.violations.append(f"{ins.player} seated unfairly at {ins.table}")
-                if ins.player in self.balance_movers and fair:
-                    best = min(hands_until_big_blind([*table.seats, s], s, table.last_button) for s in fair)
-                    got = hands_until_big_blind([*table.seats, ins.seat], ins.seat, table.last_button)
-                    if got != best:
-                        self.violations.append(f"{ins.player} not at the worst position ({got} > {best})")
-            if len(table.seats) < 2:
+                self._check_moved_seat(ins, table, overdue)
+            elif len(table.seats) < 2:
                 self.moved.discard(ins.player)  # a table that could not deal: any seat (heads-up blinds)
             self.balance_movers.discard(ins.player)
             table.seats[ins.seat] = [ins.player, ins.stack]
@@ -146,6 +153,40 @@ class Driver:
             assert not table.playing and ins.hand_number == table.hands + 1
             table.playing = ins.hand_number
             self.released.append(ins.table)
+            for player, to in self.on_the_way.items():
+                if to == ins.table:
+                    self.waited[player] = self.waited.get(player, 0) + 1
+
+    def _check_moved_seat(self, ins: SeatPlayer, table: ModelTable, overdue: bool) -> None:
+        """A moved player's seat: a fair one when one is free (the worst position for a balancing move);
+        else, heads-up or after waiting MOVE_WAIT_HANDS hands there, the least unfair (the director's
+        bound on a move)."""
+        n = self.t.spec.seats_per_table
+        bb_seat = next((s for s, (p, _) in table.seats.items() if p == table.last_big_blind), None)
+        hands = self.history.get(ins.player)
+        posted = bool(hands) and hands[-1].role == "BB"
+        fair = [
+            s
+            for s in range(1, n + 1)
+            if s not in table.seats
+            and is_fair_seat(table.seats, s, table.last_button, bb_seat, table.fresh, posted)
+        ]
+        candidates = fair
+        if not fair:
+            if len(table.seats) >= 3 and not overdue:
+                self.violations.append(f"{ins.player} seated unfairly at {ins.table} before waiting enough")
+                return
+            candidates = least_unfair_seats(table.seats, n, table.last_button, bb_seat, table.fresh, posted)
+            self.any_seat.add(ins.player)
+            self.moved.discard(ins.player)
+            self.disturbed.add(ins.table)  # the next hand's blinds may be out of turn, others' too
+        if ins.seat not in candidates:
+            self.violations.append(f"{ins.player} seated unfairly at {ins.table}")
+        if ins.player in self.balance_movers and candidates:
+            best = min(hands_until_big_blind([*table.seats, s], s, table.last_button) for s in candidates)
+            got = hands_until_big_blind([*table.seats, ins.seat], ins.seat, table.last_button)
+            if got != best:
+                self.violations.append(f"{ins.player} not at the worst position ({got} > {best})")
 
     def register(self, players: Iterable[str]) -> None:
         for name in players:
@@ -194,9 +235,19 @@ class Driver:
             if not role and seat == roles.button:
                 role = "BTN"
             self.history.setdefault(player, []).append(
-                Dealt(table_id, table.playing, role, len(seats), bust_before, player in self.moved)
+                Dealt(
+                    table_id,
+                    table.playing,
+                    role,
+                    len(seats),
+                    bust_before,
+                    player in self.moved,
+                    player in self.any_seat,
+                    table_id in self.disturbed,
+                )
             )
             self.moved.discard(player)
+            self.any_seat.discard(player)
         result = HandResult(
             table_id,
             table.playing,
@@ -204,6 +255,7 @@ class Driver:
             roles.big_blind,
             tuple(SeatResult(s, str(table.seats[s][0]), start[s], end[s]) for s in seats),
         )
+        self.disturbed.discard(table_id)
         table.hands = table.playing
         table.playing = 0
         table.fresh.clear()

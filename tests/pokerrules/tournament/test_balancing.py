@@ -23,7 +23,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pokerrules.tournament import Phase, TournamentSpec
-from pokerrules.tournament.events import FinalTable, PlayerMoved, TableBroken
+from pokerrules.tournament.director import MOVE_WAIT_HANDS
+from pokerrules.tournament.events import FinalTable, PlayerMoved, PlayerSeated, TableBroken
 
 
 def spec_for(seats: int) -> TournamentSpec:
@@ -81,6 +82,8 @@ def quiet_round(d) -> None:  # type: ignore[no-untyped-def]
 def check_blinds(d) -> None:  # type: ignore[no-untyped-def]
     for player, hands in d.history.items():
         for before, now in itertools.pairwise(hands):
+            if now.any_seat or now.disturbed:
+                continue  # a move's bound: the least unfair seat after waiting there (or heads-up)
             if now.moved_in and now.players >= 3:
                 assert now.role not in ("SB", "BTN"), f"{player} moved into the {now.role} ({now})"
             if now.role == "BB" and before.role == "BB":
@@ -97,6 +100,7 @@ def check_blinds(d) -> None:  # type: ignore[no-untyped-def]
 @example(players=2, seats=3, seed=0)
 @example(players=1_000, seats=9, seed=1)
 @example(players=1_000, seats=3, seed=2)
+@example(players=477, seats=5, seed=477)  # a CI find: a move made p190 post the big blind twice
 def test_nk_6_5_balancing_and_breaking_on_fields_of_2_to_1000(
     driver, players: int, seats: int, seed: int
 ) -> None:  # type: ignore[no-untyped-def]
@@ -131,3 +135,37 @@ def test_nk_6_5_balancing_and_breaking_on_fields_of_2_to_1000(
         assert [ev.table for ev in d.events if isinstance(ev, FinalTable)] == ["t1"]
     moved = [ev for ev in d.events if isinstance(ev, PlayerMoved)]
     assert all(ev.reason in ("BALANCE", "BREAK") for ev in moved)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(players=st.integers(10, 300), seats=st.integers(3, 10), seed=st.integers(0, 2**32))
+@example(players=38, seats=9, seed=6)  # a final table down to two: its arrivals once waited 93 hands
+@example(players=368, seats=9, seed=116)  # six arrivals at a three-handed table: 16 hands
+def test_a_moved_player_is_seated_within_move_wait_hands_plus_one_of_the_destination(
+    driver, players: int, seats: int, seed: int
+) -> None:  # type: ignore[no-untyped-def]
+    """Issue 23: a player moved (balancing, breaking) waits for a fair seat at most MOVE_WAIT_HANDS hands
+    of the destination table after the one in play there, then takes the least unfair seat; heads-up
+    (where a third never has a fair seat) at once. So GetMyTable's `moving` lasts a bounded time."""
+    d = driver(spec_for(seats), seed, bust_chance=0.08)
+    d.register(f"p{k}" for k in range(players))
+    on_the_way: dict[str, tuple[str, int]] = {}
+    waits: list[int] = []
+    run = d.run
+
+    def watched(command):  # type: ignore[no-untyped-def]
+        out = run(command)
+        for ev in out.events:
+            if isinstance(ev, PlayerMoved):
+                on_the_way[ev.player] = (ev.to_table, d.tables[ev.to_table].hands)
+            elif isinstance(ev, PlayerSeated) and ev.player in on_the_way:
+                table, hands = on_the_way.pop(ev.player)
+                assert table == ev.table
+                waits.append(d.tables[table].hands - hands)
+        return out
+
+    d.run = watched
+    d.tick(10_000)
+    d.play_out()
+    assert d.t.phase is Phase.FINISHED and not d.violations, d.violations[:5]
+    assert max(waits, default=0) <= MOVE_WAIT_HANDS + 1, sorted(waits)[-5:]

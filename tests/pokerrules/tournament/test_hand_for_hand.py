@@ -66,3 +66,25 @@ def test_a_single_bust_on_the_bubble_is_the_bubble_alone(driver) -> None:  # typ
     out = d.finish(second, busts=False)
     eliminated = [ev for ev in out.events if isinstance(ev, PlayerEliminated)]
     assert [(ev.player, ev.place, ev.shared, ev.prize) for ev in eliminated] == [(victim, 4, 1, 0)]
+
+
+def test_a_bust_at_a_table_broken_in_a_hand_for_hand_round_is_placed_when_the_round_ends(driver) -> None:  # type: ignore[no-untyped-def]
+    """Issue 23, the bound on a place announced late: a bust in a hand-for-hand round may share its place
+    with busts at the tables still playing the round (NK-6.5), so its PlayerEliminated comes with the
+    round's last hand result, never later, even when its table breaks at once (its other players moved on,
+    their seats taken) and the place was open meanwhile (GetMyTable: eliminated, place 0)."""
+    d, _paid = to_the_bubble(driver, players=8, seats=3)
+    while len(d.t.tables) > 2 or len(d.playing()) < 2:
+        d.finish(d.playing()[0], busts=False)
+    first, last = sorted(d.playing(), key=lambda t: int(t[1:]))  # the highest number breaks first
+    stacks = d.seated(last)
+    victim, winner = sorted(stacks)[:2]
+    out = d.report(last, {victim: 0, winner: stacks[winner] + stacks[victim]})
+    kinds = {type(ev).__name__ for ev in out.events}
+    assert {"TableBroken", "PlayerMoved"} <= kinds and "PlayerEliminated" not in kinds
+    entry = d.t.entries[next(x.id for x in d.t.entries.values() if x.player == victim)]
+    assert entry.out and entry.place is None  # out, the place still open
+    out = d.finish(first, busts=False)  # the round's last hand
+    eliminated = [ev for ev in out.events if isinstance(ev, PlayerEliminated)]
+    assert [(ev.player, ev.place, ev.table) for ev in eliminated] == [(victim, 4, last)]
+    assert entry.place == 4

@@ -152,6 +152,23 @@ def test_a_cancelled_running_tournament_refunds_every_entry_and_closes_its_table
     assert d.run(Cancel(d.now + 2)).events == []
 
 
+def test_nk_6_6_a_cancelled_tournament_publishes_no_prize(driver) -> None:  # type: ignore[no-untyped-def]
+    """Issue 23: a cancel after the prizes were published (registration closed at the start, places
+    given to busted players) pays nothing but refunds: no pool, no prize per place, no entry's prize."""
+    d = driver(scheduled(registration_opens_at=0), seed=5, bust_chance=0.4)
+    d.register(f"p{k}" for k in range(12))
+    d.tick(60 * MINUTE)
+    while not any(x.out for x in d.t.entries.values()):
+        d.finish(d.playing()[0])
+    assert d.t.prizes and d.t.prize_pool == 1_200
+    d.run(Cancel(d.now + 1))
+    standings = d.t.standings()
+    assert d.t.phase is Phase.CANCELLED
+    assert (d.t.prize_pool, d.t.prizes, standings.prize_pool) == (0, (), 0)
+    assert {x.prize for x in d.t.entries.values()} == {0}
+    assert {p.prize for p in standings.places} <= {0}
+
+
 def test_nk_6_5_late_registration_and_re_entry(driver, snapshot) -> None:  # type: ignore[no-untyped-def]
     """Late registration up to the end of level 2, seated by random draw at the smallest table; a busted
     player may re-enter once while it is open; the prize pool counts every entry."""

@@ -9,9 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from felt import verification
 from poker.table.v1 import table_service_pb2 as pb
 from poker.table.v1 import table_service_pb2_grpc as pb_grpc
-from servicekit import auth, client
+from servicekit import auth, testing
 from servicekit.testing import RunningService
 
 from tests.table.poker.conftest import MsClock, Stack, chips_on_table, rid, wait_until
@@ -37,7 +38,7 @@ class PokerProcess(TableProcess):
     def tables(self, player: str, role: auth.Role = auth.Role.PLAYER) -> pb_grpc.TableServiceStub:
         if player not in self._stubs:
             token = auth.issue_token(auth.load_keys(self.data_dir), player, role)
-            self._stubs[player] = pb_grpc.TableServiceStub(client.channel(f"127.0.0.1:{self.port}", token))
+            self._stubs[player] = pb_grpc.TableServiceStub(testing.channel(f"127.0.0.1:{self.port}", token))
         return self._stubs[player]
 
 
@@ -88,6 +89,10 @@ def test_sigkill_mid_hand_resumes_with_the_same_cards(process: tuple[PokerProces
     history = stack.tables("ana").GetHandHistory(pb.GetHandHistoryRequest(table_id="hu", hand_number=1))
     assert history.summary.net == -300 and not history.summary.voided
     assert stack.ledger_ok()
+    # The resumed hand was dealt once, from the shoe committed before it (docs/fairness.md section 11):
+    # its proof, revealed by hand 2's deal in the new process, verifies.
+    resumed = stack.tables("ana").GetHandProof(pb.GetHandProofRequest(table_id="hu", hand_number=1))
+    assert verification.verify_document(verification.hand_document(resumed)).ok
 
 
 @pytest.mark.slow

@@ -118,3 +118,60 @@ def test_director_calls_are_idempotent_and_checked(shared_stack: Stack) -> None:
             dpb.ReleaseHandsRequest(request_id=rid(), table_id="hu", through_hand=1)
         )
     assert reason(cash.value) == "NOT_TOURNAMENT_TABLE"
+
+
+def test_an_older_directors_instructions_are_refused_once_a_newer_one_acted(shared_stack: Stack) -> None:
+    """Issue 25: a table refuses STALE_DIRECTOR an instruction whose director epoch is below one it has seen
+    for the tournament (a tournament replica that lost its lease to another); the new director's repeat of
+    a pending step (same request id, its own epoch) is answered as the first time; 0 stays unfenced."""
+    stack = shared_stack
+    made = director(stack).CreateTournamentTable(
+        dpb.CreateTournamentTableRequest(
+            request_id=rid("ct"), tournament_id="tn-epochs", settings=settings(), director_epoch=3
+        )
+    )
+    table_id = made.table.table_id
+    step = dpb.SeatPlayerRequest(
+        request_id=rid("seat"), table_id=table_id, player_id="e-ana", seat=1, stack=1_000, director_epoch=3
+    )
+    first = director(stack).SeatPlayer(step)
+    # The new owner (epoch 4) repeats the step it found pending: the first answer, nothing done twice.
+    again = dpb.SeatPlayerRequest()
+    again.CopyFrom(step)
+    again.director_epoch = 4
+    assert director(stack).SeatPlayer(again) == first
+    # The old owner, resumed, tries to act: refused, the table unchanged.
+    for stale in (
+        lambda: director(stack).SeatPlayer(
+            dpb.SeatPlayerRequest(
+                request_id=rid("seat"),
+                table_id=table_id,
+                player_id="e-ben",
+                seat=2,
+                stack=1_000,
+                director_epoch=3,
+            )
+        ),
+        lambda: director(stack).ReleaseHands(
+            dpb.ReleaseHandsRequest(
+                request_id=rid("rel"), table_id=table_id, through_hand=1, director_epoch=3
+            )
+        ),
+        lambda: director(stack).CreateTournamentTable(
+            dpb.CreateTournamentTableRequest(
+                request_id=rid("ct"), tournament_id="tn-epochs", settings=settings(), director_epoch=2
+            )
+        ),
+    ):
+        with pytest.raises(grpc.RpcError) as refused:
+            stale()
+        assert reason(refused.value) == "STALE_DIRECTOR"
+    view = stack.view("e-ana", table_id)
+    assert [s.player_id for s in view.table.seats if s.player_id] == ["e-ana"]
+    assert view.table.released_through == 0
+    # The new director, and an unfenced caller (epoch 0), act.
+    seat(stack, table_id, "e-ben", 2)
+    director(stack).ReleaseHands(
+        dpb.ReleaseHandsRequest(request_id=rid("rel"), table_id=table_id, through_hand=1, director_epoch=4)
+    )
+    assert stack.view("e-ana", table_id).table.released_through == 1

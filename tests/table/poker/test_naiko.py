@@ -180,10 +180,24 @@ def test_nk_13_6_silence_applies_the_cap_when_the_8_seconds_run_out(stack: Stack
         resolved = next(e.anchor_resolved for e in rail.events if e.HasField("anchor_resolved"))
         assert (resolved.outcome, resolved.capped) == ("TIMED_OUT", True)
         assert not stack.view(target, table_id).naiko.windows
-        late = refusal(
-            stack, target, pb.RespondToAnchorRequest(request_id=rid(), table_id=table_id, shield=True)
+        # Issue 23: the window resolved at its deadline; a foreign client's late answer is told so, as the
+        # proto promises (it used to read NO_ANCHOR_WINDOW, as if none had been aimed).
+        for shield in (True, False):
+            late = refusal(
+                stack, target, pb.RespondToAnchorRequest(request_id=rid(), table_id=table_id, shield=shield)
+            )
+            assert late == "ANCHOR_WINDOW_EXPIRED"
+        late_power = refusal(
+            stack,
+            target,
+            pb.UsePowerRequest(
+                request_id=rid(),
+                table_id=table_id,
+                power=SHIELD,
+                expected_version=stack.view(target, table_id).version,
+            ),
         )
-        assert late == "NO_ANCHOR_WINDOW"
+        assert late_power == "ANCHOR_WINDOW_EXPIRED"
     finally:
         rail.close()
 
@@ -444,3 +458,52 @@ def test_nk_11_4_the_swapper_alone_learns_the_card_received(stack: Stack) -> Non
     finally:
         for watch in streams.values():
             watch.close()
+
+
+def test_a_power_in_a_turn_sends_no_second_turn_to_act_and_its_answer_has_the_version(stack: Stack) -> None:
+    """Issue 23: a client that acts on every TurnToAct used to get a second one for the same seat after
+    its own UsePower (Tukar Lengan Baju changes the hand's version) and answer a stale one. Now a turn has
+    one TurnToAct; the power's answer carries the new version, the one the action goes with."""
+    players = ("tt1", "tt2", "tt3")
+    table_id = naiko_table(stack, players)
+    rail = Watcher(stack.tables("rail-tt"), table_id)
+    try:
+        hand_with(stack, table_id, players, {SWAP}, destellos=2)
+        swapper = to_act(stack, table_id, players)
+        view = stack.view(swapper, table_id)
+        seat = view.your_seat
+        wait_until(
+            lambda: any(
+                e.HasField("turn_to_act") and e.turn_to_act.version == view.version for e in rail.events
+            )
+        )
+        first = [
+            e.turn_to_act for e in rail.events if e.HasField("turn_to_act") and e.turn_to_act.seat == seat
+        ]
+        mine = next(p for p in view.players if p.seat.seat == seat)
+        answer = use(stack, swapper, table_id, SWAP, hole_card=list(mine.hole_cards)[1])
+        assert answer.view.version != view.version  # the swap moved the hand's version
+        assert answer.view.seat_to_act == seat  # the turn goes on (NK-14.1)
+        acted = stack.tables(swapper).Act(
+            pb.ActRequest(
+                request_id=rid("act"),
+                table_id=table_id,
+                expected_version=answer.view.version,
+                kind=pb.ACTION_KIND_CALL,
+            )
+        )
+        assert acted.view.seat_to_act != seat
+        wait_until(
+            lambda: "power_used" in (k := rail.kinds()) and "player_acted" in k[k.index("power_used") :]
+        )
+        turns = [
+            e.turn_to_act for e in rail.events if e.HasField("turn_to_act") and e.turn_to_act.seat == seat
+        ]
+        assert [t.version for t in turns] == [t.version for t in first], (
+            "a second TurnToAct for the same turn"
+        )
+        after = [e.WhichOneof("event") for e in rail.events]
+        used = after.index("power_used")
+        assert "turn_to_act" not in after[used : after.index("player_acted", used)]
+    finally:
+        rail.close()

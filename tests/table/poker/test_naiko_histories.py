@@ -16,6 +16,7 @@ from pokerrules.naiko.events import BoardCardPeeked, PowerUsed
 from pokerrules.table import Mode, TableConfig, TableState, Transition, handle
 from pokerrules.table import commands as c
 
+from services.table.poker.cards import HandShoe
 from services.table.poker.convert import event_protos
 from services.table.poker.history import phh_of
 from services.table.poker.store import HandRow, StoredEvent
@@ -36,7 +37,8 @@ class Table:
     def run(self, command: c.Command, cards: list[int] | None = None) -> Transition:
         t = handle(self.state, command, self.now, deck=cards)
         self.core.extend(t.events)
-        for event, private in event_protos(t.events, t.state, ("shoe", "commitment"), self.now):
+        shoe = HandShoe("shoe", "commitment", ())
+        for event, private in event_protos(t.events, t.state, shoe, self.now):
             self.seq += 1
             body = event.SerializeToString()
             self.stored.append(StoredEvent(self.seq, t.state.hand_number, private, body, self.now))

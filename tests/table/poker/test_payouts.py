@@ -15,7 +15,7 @@ import pytest
 from poker.table.v1 import table_service_pb2 as pb
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
-from servicekit import auth, client, errors
+from servicekit import auth, errors, testing
 from servicekit.clients.wallet import WalletCalls
 from servicekit.testing import RunningService, config_for_tests, running
 
@@ -120,8 +120,8 @@ def _table(
         "",
         [],
         store,
-        Escrow(WalletCalls(client.channel(wallet.address, token), prefix="poker")),
-        Dealer(client.channel(dealer.address, token)),
+        Escrow(WalletCalls(testing.channel(wallet.address, token), prefix="poker")),
+        Dealer(testing.channel(dealer.address, token)),
         clock,
         Options(bot_pacing=False, hand_pause_ms=0),
     )
@@ -197,7 +197,7 @@ def test_a_buy_in_left_open_by_an_outage_is_undone_on_the_same_back_off(
     table, store = _table(data_dir, deps, clock)
     try:
         _fund(wallet, "ana", 10_000)
-        port = wallet.service.port
+        port = wallet.service.internal_port  # where the table calls it
         wallet.service.stop(grace=0.5)
         with pytest.raises(errors.DomainError) as away:
             table.join("ana", 1, 5_000, None)
@@ -210,7 +210,7 @@ def test_a_buy_in_left_open_by_an_outage_is_undone_on_the_same_back_off(
         clock.advance(payouts.backoff_ms(1))
         table.settle_money()
         assert _undo_failures() == start + 2  # and now 2 s
-        with running(wallet_spec, config_for_tests("wallet", data_dir, port=port)) as back:
+        with running(wallet_spec, config_for_tests("wallet", data_dir, internal_port=port)) as back:
 
             def undone() -> bool:  # the channel may take a try or two to reach the wallet again
                 clock.advance(payouts.BACKOFF_CAP_MS)

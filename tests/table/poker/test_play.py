@@ -229,3 +229,30 @@ def test_a_watcher_catching_up_gets_the_log_in_bounded_messages(
         assert not any(e.HasField("hole_cards_dealt") for e in eve.events)
     finally:
         eve.close()
+
+
+def test_the_view_s_pot_holds_this_round_s_bets_too(stack: Stack, hu: str) -> None:
+    """Issue 23: TableView.pot is every chip in the middle: the earlier rounds' and the current round's
+    bets (PlayerView.round_bet), as BettingRoundEnded.pot and the pot-size raise (NK-3.7) count it; once the
+    hand is over, 0 (the pot was awarded: the stacks hold it)."""
+    heads_up(stack, hu)
+    assert stack.view("ana", hu).pot == 150  # the blinds are this round's bets
+    stack.act("ana", hu, pb.ACTION_KIND_CALL)
+    stack.act("bob", hu, pb.ACTION_KIND_CHECK)
+    flop = stack.view("ana", hu)
+    assert flop.street == pb.STREET_FLOP and flop.pot == 200
+    assert [p.round_bet for p in flop.players] == [0, 0]
+    stack.act("bob", hu, pb.ACTION_KIND_BET, 300)
+    bet = stack.view("ana", hu)
+    assert bet.pot == 500 and {p.seat.seat: p.round_bet for p in bet.players} == {1: 0, 2: 300}
+    assert bet.pot == sum(p.committed for p in bet.players)
+    assert bet.legal.call_amount == 300
+    stack.act("ana", hu, pb.ACTION_KIND_CALL)
+    turn = stack.view("ana", hu)
+    assert turn.street == pb.STREET_TURN and turn.pot == 800
+    stack.act("bob", hu, pb.ACTION_KIND_BET, 1_000)
+    stack.act("ana", hu, pb.ACTION_KIND_FOLD)  # bob's 1,000 is uncalled: it goes back to him
+    done = stack.view("ana", hu)
+    number = turn.hand_number
+    assert done.hand_number == number and not done.hand_in_play and done.pot == 0
+    assert {p.seat.seat: p.seat.stack for p in done.players} == {1: 4_600, 2: 5_400}  # bob won the 800

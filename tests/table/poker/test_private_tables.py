@@ -82,6 +82,28 @@ def test_invited_player_host_and_code_holder_sit(shared_stack: Stack) -> None:
     assert stack.escrow(table_id) == 1_500
 
 
+def test_the_invite_code_shows_the_table_to_its_holder(shared_stack: Stack) -> None:
+    """Issue 23: a friend given the code reads the table (stakes, buy-ins) before joining, as `felt play
+    --table ID --invite CODE` does; a wrong code or none shows nothing, and the host's code stays the
+    host's (not echoed to the holder). An over-long code is INVALID_ARGUMENT naming the field."""
+    stack = shared_stack
+    created = _create(stack)
+    table_id = created.table.table_id
+    seen = stack.tables("finn").GetTable(
+        pb.GetTableRequest(table_id=table_id, invite_code=created.invite_code)
+    )
+    assert seen.table.settings == created.table.settings and seen.table.host_id == "hal"
+    assert not seen.invite_code
+    for code in ("", "wrong-code"):
+        with pytest.raises(grpc.RpcError) as hidden:
+            stack.tables("finn").GetTable(pb.GetTableRequest(table_id=table_id, invite_code=code))
+        assert hidden.value.code() == grpc.StatusCode.NOT_FOUND and reason(hidden.value) == "TABLE_NOT_FOUND"
+    with pytest.raises(grpc.RpcError) as long:
+        stack.tables("finn").GetTable(pb.GetTableRequest(table_id=table_id, invite_code="x" * 65))
+    assert long.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert [v.field for v in details_of(long.value).violations] == ["invite_code"]
+
+
 def test_host_invites_more_players(shared_stack: Stack) -> None:
     stack = shared_stack
     table_id = _create(stack).table.table_id
@@ -208,6 +230,10 @@ def _every_rpc(stub: pb_grpc.TableServiceStub, table_id: str) -> dict[str, Calla
             pb.GetHandHistoryRequest(table_id=table_id, hand_number=1)
         ),
         "ListHandHistories": lambda: stub.ListHandHistories(pb.ListHandHistoriesRequest(table_id=table_id)),
+        "SubmitClientSeed": lambda: stub.SubmitClientSeed(
+            pb.SubmitClientSeedRequest(request_id=rid(), table_id=table_id, hand_number=2, client_seed="mine")
+        ),
+        "GetHandProof": lambda: stub.GetHandProof(pb.GetHandProofRequest(table_id=table_id, hand_number=1)),
     }
 
 
@@ -227,7 +253,14 @@ def test_a_private_table_is_not_there_for_the_uninvited(shared_stack: Stack) -> 
     stack.fund("stray", 5_000)
     stranger = stack.tables("stray")
     hidden, missing = _every_rpc(stranger, table_id), _every_rpc(stranger, never)
-    assert set(hidden) | {"CreateTable", "ListTables"} == {m.name for m in SERVICE.methods}
+    assert set(hidden) | {"CreateTable", "ListTables", "ExportHandHistories"} == {
+        m.name for m in SERVICE.methods
+    }
+    # A player's export lists the hands they played: none at a table they never saw, as at none at all.
+    export = stranger.ExportHandHistories
+    assert export(pb.ExportHandHistoriesRequest(table_id=table_id)) == export(
+        pb.ExportHandHistoriesRequest(table_id=never)
+    )
     before = stack.tables("ops", Role.OPERATOR).GetTable(pb.GetTableRequest(table_id=table_id))
     for rpc in hidden:
         assert _answer(hidden[rpc], table_id) == _answer(missing[rpc], never), rpc
@@ -269,3 +302,13 @@ def test_who_played_there_keeps_their_histories(shared_stack: Stack) -> None:
     assert 1 in [h.hand_number for h in hands]
     mine = stack.tables("cleo").GetHandHistory(pb.GetHandHistoryRequest(table_id=table_id, hand_number=1))
     assert "cleo" in mine.phh
+
+
+def test_invite_codes_are_letters_and_digits_safe_on_a_command_line() -> None:
+    """README: `felt play --table ID --invite CODE`; a code starting with "-" was read as an option."""
+    from services.table.poker.room import INVITE_ALPHABET, INVITE_LENGTH, invite_code
+
+    codes = {invite_code() for _ in range(2_000)}
+    assert len(codes) == 2_000  # 75 bits: no repeats
+    assert all(len(c) == INVITE_LENGTH and set(c) <= set(INVITE_ALPHABET) for c in codes)
+    assert all(c[0].isalnum() for c in codes)

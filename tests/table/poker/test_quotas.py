@@ -12,7 +12,7 @@ import jwt
 import pytest
 from poker.table.v1 import table_service_pb2 as pb
 from poker.table.v1 import table_service_pb2_grpc as pb_grpc
-from servicekit import auth, client
+from servicekit import auth, testing
 from servicekit.auth import Role
 from servicekit.clients.wallet import WalletCalls
 from servicekit.testing import RunningService
@@ -73,7 +73,7 @@ def test_bots_player_ids_are_reserved(shared_stack: Stack) -> None:
     now = int(time.time())
     claims = {"iss": "felt", "aud": "felt", "sub": impostor, "role": "player", "iat": now, "exp": now + 60}
     signed = jwt.encode(claims, stack.table.service.keys.private, algorithm="EdDSA")  # a validly signed one
-    stub = pb_grpc.TableServiceStub(client.channel(stack.table.address, signed))
+    stub = pb_grpc.TableServiceStub(testing.channel(stack.table.address, signed))
     with pytest.raises(grpc.RpcError) as refused:
         stub.JoinTable(pb.JoinTableRequest(request_id=rid(), table_id="botty", buy_in=5_000, seat=5))
     assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
@@ -99,8 +99,8 @@ def test_a_watcher_far_behind_reads_bounded_batches(
             "",
             [],
             store,
-            Escrow(WalletCalls(client.channel(wallet.address, token), prefix="poker")),
-            Dealer(client.channel(dealer.address, token)),
+            Escrow(WalletCalls(testing.channel(wallet.address, token), prefix="poker")),
+            Dealer(testing.channel(dealer.address, token)),
             MsClock(),
             Options(bot_pacing=False, hand_pause_ms=0),
         )

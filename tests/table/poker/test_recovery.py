@@ -9,7 +9,7 @@ from pathlib import Path
 from poker.table.v1 import table_service_pb2 as pb
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from poker.wallet.v1 import wallet_service_pb2_grpc as wpb_grpc
-from servicekit import auth, client
+from servicekit import auth, testing
 from servicekit.clients.wallet import WalletCalls
 from servicekit.testing import RunningService
 
@@ -27,7 +27,7 @@ def _table(
     data_dir: Path, dealer: RunningService, wallet: RunningService
 ) -> tuple[PokerTable, Escrow, TableStore]:
     token = auth.issue_token(auth.load_keys(data_dir), "table", auth.Role.SERVICE)
-    escrow = Escrow(WalletCalls(client.channel(wallet.address, token), prefix="poker"))
+    escrow = Escrow(WalletCalls(testing.channel(wallet.address, token), prefix="poker"))
     store = TableStore(data_dir / "tables.sqlite3")
     table = PokerTable(
         HU.table_id,
@@ -37,7 +37,7 @@ def _table(
         [],
         store,
         escrow,
-        Dealer(client.channel(dealer.address, token)),
+        Dealer(testing.channel(dealer.address, token)),
         MsClock(),
         Options(bot_pacing=False, hand_pause_ms=0),
     )

@@ -23,7 +23,7 @@ from poker.dealer.v1 import dealer_service_pb2_grpc as dpb_grpc
 from poker.table.v1 import casino_service_pb2 as cpb
 from poker.table.v1 import casino_service_pb2_grpc as cpb_grpc
 from poker.table.v1 import table_service_pb2 as pb
-from servicekit import auth, client
+from servicekit import auth, testing
 from servicekit.auth import Role
 from servicekit.errors import details_of
 from servicekit.testing import config_for_tests, running
@@ -76,7 +76,7 @@ def renewing(tmp_path: Path) -> Iterator[tuple[Stack, WallClock]]:
 
 
 def _health(address: str) -> int:
-    stub = health_pb2_grpc.HealthStub(grpc.insecure_channel(address))
+    stub = health_pb2_grpc.HealthStub(testing.channel(address))
     return int(stub.Check(health_pb2.HealthCheckRequest(), timeout=2).status)
 
 
@@ -122,7 +122,7 @@ def test_the_table_renews_its_token_across_many_lifetimes(renewing: tuple[Stack,
         )  # a release
     assert hands == sorted(hands) and len(set(hands)) == 5
     # A token minted once (what the table used to send) is refused by now: the clock did move past it.
-    dealer = dpb_grpc.DealerServiceStub(client.channel(stack.dealer.address, once))
+    dealer = dpb_grpc.DealerServiceStub(testing.channel(stack.dealer.address, once))
     with pytest.raises(grpc.RpcError) as refused:
         dealer.GetShoe(dpb.GetShoeRequest(shoe_id="any"))
     assert details_of(refused.value).reason == "TOKEN_EXPIRED"

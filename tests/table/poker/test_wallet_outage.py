@@ -29,7 +29,7 @@ def test_wallet_away_refuses_buy_ins_and_pays_leavers_later(stack: Stack, tmp_pa
     stack.fund("ana", 20_000)
     stack.fund("bob", 20_000)
     stack.join("ana", "hu", buy_in=5_000)
-    port = stack.wallet.service.port
+    port = stack.wallet.service.internal_port  # where the table calls it
     stack.wallet.service.stop(grace=0.5)
 
     with pytest.raises(grpc.RpcError) as away:
@@ -43,7 +43,7 @@ def test_wallet_away_refuses_buy_ins_and_pays_leavers_later(stack: Stack, tmp_pa
     assert (left.returned, left.pending) == (0, 5_000)
     assert not stack.view("ana", "hu").table.seats
 
-    with running(wallet_spec, config_for_tests("wallet", tmp_path, port=port)) as wallet:
+    with running(wallet_spec, config_for_tests("wallet", tmp_path, internal_port=port)) as wallet:
         stack.wallet = wallet
 
         def paid() -> bool:  # the payout is retried on the table's clock, after its back-off

@@ -106,7 +106,11 @@ class Location:
     def shard(self, shard_id: str, kind: str = "poker", db: Opened | None = None) -> Leases:
         """A shard: its own store instance (unless given one) and its leases of `kind`."""
         leases = Leases(
-            db or self.open(), kind, Shard(shard_id, f"{shard_id}:50054"), ttl_ms=TTL_MS, clock=self.clock
+            db or self.open(),
+            kind,
+            Shard(shard_id, f"{shard_id}:50054", web_url=f"http://{shard_id}:8084"),
+            ttl_ms=TTL_MS,
+            clock=self.clock,
         )
         leases.join()
         return leases

@@ -13,6 +13,7 @@ from typing import Any
 import prometheus_client
 import pytest
 
+from services.table import routing
 from services.table.storage import Database, Tx
 from services.table.storage.leases import FencedOut, LeaseKeeper, Leases, Shard
 
@@ -59,6 +60,13 @@ def test_first_acquire_owns_the_table_and_others_are_refused(location: Any) -> N
     with pytest.raises(FencedOut):
         b.write("t1", _write_row("t1", "b"))
     assert _notes(a._db, "t1") == ["a"]
+    # What a call for it at table-1 is answered: where to call, over gRPC and from a browser.
+    refusal = routing.moved("t1", routing.place_of(owner, location.clock()))
+    assert (refusal.reason, refusal.details["address"], refusal.details["web_url"]) == (
+        "TABLE_MOVED",
+        "table-0:50054",
+        "http://table-0:8084",
+    )
 
 
 def test_store_instances_racing_for_leases_get_one_owner_each(location: Any) -> None:

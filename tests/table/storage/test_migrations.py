@@ -116,7 +116,9 @@ def test_leases_version_2_adds_seat_claims_and_keeps_the_data(
     location: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A store at leases version 1 (before seat claims), with tables, leases and shards in it: opening it
-    applies version 2 only, keeps every row, and the claims table starts empty and works (its key)."""
+    applies versions 2, 3 and 4 only, keeps every row, and the claims table starts empty and works (its
+    key); the shards' rows from before versions 3 and 4 have no browser door and no internal address (their
+    shards write them when they join)."""
     with monkeypatch.context() as m:
         m.setitem(schema.MIGRATIONS, LEASES, schema.MIGRATIONS[LEASES][:1])
         old = location.open()
@@ -142,12 +144,14 @@ def test_leases_version_2_adds_seat_claims_and_keeps_the_data(
             )
         )
     new = location.open()
-    assert _versions(new) == {c: latest(c) for c in (LEASES, POKER, CASINO)} and latest(LEASES) == 2
+    assert _versions(new) == {c: latest(c) for c in (LEASES, POKER, CASINO)} and latest(LEASES) == 4
     assert new.read("SELECT table_id, host FROM poker_tables") == [("t-1", "ana")]
     assert new.read("SELECT kind, table_id, owner, epoch FROM table_leases") == [
         ("poker", "t-1", "table-0", 3)
     ]
     assert new.read("SELECT shard_id, address FROM table_shards") == [("table-0", "a:1")]
+    # Version 3: the shard's browser door; version 4: its internal port. None for a shard from before.
+    assert new.read("SELECT web_url, internal_address FROM table_shards") == [("", "")]
     assert _layout(new)["table_seat_claims"] == (
         ["kind", "player", "seats", "table_id"],
         ["kind", "player", "table_id"],

@@ -1,0 +1,189 @@
+// Privacy in the browser: every Connect message a page receives, unary answers and each message of a
+// stream, is recorded as the page's fetch receives it (an init script tees each response body before the
+// page reads it: a server stream is only whole in the browser, chunk by chunk, while it runs), decoded
+// (Connect JSON; a body in any other encoding is counted, and counts as a failure), and checked:
+//   - no other seat's hole cards while the hand is in play (TableView.players; a casino RoundView's
+//     other seats never), no HoleCardsDealt,
+//     BoardCardPeeked, HoleCardSwapped or ClientSeedGiven of another seat;
+//   - no deck order: no list of more than 7 cards anywhere (a board is 5, an Omaha hand 4);
+//   - no server seed before the reveal: ShoeRevealed only after that hand's end, no server_seed
+//     anywhere else before it, and a Spin's draw proof only once the multiplier is drawn;
+//   - a hand's proof (GetHandProof: its seed and whole order) only once the viewer saw that hand end,
+//     and no other seat's hole cards in it (only cards shown at showdown).
+
+const CONNECT_PATH = /^\/poker\.[a-z]+\.v1\.[A-Za-z]+\/[A-Za-z]+$/;
+const CARD = /^[2-9TJQKA][shdc]$/;
+
+// The page side: runs before the page's own scripts, in every page of the context.
+function tee() {
+  const original = window.fetch;
+  window.fetch = async (...args) => {
+    const response = await original(...args);
+    const url = new URL(response.url || String(args[0]), location.href);
+    if (!/^\/poker\./.test(url.pathname) || !response.body) return response;
+    const [mine, theirs] = response.body.tee();
+    const type = response.headers.get("content-type") || "";
+    void (async () => {
+      const reader = mine.getReader();
+      let buffer = new Uint8Array(0);
+      const decoder = new TextDecoder();
+      const send = (text) => window.__feltReceived(url.pathname, type, text);
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          const joined = new Uint8Array(buffer.length + value.length);
+          joined.set(buffer);
+          joined.set(value, buffer.length);
+          buffer = joined;
+          if (!type.startsWith("application/connect+")) continue; // unary: whole at the end
+          // Streams: 5-byte envelopes (flags, big-endian length) around each message.
+          while (buffer.length >= 5) {
+            const length = new DataView(buffer.buffer, buffer.byteOffset + 1, 4).getUint32(0);
+            if (buffer.length < 5 + length) break;
+            const flags = buffer[0];
+            send(flags & 2 ? "" : decoder.decode(buffer.subarray(5, 5 + length)));
+            buffer = buffer.slice(5 + length);
+          }
+        }
+        if (!type.startsWith("application/connect+")) send(decoder.decode(buffer));
+      } catch {
+        // the page stopped reading (a stream closed): what came is recorded
+      }
+    })();
+    return new Response(theirs, { status: response.status, statusText: response.statusText, headers: response.headers });
+  };
+}
+
+export class PrivacyWatch {
+  constructor() {
+    this.messages = 0;
+    this.views = 0;
+    this.undecoded = [];
+    this.leaks = [];
+    this.viewers = new Map(); // viewer -> { seat, ended: Set<hand> }
+  }
+
+  summary() {
+    return { messages: this.messages, views: this.views, undecoded: this.undecoded.slice(0, 5), leaks: this.leaks.slice(0, 20) };
+  }
+
+  async attach(context, viewer) {
+    this.viewers.set(viewer, { seat: 0, ended: new Set(), revealed: new Set() });
+    await context.exposeFunction("__feltReceived", (path, type, text) => this.received(viewer, path, type, text));
+    await context.addInitScript(tee);
+  }
+
+  leak(viewer, what, detail) {
+    this.leaks.push({ viewer, what, ...detail });
+  }
+
+  received(viewer, path, type, text) {
+    if (!CONNECT_PATH.test(path) || !text) return;
+    if (!type.includes("json")) {
+      this.undecoded.push({ viewer, path, type });
+      return;
+    }
+    let message;
+    try {
+      message = JSON.parse(text);
+    } catch {
+      this.undecoded.push({ viewer, path, type, text: text.slice(0, 80) });
+      return;
+    }
+    this.messages += 1;
+    const state = this.viewers.get(viewer);
+    for (const event of message.events || []) this.event(viewer, state, path, event);
+    for (const view of findViews(message)) this.view(viewer, state, path, view);
+    for (const round of findRounds(message)) this.round(viewer, path, round);
+    // A Spin's multiplier draw is public once drawn (its shoe deals no card): its seed, not before.
+    for (const t of [message.tournament, ...(message.tournaments || [])].filter(Boolean)) {
+      if (t.spinProof?.serverSeed && !t.spinMultiplier) this.leak(viewer, "a Spin's seed before its draw", { path });
+    }
+    if (path.endsWith("/GetHandProof") && this.proof(viewer, state, path, message)) return;
+    this.walk(viewer, state, path, message, []);
+  }
+
+  /** A hand's proof holds its seed and whole order, which its players get once it is over: true (the
+   * proof checked here) when the viewer saw that hand end; else the general walk reports the seed. */
+  proof(viewer, state, path, message) {
+    const hand = String(message.handNumber || "");
+    if (!state.ended.has(hand)) {
+      this.leak(viewer, "a hand's proof before its end", { path, hand });
+      return false;
+    }
+    for (const card of message.proof?.cards || []) {
+      const seat = Number((card.use || "").match(/^hole seat (\d+)/)?.[1] || 0);
+      if (seat && seat !== state.seat) this.leak(viewer, "another seat's hole card in a proof", { path, hand, seat });
+    }
+    return true;
+  }
+
+  view(viewer, state, path, view) {
+    this.views += 1;
+    if (view.yourSeat) state.seat = view.yourSeat;
+    for (const player of view.players || []) {
+      const seat = player.seat?.seat;
+      if (view.handInPlay && seat !== view.yourSeat && (player.holeCards || []).length) {
+        this.leak(viewer, "another seat's cards in play", { path, seat, cards: player.holeCards });
+      }
+    }
+  }
+
+  round(viewer, path, round) {
+    this.views += 1;
+    // SeatView.cards: only for the caller's own seats, at any phase.
+    for (const seat of round.seats || []) {
+      if (!seat.own && (seat.cards || []).length) this.leak(viewer, "another casino seat's cards", { path, seat: seat.seat });
+    }
+    // The Dealer's cards only once revealed, at the settlement.
+    if ((round.dealerCards || []).length && !["SETTLED", "VOIDED"].includes(round.phase)) {
+      this.leak(viewer, "the Dealer's cards before the reveal", { path, phase: round.phase });
+    }
+  }
+
+  event(viewer, state, path, event) {
+    const hand = String(event.handNumber || "0");
+    const [kind, body] = Object.entries(event).find(([, v]) => v && typeof v === "object") || [];
+    if (!kind) return;
+    if (kind === "handEnded" || kind === "handVoided") state.ended.add(hand);
+    if (kind === "shoeRevealed") {
+      state.revealed.add(String(body.handNumber || hand));
+      if (!state.ended.has(String(body.handNumber || hand))) this.leak(viewer, "seed revealed before the hand's end", { path, hand });
+    }
+    const own = ["holeCardsDealt", "boardCardPeeked", "holeCardSwapped", "clientSeedGiven"];
+    if (own.includes(kind) && state.seat && (body.seat || 0) !== state.seat) {
+      this.leak(viewer, `${kind} of another seat`, { path, hand, seat: body.seat });
+    }
+  }
+
+  walk(viewer, state, path, value, trail) {
+    if (Array.isArray(value)) {
+      if (value.filter((v) => typeof v === "string" && CARD.test(v)).length > 7) {
+        this.leak(viewer, "a deck order (more than 7 cards in one list)", { path, at: trail.join(".") });
+      }
+      value.forEach((v, i) => this.walk(viewer, state, path, v, [...trail, i]));
+      return;
+    }
+    if (!value || typeof value !== "object") return;
+    for (const [key, child] of Object.entries(value)) {
+      if (key === "spinProof") continue; // checked above, with its tournament
+      if (key === "serverSeed" && child && !trail.includes("shoeRevealed")) {
+        const hand = String(value.handNumber || "");
+        if (!state.ended.has(hand)) this.leak(viewer, "a server seed before the reveal", { path, at: [...trail, key].join("."), hand });
+      }
+      this.walk(viewer, state, path, child, [...trail, key]);
+    }
+  }
+}
+
+function findViews(message) {
+  const views = [];
+  if (message.view) views.push(message.view);
+  return views;
+}
+
+/** A casino round as the caller may see it: RoundView itself, and each record's final one. */
+function findRounds(message) {
+  return [message.round, ...(message.rounds || []).map((r) => r.final)].filter(Boolean);
+}

@@ -1,0 +1,139 @@
+// A Sit & Go or Spin the player registered for, as `felt play --sng / --spin` follows it: the register
+// (development chips for the buy-in and fee first), then every POLL_MS the tournament's state, the
+// standings (players left, stacks, level and blinds, prize pool, places and prizes) and where the player
+// plays now (GetMyTable). While the player has a seat the page goes to that table; a move to another
+// table, or the player's bust, brings the page back here, which follows them on to the next table or
+// shows their place. At the end: the places and prizes.
+
+import { ConnectError } from "@connectrpc/connect";
+import { Format, State, TournamentService, type GetMyTableResponse, type GetStandingsResponse, type Tournament } from "./gen/poker/tournament/v1/tournament_service_pb";
+import type { App } from "./app";
+import { h, show } from "./dom";
+import { clientFor, describe, doorOf, randomHex, reasonOf, requestId } from "./rpc";
+import { chips, displayName } from "./words";
+
+const POLL_MS = 1000;
+export const FORMATS: Record<number, string> = { [Format.SIT_AND_GO]: "Sit & Go", [Format.SPIN]: "Spin", [Format.SCHEDULED]: "Scheduled" };
+const STATES: Record<number, string> = {
+  [State.ANNOUNCED]: "announced",
+  [State.REGISTERING]: "registering",
+  [State.RUNNING]: "running",
+  [State.FINISHED]: "finished",
+  [State.CANCELLED]: "cancelled",
+};
+
+export class TournamentScreen {
+  private readonly client;
+  private timer = 0;
+  private closed = false;
+  private readonly header = h("h2", { class: "title", "data-test": "tournament-title" });
+  private readonly status = h("div", { class: "tournament-status", "data-test": "tournament-status" });
+  private readonly standings = h("div", { class: "standings", "data-test": "standings" });
+  private readonly notice = h("div", { class: "notice", "data-test": "notice", role: "status" });
+
+  constructor(
+    private readonly app: App,
+    private readonly tournamentId: string,
+    private readonly register: boolean,
+  ) {
+    this.client = clientFor(TournamentService, doorOf(app.config, "tournament"), app.session);
+  }
+
+  async start(): Promise<void> {
+    show(
+      this.app.root,
+      h(
+        "section",
+        { class: "tournament-screen" },
+        h("header", { class: "bar" }, this.header, h("button", { "data-test": "to-lobby", onclick: () => this.app.lobby() }, "Lobby")),
+        this.notice,
+        this.status,
+        this.standings,
+      ),
+    );
+    if (this.register) {
+      try {
+        const t = (await this.client.getTournament({ tournamentId: this.tournamentId })).tournament;
+        await this.app.session.chips(Number((t?.buyIn ?? 0n) + (t?.fee ?? 0n)));
+        await this.client.register({ requestId: requestId(), tournamentId: this.tournamentId, clientSeed: randomHex(16) });
+        show(this.notice, "You are registered: bots fill the seats left shortly.");
+      } catch (error) {
+        if (reasonOf(error) !== "ALREADY_REGISTERED") {
+          this.app.lobby(`Could not register: ${describe(error)}`);
+          return;
+        }
+      }
+    }
+    await this.read();
+    if (!this.closed) this.timer = window.setInterval(() => void this.read(), POLL_MS);
+  }
+
+  close(): void {
+    this.closed = true;
+    clearInterval(this.timer);
+  }
+
+  private async read(): Promise<void> {
+    try {
+      const id = { tournamentId: this.tournamentId };
+      const [t, standing, mine] = await Promise.all([
+        this.client.getTournament(id).then((a) => a.tournament),
+        this.client.getStandings(id),
+        this.client.getMyTable(id).catch((error: unknown) => {
+          if (ConnectError.from(error) && reasonOf(error) === "NOT_REGISTERED") return undefined;
+          throw error;
+        }),
+      ]);
+      if (this.closed || !t) return;
+      this.draw(t, standing, mine);
+      // Seated at a table of a running tournament: play there (a move or a bust brings the page back).
+      if (t.state === State.RUNNING && mine?.tableId && !mine.eliminated) {
+        this.app.table(mine.tableId, undefined, this.tournamentId);
+      }
+    } catch (error) {
+      show(this.notice, `Could not read the tournament: ${describe(error)}`);
+    }
+  }
+
+  private draw(t: Tournament, s: GetStandingsResponse, mine: GetMyTableResponse | undefined): void {
+    this.header.textContent = `${t.name || t.tournamentId} · ${FORMATS[t.format] ?? "?"} · buy-in ${chips(t.buyIn)} + ${chips(t.fee)}${t.spinMultiplier ? ` · multiplier ×${t.spinMultiplier}` : ""}`;
+    const where = !mine
+      ? "You are not registered."
+      : mine.eliminated
+        ? mine.place
+          ? `You finished ${ordinal(mine.place)}${mine.prize ? `, winning ${chips(mine.prize)}` : ""}.`
+          : "You are out; your place is known once the others at your level finish their hand."
+        : mine.waitingForStart
+          ? "Registered: waiting for the start."
+          : mine.moving
+            ? `Moving to table ${mine.movingToTableId} …`
+            : mine.tableId
+              ? `Playing at ${mine.tableId}, seat ${mine.seat}.`
+              : "";
+    show(
+      this.status,
+      h("div", { "data-test": "tournament-state", "data-state": STATES[t.state] ?? "" }, `State: ${STATES[t.state] ?? "?"} · ${s.entries}/${t.seatsPerTable || t.maxEntries} entries · ${s.playersLeft} left · ${s.tables} table(s)`),
+      s.level ? h("div", {}, `Level ${s.level}: blinds ${chips(s.blinds?.smallBlind ?? 0n)}/${chips(s.blinds?.bigBlind ?? 0n)}${s.blinds?.ante ? `, ante ${chips(s.blinds.ante)}` : ""}`) : null,
+      h("div", {}, `Prize pool ${chips(s.prizePool)} · paid places ${s.paidPlaces}${s.prizes.length ? ` (${s.prizes.map(chips).join(" / ")})` : ""}`),
+      h("div", { class: "mine", "data-test": "my-tournament" }, where),
+    );
+    show(
+      this.standings,
+      s.players.length ? h("h3", {}, "Still in") : null,
+      s.players.length ? h("table", { "data-test": "players-left" }, ...s.players.map((p) => h("tr", {}, h("td", {}, displayName(p.playerId, p.playerId.startsWith("bot:"))), h("td", { class: "num" }, chips(p.stack)), h("td", {}, p.tableId || "moving")))) : null,
+      s.places.length ? h("h3", {}, "Places") : null,
+      s.places.length
+        ? h(
+            "table",
+            { "data-test": "places" },
+            ...s.places.map((p) => h("tr", { "data-place": p.place, "data-player": p.playerId, "data-prize": String(p.prize) }, h("td", {}, ordinal(p.place)), h("td", {}, displayName(p.playerId, p.playerId.startsWith("bot:"))), h("td", { class: "num" }, chips(p.prize)))),
+          )
+        : null,
+    );
+  }
+}
+
+function ordinal(n: number): string {
+  const suffix = n % 10 === 1 && n % 100 !== 11 ? "st" : n % 10 === 2 && n % 100 !== 12 ? "nd" : n % 10 === 3 && n % 100 !== 13 ? "rd" : "th";
+  return `${n}${suffix}`;
+}
