@@ -210,9 +210,10 @@ def shard_pids(stack: Stack, shards: int) -> dict[str, int]:
 
 
 def in_the_browser(
-    script: str, stack: Stack, shots: Path, table: str = TABLE, **settings: str
+    script: str, stack: Stack, shots: Path, table: str = TABLE, least_views: int = 6, **settings: str
 ) -> dict[str, Any]:
-    """tests/web/<script> against the stack; its report. The screenshots are copied to $FELT_SCREENSHOTS."""
+    """tests/web/<script> against the stack; its report. The screenshots are copied to $FELT_SCREENSHOTS.
+    least_views: how many table views or rounds the page must have received (and checked) at the least."""
     env = {**os.environ, "FELT_PAGE_URL": stack.page_url, "FELT_TABLE": table, "FELT_SHOTS_DIR": str(shots)}
     try:
         done = subprocess.run(
@@ -233,7 +234,7 @@ def in_the_browser(
     # cards while the hand was in play, the deck order, and each seed until its hand was over.
     assert not [e for e in report["errors"] if "Failed to load resource" not in e], report["errors"]
     privacy = report["privacy"]
-    assert privacy["views"] > 5 and privacy["messages"] > privacy["views"], privacy
+    assert privacy["views"] >= least_views and privacy["messages"] > privacy["views"], privacy
     assert not privacy["undecoded"] and not privacy["leaks"], privacy
     return report
 
@@ -368,7 +369,8 @@ def test_a_person_registers_for_a_spin_and_sees_it_to_the_end(shared: Stack, tmp
     the final places: those the tournament service gives."""
     shots = tmp_path / "screenshots"
     shots.mkdir()
-    report = in_the_browser("spin.mjs", shared, shots)
+    # All-in whenever he can, dan may be out in the Spin's first hand: a view or two is all he gets then.
+    report = in_the_browser("spin.mjs", shared, shots, least_views=1)
     assert report["table"], report
     standings = shared.standings(report["tournamentId"])
     assert standings.state == tpb.STATE_FINISHED
