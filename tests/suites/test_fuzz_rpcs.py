@@ -59,6 +59,10 @@ NEVER = {
     grpc.StatusCode.UNAVAILABLE,
     grpc.StatusCode.DATA_LOSS,
 }
+# UNAVAILABLE is a broken or unreachable server, except where the contract documents it as a refusal to
+# retry: a proof asked for while its round or hand is still being paid (the protos' PROOF_NOT_READY). Such
+# a refusal carries its reason and a RetryInfo; a bare UNAVAILABLE still fails the fuzz.
+RETRY_LATER = {"PROOF_NOT_READY"}
 MAX_ERROR_TEXT = 2048  # an error's message and details: never the megabyte that was sent
 MAX_DEPTH = 3
 HOUR_MS = 3_600_000
@@ -323,6 +327,10 @@ _HEAD = re.compile(r"[.\[]")
 
 
 def problem_of(rpc: Rpc, code: grpc.StatusCode, error: Any) -> str:
+    if code is grpc.StatusCode.UNAVAILABLE and error is not None:
+        refused = details_of(error)
+        if refused.reason in RETRY_LATER and refused.retry_after is not None:
+            return ""
     if code in NEVER or (code is grpc.StatusCode.DEADLINE_EXCEEDED and not rpc.streaming):
         return f"{code.name}: {error.details() if error is not None else ''}"
     if error is None:

@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import getpass
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -192,6 +193,10 @@ def _console() -> Iterator[Console]:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Ctrl-C leaves the table (KeyboardInterrupt, felt.play.session), even when felt play was started
+    # from a shell that ran its parent in the background: such a shell starts it with SIGINT ignored,
+    # and Python then installs no handler of its own (a CI run found felt play deaf to Ctrl-C).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     if args.data_dir:
         os.environ["FELT_DATA_DIR"] = args.data_dir
     if args.ca:
