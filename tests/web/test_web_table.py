@@ -380,6 +380,30 @@ def test_a_person_registers_for_a_spin_and_sees_it_to_the_end(shared: Stack, tmp
     assert "You finished" in report["mine"] or "You won" in report["mine"], report["mine"]
 
 
+@pytest.mark.slow
+def test_a_person_registers_for_a_sit_and_go_and_sees_it_to_the_end(shared: Stack, tmp_path: Path) -> None:
+    """Issue 21: eve registers for felt up's six-seat Sit & Go from the lobby, bots fill the five seats
+    left, she plays at its table (all-in whenever she can), and the page shows the final places and
+    prizes: those the tournament service gives."""
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    report = in_the_browser("sng.mjs", shared, shots, least_views=1)
+    assert report["tables"], report
+    standings = shared.standings(report["tournamentId"])
+    assert standings.state == tpb.STATE_FINISHED
+    assert standings.entries == 6, standings
+    service = [{"place": p.place, "player": p.player_id, "prize": p.prize} for p in standings.places]
+    assert report["places"] == service and len(service) == 6, (report["places"], service)
+    assert any(p["player"] == "eve" for p in service)
+    assert sum(p["prize"] for p in service) == standings.prize_pool > 0, standings
+    assert "You finished" in report["mine"] or "You won" in report["mine"], report["mine"]
+    assert {p.name for p in shots.glob("*.png")} >= {
+        "41-sng-registered.png",
+        "42-sng-table.png",
+        "43-sng-finished.png",
+    }
+
+
 def test_the_privacy_check_catches_each_kind_of_leak() -> None:
     """tests/web/privacy.mjs, which every browser test relies on, reports each leak it looks for in
     made-up messages and nothing in the same messages without it."""
