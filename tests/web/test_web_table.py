@@ -48,6 +48,8 @@ SERVICES = ("evaluator", "dealer", "wallet", "table", "tournament")
 TABLE = "web-nlhe"
 NAIKO = "web-naiko"
 BUY_IN = 5000
+CASINO = "poker.table.v1.CasinoService"
+TOURNAMENTS = "poker.tournament.v1.TournamentService"
 
 
 def _needs() -> str:
@@ -361,6 +363,9 @@ def test_a_round_of_each_casino_game_and_its_settlement(shared: Stack, tmp_path:
         assert shown["bets"] == recorded, (shown, recorded)
         assert len(recorded) >= 2, recorded  # the Ante and a side bet at least
         assert shown["net"] == sum(r["won"] - r["lost"] for r in recorded) == record.net, (shown, record.net)
+    # The page followed each table's events on its WatchCasinoTable stream (issue 21: streams stay live),
+    # reading the round at each, not on a timer.
+    assert report["privacy"]["paths"].get(f"/{CASINO}/WatchCasinoTable", 0) >= 3 * 5, report["privacy"]
 
 
 @pytest.mark.slow
@@ -378,6 +383,8 @@ def test_a_person_registers_for_a_spin_and_sees_it_to_the_end(shared: Stack, tmp
     assert report["places"] == service and len(service) == 3, (report["places"], service)
     assert any(p["player"] == "dan" for p in service)
     assert "You finished" in report["mine"] or "You won" in report["mine"], report["mine"]
+    # The tournament's screen followed its WatchTournament stream (issue 21), not a timer.
+    assert report["privacy"]["paths"].get(f"/{TOURNAMENTS}/WatchTournament", 0) > 0, report["privacy"]
 
 
 @pytest.mark.slow
@@ -402,6 +409,7 @@ def test_a_person_registers_for_a_sit_and_go_and_sees_it_to_the_end(shared: Stac
         "42-sng-table.png",
         "43-sng-finished.png",
     }
+    assert report["privacy"]["paths"].get(f"/{TOURNAMENTS}/WatchTournament", 0) > 0, report["privacy"]
 
 
 def test_the_privacy_check_catches_each_kind_of_leak() -> None:
