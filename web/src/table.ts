@@ -21,9 +21,11 @@ import { keepWatching, type Link } from "./stream";
 import { chips, eventLine, playerLabel, seatLabel, type Seen } from "./words";
 import { naikoKey, naikoPanel, peekLine, tickWindows, type PowerChoice } from "./naiko";
 import { HistoryPanel } from "./history";
+import type { Announced } from "./verify";
 
 const CALL_MS = 8000; // a unary call to a shard that stopped answering gives up (the stream moves on)
 const LOG_LINES = 200;
+const ANNOUNCED_KEPT = 100;
 const TICK_MS = 200;
 // Refusals after which the table has moved on: read the view again (felt play's MOVED_ON).
 const MOVED_ON = new Set(["STALE_VERSION", "NOT_YOUR_TURN", "TIME_EXPIRED", "HAND_OVER"]);
@@ -45,6 +47,9 @@ export class TableScreen {
   private turnKey = "";
   private naikoDrawn = "";
   private readonly seeded = new Set<bigint>();
+  // Each hand's shoe commitment as its ShoeCommitted event announced it live (the history's Verify holds
+  // the proof against it); the last ANNOUNCED_KEPT hands.
+  private readonly announced = new Map<bigint, Announced>();
   private ticker = 0;
 
   // The page's parts, drawn once; each is redrawn on its own.
@@ -65,7 +70,7 @@ export class TableScreen {
     private readonly tournamentId?: string,
   ) {
     this.route = new TableRoute(TableService, app.config, app.session);
-    this.history = new HistoryPanel(this.route, tableId);
+    this.history = new HistoryPanel(this.route, tableId, (hand) => this.announced.get(hand));
     this.view = view;
   }
 
@@ -150,6 +155,8 @@ export class TableScreen {
       } else if (e.case === "playerSeated") {
         this.seen.names.set(e.value.seat, playerLabel(e.value.playerId, e.value.isBot, e.value.seat, this.seen.yourSeat));
       } else if (e.case === "shoeCommitted") {
+        this.announced.set(e.value.handNumber, { commitment: e.value.commitment, shoeId: e.value.shoeId });
+        if (this.announced.size > ANNOUNCED_KEPT) this.announced.delete(this.announced.keys().next().value!);
         void this.giveSeed(e.value.handNumber);
       }
       const line = eventLine(event, this.seen);
