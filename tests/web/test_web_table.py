@@ -300,6 +300,33 @@ def test_the_web_table_follows_its_table_to_another_shard(sharded: Stack, tmp_pa
 
 
 @pytest.mark.slow
+def test_the_casino_page_follows_its_table_to_another_shard(sharded: Stack, tmp_path: Path) -> None:
+    """Issue 21 (streams end with the move's status and metadata; the web client follows): the shard
+    serving cy's casino table freezes until the other shard has taken the table over; the page's
+    WatchCasinoTable stream, ended with TABLE_MOVED, is opened again at the other shard's door, and cy plays
+    a round there to its settlement."""
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    pids = shard_pids(sharded, 2)
+    report = in_the_browser(
+        "casino_takeover.mjs",
+        sharded,
+        shots,
+        least_views=2,
+        FELT_SHARD_PIDS=json.dumps(pids),
+        FELT_FREEZE_MS="5000",
+    )
+    takeover = report["takeover"]
+    first, last = takeover["streams"][0], takeover["streams"][-1]
+    assert takeover["owner"] in pids and first["shard"] == takeover["owner"], takeover
+    assert last["shard"] in pids and last["shard"] != takeover["owner"], takeover
+    assert last["door"] != first["door"] and takeover["link"] == "live", takeover
+    round_ = report["round"]
+    assert round_["round"] > 0 and len(round_["bets"]) >= 2, round_  # the Ante and a side bet at least
+    assert round_["net"] == sum(b["won"] - b["lost"] for b in round_["bets"]), round_
+
+
+@pytest.mark.slow
 def test_a_person_uses_powers_at_a_naiko_table(shared: Stack, tmp_path: Path) -> None:
     """Ben peeks with Lirikan Diam-diam; ana declares Jangkar Pendek on ben from her powers panel, both pages
     count its window down, and ben shields from the prompt with Perisai Segel. Then ana opens her newest
