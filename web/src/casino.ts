@@ -98,7 +98,9 @@ export class CasinoScreen {
   private settledShown = 0n;
   private readonly title = h("h2", { class: "title", "data-test": "casino-title" });
   private readonly clock = h("span", { class: "casino-clock", "data-test": "casino-clock" });
-  private readonly link = h("span", { class: "link connecting", "data-test": "link" }, "connecting …");
+  // The stream's link: nothing said until its first event (a Connect stream's headers come with its first
+  // message, so an idle table's open stream cannot be told from one still connecting), then live, or lost.
+  private readonly link = h("span", { class: "link connecting", "data-test": "link" });
   private readonly roundArea = h("div", { class: "casino-round", "data-test": "casino-round" });
   private readonly controls = h("div", { class: "casino-controls", "data-test": "casino-controls" });
   private readonly settlement = h("div", { class: "casino-settlement" });
@@ -147,7 +149,7 @@ export class CasinoScreen {
         },
         done: () => false,
         link: (link, { regained, why }) => {
-          this.link.textContent = { connecting: "connecting …", live: "live", reconnecting: "reconnecting …", closed: "disconnected" }[link];
+          this.link.textContent = { connecting: "", live: "live", reconnecting: "reconnecting …", closed: "disconnected" }[link];
           this.link.className = `link ${link}`;
           if (regained) void this.read();
           if (link === "reconnecting") show(this.notice, "Lost the connection to the table; reconnecting (your seat is kept) …");
