@@ -4,7 +4,8 @@
 // (Connect JSON; a body in any other encoding is counted, and counts as a failure), and checked:
 //   - no other seat's hole cards while the hand is in play (TableView.players; a casino RoundView's
 //     other seats never), no HoleCardsDealt,
-//     BoardCardPeeked, HoleCardSwapped or ClientSeedGiven of another seat;
+//     BoardCardPeeked, HoleCardSwapped or ClientSeedGiven of another seat, no private casino event
+//     (WatchCasinoTable: CasinoEvent.seat set) of a seat the viewer does not hold;
 //   - no deck order: no list of more than 7 cards anywhere (a board is 5, an Omaha hand 4);
 //   - no server seed before the reveal: ShoeRevealed only after that hand's end, no server_seed
 //     anywhere else before it, and a Spin's draw proof only once the multiplier is drawn;
@@ -58,6 +59,7 @@ function tee() {
 export class PrivacyWatch {
   constructor() {
     this.messages = 0;
+    this.paths = {}; // messages by RPC path: which calls and streams the page used
     this.views = 0;
     this.undecoded = [];
     this.leaks = [];
@@ -65,7 +67,7 @@ export class PrivacyWatch {
   }
 
   summary() {
-    return { messages: this.messages, views: this.views, undecoded: this.undecoded.slice(0, 5), leaks: this.leaks.slice(0, 20) };
+    return { messages: this.messages, paths: this.paths, views: this.views, undecoded: this.undecoded.slice(0, 5), leaks: this.leaks.slice(0, 20) };
   }
 
   async attach(context, viewer) {
@@ -92,10 +94,13 @@ export class PrivacyWatch {
       return;
     }
     this.messages += 1;
+    this.paths[path] = (this.paths[path] || 0) + 1;
     const state = this.viewers.get(viewer);
     for (const event of message.events || []) this.event(viewer, state, path, event);
     for (const view of findViews(message)) this.view(viewer, state, path, view);
-    for (const round of findRounds(message)) this.round(viewer, path, round);
+    if (path.endsWith("/JoinCasinoTable") && message.seat) ownCasinoSeats(state).add(`${message.table?.tableId}:${message.seat}`);
+    for (const round of findRounds(message)) this.round(viewer, state, path, round);
+    if (message.event) this.casinoEvent(viewer, state, path, message.event);
     // A Spin's multiplier draw is public once drawn (its shoe deals no card): its seed, not before.
     for (const t of [message.tournament, ...(message.tournaments || [])].filter(Boolean)) {
       if (t.spinProof?.serverSeed && !t.spinMultiplier) this.leak(viewer, "a Spin's seed before its draw", { path });
@@ -130,15 +135,25 @@ export class PrivacyWatch {
     }
   }
 
-  round(viewer, path, round) {
+  round(viewer, state, path, round) {
     this.views += 1;
     // SeatView.cards: only for the caller's own seats, at any phase.
     for (const seat of round.seats || []) {
+      if (seat.own) ownCasinoSeats(state).add(`${round.tableId}:${seat.seat}`);
       if (!seat.own && (seat.cards || []).length) this.leak(viewer, "another casino seat's cards", { path, seat: seat.seat });
     }
     // The Dealer's cards only once revealed, at the settlement.
     if ((round.dealerCards || []).length && !["SETTLED", "VOIDED"].includes(round.phase)) {
       this.leak(viewer, "the Dealer's cards before the reveal", { path, phase: round.phase });
+    }
+  }
+
+  /** A casino table's event (WatchCasinoTable): a private one (its seat set) only for a seat of the viewer's. */
+  casinoEvent(viewer, state, path, event) {
+    const seat = Number(event.seat || 0);
+    if (seat && !ownCasinoSeats(state).has(`${event.tableId}:${seat}`)) {
+      const [kind] = Object.entries(event).find(([, v]) => v && typeof v === "object") || [];
+      this.leak(viewer, "a private casino event of another seat", { path, seat, kind, table: event.tableId });
     }
   }
 
@@ -175,6 +190,12 @@ export class PrivacyWatch {
       this.walk(viewer, state, path, child, [...trail, key]);
     }
   }
+}
+
+/** The casino seats the viewer holds ("table:seat"), as JoinCasinoTable and the rounds say. */
+function ownCasinoSeats(state) {
+  state.casinoSeats ??= new Set();
+  return state.casinoSeats;
 }
 
 function findViews(message) {

@@ -17,6 +17,7 @@ const cases = [
   ["a server seed before the reveal", "/poker.table.v1.TableService/GetHandHistory", json, { proof: { handNumber: "9", serverSeed: "ab" } }, { proof: { handNumber: "9", commitment: "cd" } }],
   ["another casino seat's cards", "/poker.table.v1.CasinoService/GetRound", json, { round: { phase: "FLOP", seats: [{ seat: 2, own: false, cards: ["2c", "3c"] }] } }, { round: { phase: "FLOP", seats: [{ seat: 1, own: true, cards: ["2c", "3c"] }] } }],
   ["the Dealer's cards before the reveal", "/poker.table.v1.CasinoService/GetRound", json, { round: { phase: "FLOP", dealerCards: ["2c", "3c"] } }, { round: { phase: "SETTLED", dealerCards: ["2c", "3c"] } }],
+  ["a private casino event of another seat", "/poker.table.v1.CasinoService/WatchCasinoTable", stream, { event: { seq: "9", tableId: "c", seat: 2, holeCards: { seat: 2, cards: ["2c", "3c", "4c"] } } }, { event: { seq: "9", tableId: "c", roundOpened: {} } }],
   ["a Spin's seed before its draw", "/poker.tournament.v1.TournamentService/GetTournament", json, { tournament: { spinProof: { serverSeed: "ab" } } }, { tournament: { spinMultiplier: 2, spinProof: { serverSeed: "ab" } } }],
 ];
 for (const [what, path, type, leaking, clean] of cases) {
@@ -48,6 +49,12 @@ for (const [what, ended, message] of proofCases) {
   if (what) assert.ok(watch.leaks.some((leak) => leak.what === what), `${what}: not caught (${JSON.stringify(watch.leaks)})`);
   else assert.deepEqual(watch.leaks, [], "a finished hand's proof reported");
 }
+// A casino seat's private event is fine for the player who holds the seat (JoinCasinoTable said so).
+const casino = new PrivacyWatch();
+casino.viewers.set("v", { seat: 0, ended: new Set(), revealed: new Set() });
+casino.received("v", "/poker.table.v1.CasinoService/JoinCasinoTable", json, JSON.stringify({ seat: 2, table: { tableId: "c" } }));
+casino.received("v", "/poker.table.v1.CasinoService/WatchCasinoTable", stream, JSON.stringify({ event: { tableId: "c", seat: 2, holeCards: { seat: 2, cards: ["2c", "3c"] } } }));
+assert.deepEqual(casino.leaks, [], "the player's own casino cards reported");
 const binary = new PrivacyWatch();
 binary.viewers.set("v", { seat: 1, ended: new Set(), revealed: new Set() });
 binary.received("v", "/poker.table.v1.TableService/GetTableView", "application/proto", "\u0000");

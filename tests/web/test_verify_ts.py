@@ -1,7 +1,8 @@
 """The web page's verifier (web/src/verify.ts) in node, no browser: bundled by esbuild, it must recompute
 every published test vector of docs/fairness.md (v1 and v2 shoes: commitments, salts, card commitments,
 orders, draws; tests/web/verify_vectors.mjs), and give libs/dealing/verifier.py's verdict, problem reasons
-included, on whole proofs made from them, sound and tampered with."""
+included, on whole proofs made from them, sound and tampered with. Given what the page saw announced live
+(issue 21), it holds a proof, however sound in itself, against that commitment."""
 
 from __future__ import annotations
 
@@ -55,3 +56,16 @@ def test_the_page_verifier_checks_every_vector_as_the_python_verifier_does(tmp_p
             names = [c["name"] for c in case["checks"]]
             assert {"commitment", "cards", "card commitments", "your cards", "order", "draws"} <= set(names)
     assert sum(not c["valid"] for c in cases) == 6 * 8
+
+    # Issue 21: the proof against the commitment the page saw announced live (ShoeCommitted). A sound proof
+    # of another shoe, which the Python verifier (the document alone) finds valid, does not match.
+    live = {case["name"]: case for case in report["live"]}
+    assert len(live) == 6 * 3, sorted(live)
+    for name, case in live.items():
+        if name.endswith("as announced"):
+            assert case["valid"] and case["ok"] and case["reasons"] == [], case
+            assert "matches what this page saw announced" in case["detail"], case
+        else:
+            assert not case["valid"] and not case["ok"], case
+            assert case["reasons"] == ["ANNOUNCED_COMMITMENT_MISMATCH"], case
+            assert "does not match what this page saw announced" in case["detail"], case

@@ -48,6 +48,8 @@ SERVICES = ("evaluator", "dealer", "wallet", "table", "tournament")
 TABLE = "web-nlhe"
 NAIKO = "web-naiko"
 BUY_IN = 5000
+CASINO = "poker.table.v1.CasinoService"
+TOURNAMENTS = "poker.tournament.v1.TournamentService"
 
 
 def _needs() -> str:
@@ -298,6 +300,33 @@ def test_the_web_table_follows_its_table_to_another_shard(sharded: Stack, tmp_pa
 
 
 @pytest.mark.slow
+def test_the_casino_page_follows_its_table_to_another_shard(sharded: Stack, tmp_path: Path) -> None:
+    """Issue 21 (streams end with the move's status and metadata; the web client follows): the shard
+    serving cy's casino table freezes until the other shard has taken the table over; the page's
+    WatchCasinoTable stream, ended with TABLE_MOVED, is opened again at the other shard's door, and cy plays
+    a round there to its settlement."""
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    pids = shard_pids(sharded, 2)
+    report = in_the_browser(
+        "casino_takeover.mjs",
+        sharded,
+        shots,
+        least_views=2,
+        FELT_SHARD_PIDS=json.dumps(pids),
+        FELT_FREEZE_MS="5000",
+    )
+    takeover = report["takeover"]
+    first, last = takeover["streams"][0], takeover["streams"][-1]
+    assert takeover["owner"] in pids and first["shard"] == takeover["owner"], takeover
+    assert last["shard"] in pids and last["shard"] != takeover["owner"], takeover
+    assert last["door"] != first["door"] and takeover["link"] == "live", takeover
+    round_ = report["round"]
+    assert round_["round"] > 0 and len(round_["bets"]) >= 2, round_  # the Ante and a side bet at least
+    assert round_["net"] == sum(b["won"] - b["lost"] for b in round_["bets"]), round_
+
+
+@pytest.mark.slow
 def test_a_person_uses_powers_at_a_naiko_table(shared: Stack, tmp_path: Path) -> None:
     """Ben peeks with Lirikan Diam-diam; ana declares Jangkar Pendek on ben from her powers panel, both pages
     count its window down, and ben shields from the prompt with Perisai Segel. Then ana opens her newest
@@ -323,9 +352,9 @@ def test_a_person_uses_powers_at_a_naiko_table(shared: Stack, tmp_path: Path) ->
     assert history["hand"] > 0 and "*** HOLE CARDS ***" in history["text"], history
     assert history["headline"].startswith(f"✓ Verified: hand #{history['hand']}"), history
     checks = {line.split(":")[0][2:]: line for line in history["checks"]}
-    assert {"client seeds", "commitment", "cards", "draws", "card commitments", "your cards", "order"} <= set(
-        checks
-    ), history["checks"]
+    # "announced commitment": the proof's commitment is the one the page saw announced live (issue 21).
+    expected = {"client seeds", "commitment", "announced commitment", "cards", "draws", "card commitments"}
+    assert expected | {"your cards", "order"} <= set(checks), history["checks"]
     assert all(line.startswith("✓") for line in history["checks"]), history["checks"]
     assert "carrusel = " in checks["draws"], checks
     proof = shared.hand_proof("ana", NAIKO, history["hand"]).proof
@@ -361,6 +390,9 @@ def test_a_round_of_each_casino_game_and_its_settlement(shared: Stack, tmp_path:
         assert shown["bets"] == recorded, (shown, recorded)
         assert len(recorded) >= 2, recorded  # the Ante and a side bet at least
         assert shown["net"] == sum(r["won"] - r["lost"] for r in recorded) == record.net, (shown, record.net)
+    # The page followed each table's events on its WatchCasinoTable stream (issue 21: streams stay live),
+    # reading the round at each, not on a timer.
+    assert report["privacy"]["paths"].get(f"/{CASINO}/WatchCasinoTable", 0) >= 3 * 5, report["privacy"]
 
 
 @pytest.mark.slow
@@ -378,6 +410,33 @@ def test_a_person_registers_for_a_spin_and_sees_it_to_the_end(shared: Stack, tmp
     assert report["places"] == service and len(service) == 3, (report["places"], service)
     assert any(p["player"] == "dan" for p in service)
     assert "You finished" in report["mine"] or "You won" in report["mine"], report["mine"]
+    # The tournament's screen followed its WatchTournament stream (issue 21), not a timer.
+    assert report["privacy"]["paths"].get(f"/{TOURNAMENTS}/WatchTournament", 0) > 0, report["privacy"]
+
+
+@pytest.mark.slow
+def test_a_person_registers_for_a_sit_and_go_and_sees_it_to_the_end(shared: Stack, tmp_path: Path) -> None:
+    """Issue 21: eve registers for felt up's six-seat Sit & Go from the lobby, bots fill the five seats
+    left, she plays at its table (all-in whenever she can), and the page shows the final places and
+    prizes: those the tournament service gives."""
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    report = in_the_browser("sng.mjs", shared, shots, least_views=1)
+    assert report["tables"], report
+    standings = shared.standings(report["tournamentId"])
+    assert standings.state == tpb.STATE_FINISHED
+    assert standings.entries == 6, standings
+    service = [{"place": p.place, "player": p.player_id, "prize": p.prize} for p in standings.places]
+    assert report["places"] == service and len(service) == 6, (report["places"], service)
+    assert any(p["player"] == "eve" for p in service)
+    assert sum(p["prize"] for p in service) == standings.prize_pool > 0, standings
+    assert "You finished" in report["mine"] or "You won" in report["mine"], report["mine"]
+    assert {p.name for p in shots.glob("*.png")} >= {
+        "41-sng-registered.png",
+        "42-sng-table.png",
+        "43-sng-finished.png",
+    }
+    assert report["privacy"]["paths"].get(f"/{TOURNAMENTS}/WatchTournament", 0) > 0, report["privacy"]
 
 
 def test_the_privacy_check_catches_each_kind_of_leak() -> None:

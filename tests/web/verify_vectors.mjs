@@ -4,7 +4,11 @@
 // made from them, sound and tampered, whose verdicts are printed for the Python test to compare with
 // libs/dealing/verifier.py's on the same documents.
 //
-// argv: the bundled module, the vectors file. Prints {"vectors": n, "cases": [{name, doc, valid, reasons}]}.
+// Then each sound proof against what a page saw announced live (verifyProof's second argument): the same
+// commitment, another one, another shoe.
+//
+// argv: the bundled module, the vectors file. Prints {"vectors": n, "cases": [{name, doc, valid, reasons}],
+// "live": [{name, valid, reasons, detail}]}.
 
 import { readFileSync } from "node:fs";
 import assert from "node:assert/strict";
@@ -16,6 +20,7 @@ const all = JSON.parse(readFileSync(vectorsPath, "utf8"));
 
 let vectors = 0;
 const cases = [];
+const live = [];
 
 async function verdict(name, doc) {
   const result = await v.verifyProof(doc);
@@ -79,10 +84,23 @@ for (const [algorithm, list] of [[all.algorithm, all.vectors], [all.algorithm_v2
         ? { seeds: { clientSeeds: [...clientSeeds, { contributor: "seat-9", seed: "late" }] } }
         : { nonce: { nonce: BigInt(vector.nonce) + 1n } }),
     };
+    const shoeId = `shoe-${name}`;
+    const otherCommitment = vector.commitment.replace(/^./, (c) => (c === "0" ? "1" : "0"));
+    const announcements = {
+      "as announced": { commitment: vector.commitment.toUpperCase(), shoeId },
+      "another commitment announced": { commitment: otherCommitment, shoeId },
+      "another shoe announced": { commitment: vector.commitment, shoeId: `${shoeId}-other` },
+    };
+    for (const [what, announced] of Object.entries(announcements)) {
+      const result = await v.verifyProof({ ...proof, shoeId }, announced);
+      const check = result.checks.find((c) => c.name === "announced commitment");
+      assert.ok(check, `${name} ${what}: no announced-commitment check`);
+      live.push({ name: `${name} ${what}`, valid: result.valid, ok: check.ok, reasons: result.problems.map((p) => p.reason).sort(), detail: check.detail });
+    }
     for (const [what, change] of Object.entries(tampered)) {
       const result = await verdict(`${name} ${what} tampered`, { ...proof, ...change });
       assert.ok(!result.valid, `${name}: a tampered ${what} verified`);
     }
   }
 }
-console.log(JSON.stringify({ vectors, cases }));
+console.log(JSON.stringify({ vectors, cases, live }));

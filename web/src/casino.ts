@@ -2,17 +2,21 @@
 // player takes a seat, places the Ante and the side bets within the table's limits (each a box), deals,
 // takes the decisions the round offers (SeatView.legal_decisions, each with its stake), and reads each
 // round's settlement: every bet's outcome, the line that decided it (a paytable row or a settlement
-// line, as ListGames names them), what came back and the net. The round is read with GetRound after each
-// call and every POLL_MS (the round's clock is the server's; the page counts it down).
+// line, as ListGames names them), what came back and the net. The table's WatchCasinoTable stream is kept
+// open from the last event seen (stream.ts, as the poker table's: resumed after a dropped connection,
+// followed to the shard a TABLE_MOVED names), and the round is read with GetRound after each call and
+// each event (the round's clock is the server's; the page counts it down).
 
 import { CasinoDecision, CasinoGame, CasinoService, type CasinoTable, type RoundView, type SeatView } from "./gen/poker/table/v1/casino_service_pb";
 import type { App } from "./app";
 import { cardBack, cardFace, cardRow } from "./cards";
 import { h, show } from "./dom";
 import { describe, randomHex, requestId, TableRoute } from "./rpc";
+import { keepWatching } from "./stream";
 import { chips } from "./words";
 
-const POLL_MS = 600;
+const TICK_MS = 250; // the clock's countdown
+const CALL_MS = 8000;
 const DEV_BANKROLL = 1000;
 // Bets a decision places: not offered before the deal.
 const DECISION_BETS = new Set(["FLOP", "TURN", "RIVER", "CALL", "PLAY"]);
@@ -84,12 +88,19 @@ export class CasinoScreen {
   private table: CasinoTable | undefined;
   private seat = 0;
   private round: RoundView | undefined;
-  private timer = 0;
+  private nextSeq = 0n;
+  private readonly stop = new AbortController();
+  private ticker = 0;
+  private reading = false;
+  private stale = false;
   private busy = false;
   private drawnKey = "";
   private settledShown = 0n;
   private readonly title = h("h2", { class: "title", "data-test": "casino-title" });
   private readonly clock = h("span", { class: "casino-clock", "data-test": "casino-clock" });
+  // The stream's link: nothing said until its first event (a Connect stream's headers come with its first
+  // message, so an idle table's open stream cannot be told from one still connecting), then live, or lost.
+  private readonly link = h("span", { class: "link connecting", "data-test": "link" });
   private readonly roundArea = h("div", { class: "casino-round", "data-test": "casino-round" });
   private readonly controls = h("div", { class: "casino-controls", "data-test": "casino-controls" });
   private readonly settlement = h("div", { class: "casino-settlement" });
@@ -108,7 +119,7 @@ export class CasinoScreen {
       h(
         "section",
         { class: "casino-screen" },
-        h("header", { class: "bar" }, this.title, this.clock, h("button", { class: "leave", "data-test": "casino-leave", onclick: () => void this.leave() }, "Leave table")),
+        h("header", { class: "bar" }, this.title, this.clock, this.link, h("button", { class: "leave", "data-test": "casino-leave", onclick: () => void this.leave() }, "Leave table")),
         this.roundArea,
         this.controls,
         this.notice,
@@ -127,31 +138,76 @@ export class CasinoScreen {
     }
     this.title.textContent = `${CASINO_GAMES[this.table?.game ?? 0] ?? "Casino"} · ${this.tableId} · your seat ${this.seat}`;
     await this.read();
-    this.timer = window.setInterval(() => void this.read(), POLL_MS);
+    if (this.stop.signal.aborted) return;
+    this.ticker = window.setInterval(() => this.tick(), TICK_MS);
+    void keepWatching(
+      {
+        open: ({ signal, onHeader }) => this.route.client.watchCasinoTable({ tableId: this.tableId, fromSeq: this.nextSeq }, { signal, onHeader }),
+        receive: (message) => {
+          if (message.event && message.event.seq >= this.nextSeq) this.nextSeq = message.event.seq + 1n;
+          void this.read();
+        },
+        done: () => false,
+        link: (link, { regained, why }) => {
+          this.link.textContent = { connecting: "", live: "live", reconnecting: "reconnecting …", closed: "disconnected" }[link];
+          this.link.className = `link ${link}`;
+          if (regained) void this.read();
+          if (link === "reconnecting") show(this.notice, "Lost the connection to the table; reconnecting (your seat is kept) …");
+          else if (link === "closed") show(this.notice, h("span", { class: "refusal" }, `The table stream failed: ${why}`));
+          else if (regained) show(this.notice);
+        },
+        route: this.route,
+      },
+      this.app.session,
+      this.stop.signal,
+    );
   }
 
   close(): void {
-    clearInterval(this.timer);
+    this.stop.abort();
+    clearInterval(this.ticker);
   }
 
   private mine(round: RoundView | undefined): SeatView | undefined {
     return round?.seats.find((s) => s.seat === this.seat && s.own);
   }
 
-  private async read(): Promise<void> {
-    try {
-      const answer = await this.route.call((c) => c.getRound({ tableId: this.tableId }, { timeoutMs: 8000 }));
-      if (answer.round) this.apply(answer.round);
-    } catch (error) {
-      show(this.notice, `Could not read the round: ${describe(error)}`);
+  /** Read the round again; reads asked for while one is on its way are folded into one more. */
+  private read(): Promise<void> {
+    if (this.reading) {
+      this.stale = true;
+      return Promise.resolve();
     }
+    this.reading = true;
+    return (async () => {
+      try {
+        do {
+          this.stale = false;
+          const answer = await this.route.call((c) => c.getRound({ tableId: this.tableId }, { timeoutMs: CALL_MS }));
+          if (answer.round && !this.stop.signal.aborted) this.apply(answer.round);
+        } while (this.stale && !this.stop.signal.aborted);
+      } catch (error) {
+        if (!this.stop.signal.aborted) show(this.notice, `Could not read the round: ${describe(error)}`);
+      } finally {
+        this.reading = false;
+      }
+    })();
+  }
+
+  /** The round's clock, counted down between events. */
+  private tick(): void {
+    const round = this.round;
+    const left = round?.deadlineMs ? Math.max(0, Number(round.deadlineMs) - Date.now()) : 0;
+    this.clock.textContent = left ? `${round?.phase === "BETTING" ? "betting closes" : "decide"} in ${Math.ceil(left / 1000)} s` : "";
   }
 
   private apply(round: RoundView): void {
+    // A round read before a later one (answers overtaken) changes nothing.
+    if (this.round && round.lastSeq < this.round.lastSeq) return;
     this.round = round;
+    if (round.lastSeq >= this.nextSeq) this.nextSeq = round.lastSeq + 1n;
     const seat = this.mine(round);
-    const left = round.deadlineMs ? Math.max(0, Number(round.deadlineMs) - Date.now()) : 0;
-    this.clock.textContent = left ? `${round.phase === "BETTING" ? "betting closes" : "decide"} in ${Math.ceil(left / 1000)} s` : "";
+    this.tick();
     // The last settlement stays on screen until the next one.
     if (seat && round.phase === "SETTLED" && seat.results.length && round.round !== this.settledShown) {
       this.settledShown = round.round;

@@ -1,13 +1,14 @@
 // The player's finished hands at the table: the list (ListHandHistories, newest first), one hand street by
 // street (GetHandHistory in the PokerStars text format, whose *** FLOP *** etc. mark the streets), and its
 // shuffle verified in the page (GetHandProof, checked by verify.ts alone: the service's word is not taken
-// for the verdict). The proof holds the hand's server seed and whole order: it is asked for only when the
-// person presses Verify, and only for a finished hand (the service refuses others).
+// for the verdict), and held against the commitment the page saw announced live for the hand (its
+// ShoeCommitted event, before the deal). The proof holds the hand's server seed and whole order: it is
+// asked for only when the person presses Verify, and only for a finished hand (the service refuses others).
 
 import { HandHistoryFormat, type HandSummary, type TableService } from "./gen/poker/table/v1/table_service_pb";
 import { h, show, sleep } from "./dom";
 import { describe, reasonOf, retryDelayMs, type TableRoute } from "./rpc";
-import { verifyProof, type Verification } from "./verify";
+import { verifyProof, type Announced, type Verification } from "./verify";
 import { chips } from "./words";
 
 const PAGE_SIZE = 20;
@@ -21,6 +22,8 @@ export class HistoryPanel {
   constructor(
     private readonly route: TableRoute<typeof TableService>,
     private readonly tableId: string,
+    // What the page saw announced live for a hand; undefined when it was not open then.
+    private readonly announcedOf: (hand: bigint) => Announced | undefined,
   ) {
     show(
       this.element,
@@ -104,8 +107,9 @@ export class HistoryPanel {
     if (!proof) return void show(verdict, "✗ The service gave no proof.");
     show(verdict, "Checking in this page …");
     let result: Verification;
+    const announced = this.announcedOf(number);
     try {
-      result = await verifyProof(proof);
+      result = await verifyProof(proof, announced);
     } catch (error) {
       verdict.classList.add("bad");
       return void show(verdict, `✗ Could not check: ${error instanceof Error ? error.message : String(error)}`);
@@ -116,6 +120,7 @@ export class HistoryPanel {
       verdict,
       h("p", { class: "headline", "data-test": "verdict-headline" }, result.valid ? `✓ Verified: hand #${number} was dealt from the committed shoe` : `✗ Not verified: ${result.problems.length} problem(s)`),
       h("ul", { class: "checks", "data-test": "checks" }, ...result.checks.map((c) => h("li", { "data-test": `check-${c.name.replace(/ /g, "-")}`, class: c.ok ? "good" : "bad" }, `${c.ok ? "✓" : "✗"} ${c.name}: ${c.detail}`))),
+      announced ? null : h("p", { class: "muted", "data-test": "not-seen-live" }, `This page did not see hand #${number}'s commitment announced (it was not open then): the proof is checked on its own.`),
       result.problems.length ? h("ul", { class: "problems", "data-test": "problems" }, ...result.problems.map((p) => h("li", {}, `${p.reason}: ${p.message}`))) : null,
       h("p", { class: "seed" }, "Server seed ", h("code", { "data-test": "server-seed" }, proof.serverSeed), " · commitment ", h("code", {}, proof.commitment)),
       h("ul", { class: "seeds" }, ...seeds),

@@ -1,5 +1,5 @@
 // At a table, as `felt play` plays it (libs/felt/play/session.py): one WatchTable stream kept open from the
-// last event seen (resumed after a dropped connection, followed to another shard on TABLE_MOVED), the
+// last event seen (stream.ts: resumed after a dropped connection, followed to another shard on TABLE_MOVED), the
 // view read again after each change (seats, stacks, board, pot, the player's cards, whose turn and the
 // clock), actions sent with the hand version the player saw, refusals shown with their reason, and a
 // leave that waits for the hand's end when the player is in one (checking or folding meanwhile).
@@ -14,33 +14,21 @@ import {
 import { actionPanel, type Choice } from "./actions";
 import type { App } from "./app";
 import { Countdown } from "./clock";
-import { h, show, sleep } from "./dom";
+import { h, show } from "./dom";
 import { drawFelt, tableTitle } from "./felt";
-import {
-  describe,
-  isBroken,
-  randomHex,
-  reasonOf,
-  requestId,
-  retryDelayMs,
-  TABLE_MOVED,
-  TABLE_MOVING,
-  TableRoute,
-} from "./rpc";
+import { describe, randomHex, reasonOf, requestId, TableRoute } from "./rpc";
+import { keepWatching, type Link } from "./stream";
 import { chips, eventLine, playerLabel, seatLabel, type Seen } from "./words";
 import { naikoKey, naikoPanel, peekLine, tickWindows, type PowerChoice } from "./naiko";
 import { HistoryPanel } from "./history";
+import type { Announced } from "./verify";
 
-const RECONNECT_MS = 1000;
 const CALL_MS = 8000; // a unary call to a shard that stopped answering gives up (the stream moves on)
 const LOG_LINES = 200;
+const ANNOUNCED_KEPT = 100;
 const TICK_MS = 200;
 // Refusals after which the table has moved on: read the view again (felt play's MOVED_ON).
 const MOVED_ON = new Set(["STALE_VERSION", "NOT_YOUR_TURN", "TIME_EXPIRED", "HAND_OVER"]);
-// A stream refused for these is opened again after the delay the service asks for.
-const WAIT_AND_RETRY = new Set([TABLE_MOVING, "RATE_LIMITED", "TABLE_RECOVERING", "STREAMS_EXHAUSTED", "STREAMS_PER_CALLER_EXHAUSTED"]);
-
-type Link = "connecting" | "live" | "reconnecting" | "closed";
 
 export class TableScreen {
   private readonly route: TableRoute<typeof TableService>;
@@ -59,6 +47,9 @@ export class TableScreen {
   private turnKey = "";
   private naikoDrawn = "";
   private readonly seeded = new Set<bigint>();
+  // Each hand's shoe commitment as its ShoeCommitted event announced it live (the history's Verify holds
+  // the proof against it); the last ANNOUNCED_KEPT hands.
+  private readonly announced = new Map<bigint, Announced>();
   private ticker = 0;
 
   // The page's parts, drawn once; each is redrawn on its own.
@@ -79,7 +70,7 @@ export class TableScreen {
     private readonly tournamentId?: string,
   ) {
     this.route = new TableRoute(TableService, app.config, app.session);
-    this.history = new HistoryPanel(this.route, tableId);
+    this.history = new HistoryPanel(this.route, tableId, (hand) => this.announced.get(hand));
     this.view = view;
   }
 
@@ -127,55 +118,27 @@ export class TableScreen {
   // The stream ------------------------------------------------------------------------------------
 
   private async follow(): Promise<void> {
-    const signal = this.stop.signal;
-    let lost = false;
-    let failures = 0; // in a row at the door in use
-    while (!signal.aborted && !this.done) {
-      // Connected once the service answers the call (its headers), or at the first events at the latest.
-      const connected = () => {
-        failures = 0;
-        this.setLink("live");
-        if (lost) {
-          lost = false;
-          this.say("Back at the table.");
-          this.refresh();
-        }
-      };
-      try {
-        const request = { tableId: this.tableId, fromSeq: this.nextSeq };
-        for await (const message of this.route.client.watchTable(request, { signal, onHeader: connected })) {
-          connected();
-          this.onEvents(message.events);
-          if (this.done) return;
-        }
-        // The service ended the stream without an error (it is stopping): open it again.
-      } catch (error) {
-        if (signal.aborted) return;
-        const reason = reasonOf(error);
-        if (reason === TABLE_MOVED) {
-          this.route.follow(error); // the shard serving the table now: resume there at once
-          continue;
-        }
-        if (WAIT_AND_RETRY.has(reason)) {
-          await sleep(retryDelayMs(error, RECONNECT_MS), signal);
-          continue;
-        }
-        if (reason === "TOKEN_EXPIRED") {
-          await this.app.session.renew().catch(() => undefined);
-        } else if (!isBroken(error)) {
-          this.setLink("closed");
-          this.say(`The table stream failed: ${describe(error)}`);
-          return;
-        }
-        if (!lost) {
-          lost = true;
-          this.setLink("reconnecting");
-          this.say("Lost the connection to the table; reconnecting (your seat is kept) …");
-        }
-        if (++failures >= 2) this.route.next(); // its shard is down: another shard answers for the table
-      }
-      await sleep(RECONNECT_MS, signal);
-    }
+    await keepWatching(
+      {
+        open: ({ signal, onHeader }) => this.route.client.watchTable({ tableId: this.tableId, fromSeq: this.nextSeq }, { signal, onHeader }),
+        receive: (message) => this.onEvents(message.events),
+        done: () => this.done,
+        link: (link, { regained, why }) => {
+          this.setLink(link);
+          if (regained) {
+            this.say("Back at the table.");
+            this.refresh();
+          } else if (link === "reconnecting") {
+            this.say("Lost the connection to the table; reconnecting (your seat is kept) …");
+          } else if (link === "closed") {
+            this.say(`The table stream failed: ${why}`);
+          }
+        },
+        route: this.route,
+      },
+      this.app.session,
+      this.stop.signal,
+    );
   }
 
   private onEvents(events: TableEvent[]): void {
@@ -192,6 +155,8 @@ export class TableScreen {
       } else if (e.case === "playerSeated") {
         this.seen.names.set(e.value.seat, playerLabel(e.value.playerId, e.value.isBot, e.value.seat, this.seen.yourSeat));
       } else if (e.case === "shoeCommitted") {
+        this.announced.set(e.value.handNumber, { commitment: e.value.commitment, shoeId: e.value.shoeId });
+        if (this.announced.size > ANNOUNCED_KEPT) this.announced.delete(this.announced.keys().next().value!);
         void this.giveSeed(e.value.handNumber);
       }
       const line = eventLine(event, this.seen);

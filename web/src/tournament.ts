@@ -1,18 +1,19 @@
 // A Sit & Go or Spin the player registered for, as `felt play --sng / --spin` follows it: the register
-// (development chips for the buy-in and fee first), then every POLL_MS the tournament's state, the
-// standings (players left, stacks, level and blinds, prize pool, places and prizes) and where the player
-// plays now (GetMyTable). While the player has a seat the page goes to that table; a move to another
-// table, or the player's bust, brings the page back here, which follows them on to the next table or
-// shows their place. At the end: the places and prizes.
+// (development chips for the buy-in and fee first), then the tournament's WatchTournament stream, kept
+// open from the last event seen (stream.ts, as the table's), and at each of its messages the tournament's
+// state, the standings (players left, stacks, level and blinds, prize pool, places and prizes) and where
+// the player plays now (GetMyTable), read again. While the player has a seat the page goes to that table;
+// a move to another table, or the player's bust, brings the page back here, which follows them on to the
+// next table or shows their place. At the end (the stream's last event): the places and prizes.
 
 import { ConnectError } from "@connectrpc/connect";
 import { Format, State, TournamentService, type GetMyTableResponse, type GetStandingsResponse, type Tournament } from "./gen/poker/tournament/v1/tournament_service_pb";
 import type { App } from "./app";
 import { h, show } from "./dom";
 import { clientFor, describe, doorOf, randomHex, reasonOf, requestId } from "./rpc";
+import { keepWatching } from "./stream";
 import { chips, displayName } from "./words";
 
-const POLL_MS = 1000;
 export const FORMATS: Record<number, string> = { [Format.SIT_AND_GO]: "Sit & Go", [Format.SPIN]: "Spin", [Format.SCHEDULED]: "Scheduled" };
 const STATES: Record<number, string> = {
   [State.ANNOUNCED]: "announced",
@@ -24,7 +25,11 @@ const STATES: Record<number, string> = {
 
 export class TournamentScreen {
   private readonly client;
-  private timer = 0;
+  private readonly stop = new AbortController();
+  private nextSeq = 0n;
+  private over = false; // finished or cancelled: its stream has ended for good
+  private reading = false;
+  private stale = false;
   private closed = false;
   private readonly header = h("h2", { class: "title", "data-test": "tournament-title" });
   private readonly status = h("div", { class: "tournament-status", "data-test": "tournament-status" });
@@ -65,15 +70,55 @@ export class TournamentScreen {
       }
     }
     await this.read();
-    if (!this.closed) this.timer = window.setInterval(() => void this.read(), POLL_MS);
+    if (this.closed) return;
+    void keepWatching(
+      {
+        open: ({ signal, onHeader }) => this.client.watchTournament({ tournamentId: this.tournamentId, fromSeq: this.nextSeq }, { signal, onHeader }),
+        receive: (message) => {
+          for (const event of message.events) {
+            if (event.seq >= this.nextSeq) this.nextSeq = event.seq + 1n;
+            if (event.event.case === "tournamentFinished" || event.event.case === "tournamentCancelled") this.over = true;
+          }
+          void this.read();
+        },
+        done: () => this.over || this.closed,
+        link: (link, { regained, why }) => {
+          if (regained) void this.read();
+          if (link === "reconnecting") show(this.notice, "Lost the connection to the tournament; reconnecting …");
+          else if (link === "closed") show(this.notice, `The tournament's stream failed: ${why}`);
+          else if (regained) show(this.notice);
+        },
+      },
+      this.app.session,
+      this.stop.signal,
+    );
   }
 
   close(): void {
     this.closed = true;
-    clearInterval(this.timer);
+    this.stop.abort();
   }
 
-  private async read(): Promise<void> {
+  /** Read the tournament again; reads asked for while one is on its way are folded into one more. */
+  private read(): Promise<void> {
+    if (this.reading) {
+      this.stale = true;
+      return Promise.resolve();
+    }
+    this.reading = true;
+    return (async () => {
+      try {
+        do {
+          this.stale = false;
+          await this.readOnce();
+        } while (this.stale && !this.closed);
+      } finally {
+        this.reading = false;
+      }
+    })();
+  }
+
+  private async readOnce(): Promise<void> {
     try {
       const id = { tournamentId: this.tournamentId };
       const [t, standing, mine] = await Promise.all([
@@ -85,6 +130,9 @@ export class TournamentScreen {
         }),
       ]);
       if (this.closed || !t) return;
+      // The stream starts after what this read showed; a tournament over has no more events to give.
+      if (t.lastSeq >= this.nextSeq) this.nextSeq = t.lastSeq + 1n;
+      if (t.state === State.FINISHED || t.state === State.CANCELLED) this.over = true;
       this.draw(t, standing, mine);
       // Seated at a table of a running tournament: play there (a move or a bust brings the page back).
       if (t.state === State.RUNNING && mine?.tableId && !mine.eliminated) {

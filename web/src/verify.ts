@@ -2,7 +2,10 @@
 // sections 2, 3, 9 and 10), so that a player checks a finished hand's shuffle from what the dealer
 // published without trusting any service's word for it. SHA-256 and HMAC-SHA256 come from Web Crypto
 // (SubtleCrypto: a secure context, i.e. https or localhost). It reports the same problem reasons as the
-// Python verifier, and each check it made (seed, mix, order, cards, commitments, openings, draws).
+// Python verifier, and each check it made (seed, mix, order, cards, commitments, openings, draws). Given
+// what the page saw live (the commitment its hand's ShoeCommitted event announced before any client seed
+// was taken), it also checks that the proof is of that shoe: a proof made up after the hand, however
+// sound in itself, does not match what was announced.
 // Imports nothing of the page, so tests/web/verify_vectors.mjs runs it in Node against the test vectors.
 
 export const ALGORITHM_V1 = "felt-hmac-sha256-fisher-yates-v1";
@@ -17,6 +20,7 @@ type Bytes = Uint8Array<ArrayBuffer>; // what Web Crypto takes (not a view of a 
 
 /** A deal proof as DealProof (protos/poker/table/v1/fairness.proto) gives it, or a dealer Reveal. */
 export interface ProofInput {
+  shoeId?: string;
   algorithm: string;
   decks: number;
   nonce: bigint | number;
@@ -29,6 +33,12 @@ export interface ProofInput {
   cards?: { position: number; card: string; use?: string }[];
   openings?: { position: number; card: string; salt: string }[];
   draws?: { label: string; outcomes: number; value: number }[];
+}
+
+/** What the page saw announced live for the hand (its ShoeCommitted event), before the deal. */
+export interface Announced {
+  commitment: string;
+  shoeId?: string;
 }
 
 export interface Problem {
@@ -170,8 +180,10 @@ export async function cardCommitment(position: number, card: string, saltHex: st
 
 const sameHex = (expected: string, given: string): boolean => expected === given.trim().toLowerCase();
 
-/** Check a proof as libs/dealing/verifier.py's verify_shoe does, with the same problem reasons. */
-export async function verifyProof(proof: ProofInput): Promise<Verification> {
+/** Check a proof as libs/dealing/verifier.py's verify_shoe does, with the same problem reasons; and, given
+ * what the page saw `announced` live, that the proof is of the announced shoe (ANNOUNCED_COMMITMENT_MISMATCH:
+ * a check the Python verifier, which sees only the document, cannot make). */
+export async function verifyProof(proof: ProofInput, announced?: Announced): Promise<Verification> {
   const problems: Problem[] = [];
   const checks: Check[] = [];
   const result = (cardsChecked = 0): Verification => ({ valid: problems.length === 0, problems, checks, cardsChecked });
@@ -203,6 +215,15 @@ export async function verifyProof(proof: ProofInput): Promise<Verification> {
   let before = problems.length;
   if (!sameHex(await seedCommitment(seed), proof.commitment)) problem("COMMITMENT_MISMATCH", "SHA-256(server_seed) is not the commitment");
   check("commitment", before, `SHA-256(server seed) = ${proof.commitment.slice(0, 16)}…`);
+
+  if (announced) {
+    before = problems.length;
+    const sameShoe = !announced.shoeId || !proof.shoeId || announced.shoeId === proof.shoeId;
+    const matches = sameHex(announced.commitment.trim().toLowerCase(), proof.commitment) && sameShoe;
+    if (!matches) problem("ANNOUNCED_COMMITMENT_MISMATCH", "the proof's commitment is not the one announced before the deal");
+    const seen = `announced before the deal: ${announced.commitment.slice(0, 16)}…${announced.shoeId ? ` (shoe ${announced.shoeId})` : ""}`;
+    check("announced commitment", before, matches ? `the proof's commitment matches what this page saw ${seen}` : `the proof's commitment ${proof.commitment.slice(0, 16)}… does not match what this page saw ${seen}`);
+  }
 
   const hmac = await Hmac.of(seed);
   const order = await shoeOrder(hmac, clientSeed, nonce, proof.decks);
