@@ -1,4 +1,5 @@
-"""`Act` → the other players' event over each transport, the transports taking turns in chunks.
+"""`Act` → the other players' event over each transport, the transports taking turns in chunks (the door's
+transports here; bench/tls runs the same players over its plaintext and TLS gRPC ports).
 
 Scripted players (bench/table_service/run.py's: check or call, one time in six a preset bet/raise, after a
 think time) sit at tables of their own among paced bot tables. All of them use ONE transport at a time for
@@ -21,7 +22,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 from connectrpc.errors import ConnectError
@@ -29,10 +30,19 @@ from poker.table.v1 import table_service_pb2 as pb
 from servicekit.connect_client import details_of as door_details_of
 from servicekit.errors import details_of
 
-from bench.door.stack import DoorStack
 from bench.door.transports import Closing, TableClient, stream_errors
 
 Key = tuple[str, int, int, int]  # (table, hand, seat, n-th action of the seat in the hand)
+
+
+class Stack(Protocol):
+    """What the players need of the stack under test (bench/door/stack.py's DoorStack, bench/tls's)."""
+
+    def client(self, player: str, transport: str) -> TableClient: ...
+
+    def create_table(self, request_id: str, settings: pb.TableSettings) -> str: ...
+
+    def fund(self, player: str, chips: int = ...) -> None: ...
 
 
 @dataclass
@@ -87,9 +97,7 @@ class Book:
 class Player:
     """A scripted player over one transport at a time (`switch` moves it)."""
 
-    def __init__(
-        self, stack: DoorStack, name: str, table: str, book: Book, think: tuple[float, float]
-    ) -> None:
+    def __init__(self, stack: Stack, name: str, table: str, book: Book, think: tuple[float, float]) -> None:
         self.stack, self.name, self.table, self.book, self.think = stack, name, table, book, think
         self.clients: dict[str, TableClient] = {}
         self.transport = ""
@@ -240,14 +248,20 @@ class Result:
 
 
 def seat_players(
-    stack: DoorStack, tables: int, seats: int, book: Book, think: tuple[float, float], game: dict[str, Any]
+    stack: Stack,
+    tables: int,
+    seats: int,
+    book: Book,
+    think: tuple[float, float],
+    game: dict[str, Any],
+    prefix: str = "door",
 ) -> list[Player]:
     players = []
     for t in range(tables):
-        settings = pb.TableSettings(name=f"door-{t}", seats=seats, **game)
-        table_id = stack.create_table(f"door-{t}", settings)
+        settings = pb.TableSettings(name=f"{prefix}-{t}", seats=seats, **game)
+        table_id = stack.create_table(f"{prefix}-{t}", settings)
         for s in range(seats):
-            name = f"door-{t}-{s}"
+            name = f"{prefix}-{t}-{s}"
             stack.fund(name)
             players.append(Player(stack, name, table_id, book, think))
     return players

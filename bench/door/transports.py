@@ -79,6 +79,15 @@ class TableClient:
         )
         self._headers = {"authorization": f"Bearer {token}"}
 
+    @classmethod
+    def over(cls, transport: str, channel: grpc.Channel) -> TableClient:
+        """Native gRPC over a channel the caller made (bench/tls: plaintext or TLS ports, its own token)."""
+        client = cls.__new__(cls)
+        client.transport = transport
+        client._stub = pb_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
+        client._door = None
+        return client
+
     def unary(self, name: str, request: Any) -> Any:
         if self._stub is not None:
             return getattr(self._stub, name)(request, timeout=UNARY_TIMEOUT_SECONDS)

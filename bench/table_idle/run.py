@@ -11,12 +11,20 @@ windows of `--seconds` after `--settle` seconds, from the shard's CPU time in /p
 - **seated**: the same tables, each with `--seated` players sat down (no streams): the first sits out, the
   others wait for an opponent, so no hand can start (with one player per table: a player waiting alone).
 
+With `--casino N`, on a second shard started with N more casino tables (Three Card Poker, seven seats,
+configured: FELT_TABLE_CASINO_TABLES), after the poker variants asked for:
+
+- **casino**: the N casino tables, nobody there;
+- **casino-seated**: one player sat at each, no bets (the table waits for their bets or the idle seat's
+  release, 300 s).
+
 Each row: the shard's CPU as % of one core (median of the windows, with the range), and per 1,000 tables
 (the part above the shard alone). `--profile PREFIX` records each variant's window with py-spy (raw
 format, every thread; one more window after the measured ones): PREFIX.<variant>.txt, for a flame graph or `sort | uniq -c`.
 
     .venv/bin/python bench/table_idle/run.py --tables 1000
     .venv/bin/python bench/table_idle/run.py --tables 1000 --sqlite --profile /tmp/idle
+    .venv/bin/python bench/table_idle/run.py --casino 1000 --variants alone,casino,casino-seated
 """
 
 from __future__ import annotations
@@ -38,7 +46,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "libs")]
 
+from poker.table.v1 import casino_service_pb2 as cpb  # noqa: E402
+from poker.table.v1 import casino_service_pb2_grpc as cpb_grpc  # noqa: E402
 from poker.table.v1 import table_service_pb2 as pb  # noqa: E402
+from servicekit import auth, testing  # noqa: E402
 
 from bench.table_service.run import GAME, _cpu_seconds  # noqa: E402
 from bench.table_service.run import Stack as SqliteStack  # noqa: E402
@@ -50,20 +61,25 @@ TARGET_PERCENT = 2.0  # of one core, for 1,000 idle tables
 class Shard:
     """The stack under test: operator stub, funded players, the shard's pid."""
 
-    def __init__(self, data_dir: Path, args: argparse.Namespace) -> None:
+    def __init__(self, data_dir: Path, args: argparse.Namespace, env: dict[str, str]) -> None:
+        data_dir.mkdir()
         if args.sqlite:
-            self._sqlite: SqliteStack | None = SqliteStack(data_dir, {}, server_times=False)
+            self._sqlite: SqliteStack | None = SqliteStack(data_dir, env, server_times=False)
             self._pg: ShardStack | None = None
             self.ops = self._sqlite.ops
             self.pid = self._sqlite.table_proc.pid
+            self.address = self._sqlite.address
+            self.keys = self._sqlite.keys
             self.store = "SQLite, one unsharded service"
         else:
             self._sqlite = None
-            self._pg = ShardStack(data_dir, args.postgres, 1, {})
+            self._pg = ShardStack(data_dir, args.postgres, 1, env)
             self.ops = self._pg.ops
             proc = self._pg.shards[0].proc
             assert proc is not None
             self.pid = proc.pid
+            self.address = self._pg.shards[0].address
+            self.keys = self._pg.keys
             self.store = "PostgreSQL, one shard (FELT_TABLE_SHARDED=1)"
 
     def player(self, name: str) -> Any:
@@ -71,6 +87,12 @@ class Shard:
             return self._sqlite.player(name)
         assert self._pg is not None
         return self._pg.player(name)
+
+    def casino_player(self, name: str) -> Any:
+        """A casino service stub for a new player with money in the wallet."""
+        self.player(name)  # funds them
+        channel = testing.channel(self.address, auth.issue_token(self.keys, name, auth.Role.PLAYER))
+        return cpb_grpc.CasinoServiceStub(channel)  # type: ignore[no-untyped-call]
 
     def stop(self) -> None:
         if self._sqlite is not None:
@@ -103,6 +125,22 @@ def _seat_at(shard: Shard, t: int, table_id: str, per_table: int) -> None:
         )
         if s == 0 and per_table > 1:
             stub.SitOut(pb.SitOutRequest(request_id=f"out-{name}", table_id=table_id))
+
+
+def _casino_env(count: int) -> dict[str, str]:
+    tables = ["tcp-lobby:THREE_CARD_POKER:1", *(f"idle-c{t}:THREE_CARD_POKER:7" for t in range(count))]
+    return {"FELT_TABLE_CASINO_TABLES": ",".join(tables)}
+
+
+def _seat_casino_players(shard: Shard, count: int) -> None:
+    """One player at each casino table, no bets."""
+
+    def seat(t: int) -> None:
+        stub = shard.casino_player(f"idle-c{t}")
+        stub.JoinCasinoTable(cpb.JoinCasinoTableRequest(request_id=f"join-c{t}", table_id=f"idle-c{t}"))
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(seat, range(count)))
 
 
 def _windows(pid: int, runs: int, seconds: float) -> list[float]:
@@ -146,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", type=int, default=1000)
     parser.add_argument("--seated", type=int, default=2, help="players per table in the seated variant")
-    parser.add_argument("--variants", default="alone,empty,seated")
+    parser.add_argument("--variants", default=None, help="default alone,empty,seated (+casino,casino-seated)")
+    parser.add_argument("--casino", type=int, default=0, help="casino tables on a second shard (0: none)")
     parser.add_argument("--postgres", default=os.environ.get("FELT_TEST_POSTGRES_URL", ""))
     parser.add_argument("--sqlite", action="store_true", help="SQLite instead of PostgreSQL")
     parser.add_argument("--settle", type=float, default=10.0)
@@ -158,35 +197,68 @@ def main(argv: list[str] | None = None) -> int:
     if not args.sqlite and not args.postgres:
         print("bench/table_idle: set FELT_TEST_POSTGRES_URL or --postgres, or pass --sqlite", file=sys.stderr)
         return 2
-    variants = args.variants.split(",")
+    variants = (
+        args.variants or "alone,empty,seated" + (",casino,casino-seated" if args.casino else "")
+    ).split(",")
+    if any(v.startswith("casino") for v in variants) and not args.casino:
+        print("bench/table_idle: the casino variants need --casino N", file=sys.stderr)
+        return 2
     print(f"uptime: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
     with tempfile.TemporaryDirectory() as tmp:
-        shard = Shard(Path(tmp), args)
+        shards: dict[str, Shard] = {}
+
+        def shard_for(variant: str) -> Shard:
+            """The poker variants' shard, or the casino variants' (the one before it stopped first)."""
+            kind = "casino" if variant.startswith("casino") else "poker"
+            if kind not in shards:
+                for other in shards.values():
+                    other.stop()
+                shards.clear()
+                env = _casino_env(args.casino) if kind == "casino" else {}
+                shards[kind] = Shard(Path(tmp) / kind, args, env)
+            return shards[kind]
+
         results: dict[str, list[float]] = {}
         ids: list[str] = []
+        store = ""
         try:
 
             def create() -> None:
-                ids.extend(_create_tables(shard.ops, args.tables))
+                ids.extend(_create_tables(shards["poker"].ops, args.tables))
+
+            def seat() -> None:
+                if not ids:
+                    create()
+                _seat_players(shards["poker"], ids, args.seated)
 
             steps: dict[str, Callable[[], None]] = {
                 "alone": lambda: None,
                 "empty": create,
-                "seated": lambda: (None if ids else create(), _seat_players(shard, ids, args.seated))[0],
+                "seated": seat,
+                "casino": lambda: None,
+                "casino-seated": lambda: _seat_casino_players(shards["casino"], args.casino),
             }
             for variant in variants:
+                shard = shard_for(variant)
+                store = shard.store
                 results[variant] = _measure(shard, args, variant, steps[variant])
         finally:
-            shard.stop()
+            for shard in shards.values():
+                shard.stop()
     alone = statistics.median(results["alone"]) if "alone" in results else 0.0
-    print(f"\n### idle tables: {shard.store}, {args.tables} tables, {args.runs} windows of {args.seconds:.0f} s "
+    print(f"\n### idle tables: {store}, {args.tables} tables, {args.runs} windows of {args.seconds:.0f} s "
           f"after {args.settle:.0f} s\n")  # fmt: skip
     print("| variant | shard CPU, % of a core: median (range) | above the shard alone, per 1,000 tables |")
     print("|---|---:|---:|")
     for variant, windows in results.items():
         med = statistics.median(windows)
-        per = (med - alone) * 1000 / args.tables if variant != "alone" else 0.0
-        extra = "" if variant != "seated" else f" ({args.seated} players each, the first sat out)"
+        count = args.casino if variant.startswith("casino") else args.tables
+        per = (med - alone) * 1000 / count if variant != "alone" else 0.0
+        extra = {
+            "seated": f" ({args.seated} players each, the first sat out)",
+            "casino": f" ({args.casino} casino tables, nobody there)",
+            "casino-seated": f" ({args.casino} casino tables, one player each, no bets)",
+        }.get(variant, "")
         print(f"| {variant}{extra} | {med:.2f} ({min(windows):.2f}–{max(windows):.2f}) | "
               f"{per:.2f} |" if variant != "alone" else f"| shard alone | {med:.2f} ({min(windows):.2f}–{max(windows):.2f}) | – |")  # fmt: skip
     worst = max((statistics.median(w) for v, w in results.items() if v != "alone"), default=0.0)

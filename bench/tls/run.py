@@ -18,8 +18,8 @@ table, medians over `--reps` repetitions, the transports in a new random order i
   service calls the wallet).
 - **connect**: a new channel's first call (connection, handshake and a grpc.health Check) against the
   next call on it, and the wallet's CPU per new connection, over the same three transports.
-- **act** (bench/tls/act.py): `Act` → the other players' `PlayerActed`, p50 / p99, scripted players
-  (`--act-tables` × `--act-players`) among `--bot-tables` bot tables at human pacing, all of them over
+- **act** (bench/door/act_latency.py's players, over these ports): `Act` → the other players'
+  `PlayerActed`, p50 / p99, scripted players (`--act-tables` × `--act-players`) among `--bot-tables` bot tables at human pacing, all of them over
   plaintext or over TLS (the public port, as a player's app) in turns of `--chunk-seconds`.
 
     .venv/bin/python bench/tls/run.py [--reps 5] [--parts tokens,wallet,connect,act]
@@ -55,8 +55,10 @@ from servicekit import auth, testing, tls  # noqa: E402
 from servicekit.logging import configure_logging  # noqa: E402
 from servicekit.testing import ServiceProcess, free_port, fund_player  # noqa: E402
 
+from bench.door import act_latency as act  # noqa: E402
+from bench.door.transports import TableClient  # noqa: E402
 from bench.table_service.run import GAME, SERVER_ENV, _bot_tables, _every_table_dealing, _pct  # noqa: E402
-from bench.tls import act, tokens  # noqa: E402
+from bench.tls import tokens  # noqa: E402
 from bench.tls.plain_port import PORT_ENV  # noqa: E402
 
 PARTS = ("tokens", "wallet", "connect", "act")
@@ -139,10 +141,10 @@ class Stack:
 
     # -- act.Stack --
 
-    def client(self, player: str, transport: str) -> act.TableClient:
+    def client(self, player: str, transport: str) -> TableClient:
         token = auth.issue_token(self.keys, player, auth.Role.PLAYER)
         channel = self.open(transport, self.table)
-        return act.TableClient(grpc.intercept_channel(channel, _Bearer(token)))
+        return TableClient.over(transport, grpc.intercept_channel(channel, _Bearer(token)))
 
     def create_table(self, request_id: str, settings: pb.TableSettings) -> str:
         reply = self.table_ops.CreateTable(pb.CreateTableRequest(request_id=request_id, settings=settings))
@@ -300,7 +302,9 @@ def part_act(args: argparse.Namespace, stack: Stack) -> None:
         if bot_ids:
             _every_table_dealing(stack.table_ops, bot_ids, 5, hands=1)
         book = act.Book(transports)
-        players = act.seat_players(stack, args.act_tables, args.act_players, book, args.think, GAME)
+        players = act.seat_players(
+            stack, args.act_tables, args.act_players, book, args.think, GAME, prefix="tls"
+        )
         for player in players:
             player.start(transports[0])
         _every_table_dealing(stack.table_ops, {p.table for p in players}, args.act_players, hands=2)

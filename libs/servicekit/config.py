@@ -222,6 +222,10 @@ class ServerConfig:
     # turns it off for doors on loopback (browsers treat http://127.0.0.1 as secure; a development CA in
     # the browser is not). Production refuses it off.
     web_tls: bool = True
+    # The kernel's send buffer of each door connection (FELT_WEB_SEND_BUFFER_BYTES); None: the kernel's
+    # own, autotuned up to net.ipv4.tcp_wmem's maximum. With the door's STREAM_BUFFER messages and
+    # asyncio's 64 KiB it bounds what a stream whose client stopped reading holds before it is cut off.
+    web_send_buffer_bytes: int | None = None
     # The internal port (mutual TLS: the other services); None: port + INTERNAL_PORT_OFFSET (0 for 0).
     internal_port: int | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -312,6 +316,7 @@ def load_server_config(
         web_port=setting(prefix + "WEB_PORT", None, parse=optional_port, environ=environ),
         web_origins=setting("FELT_WEB_ORIGINS", (), parse=origins, environ=environ),
         web_tls=setting("FELT_WEB_TLS", True, parse=on_off, environ=environ),
+        web_send_buffer_bytes=setting("FELT_WEB_SEND_BUFFER_BYTES", None, parse=int, environ=environ),
         internal_port=setting(prefix + "INTERNAL_PORT", None, parse=int, environ=environ),
     )
     return config.with_overrides(**overrides)

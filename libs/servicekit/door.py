@@ -17,7 +17,9 @@ Servicers are synchronous: a unary call runs on the door's thread pool; a server
 generator on one pool thread for its whole life (its contextvars -- the caller, the log ids -- live on
 that thread) and hands each message to the response as soon as it is yielded. When the client goes away,
 its deadline passes or the door stops, the context turns inactive (the servicers' loops end) and the
-generator is closed.
+generator is closed. A call ended from outside its handler (`DoorContext.end`: the table service cuts off
+a watcher that stopped reading) frees the handler's thread at once; its client gets what the stream holds
+already (at most STREAM_BUFFER messages), then the status.
 """
 
 from __future__ import annotations
@@ -82,6 +84,7 @@ class DoorContext:
         self._lock = threading.Lock()
         self._cancelled = False
         self.stopping = False  # the door stopped the call: it ends UNAVAILABLE, to be made again
+        self.ended = False  # ended from outside its handler (`end`): it ends with the status given there
         self._callbacks: list[Callable[[], None]] | None = []  # None once they ran
         self._code: grpc.StatusCode | None = None
         self._details: str | None = None
@@ -114,6 +117,14 @@ class DoorContext:
         end."""
         self.stopping = self.stopping or stopping
         self._cancelled = True
+
+    def end(self, code: grpc.StatusCode, details: str) -> None:
+        """End the call from another thread than its handler's, with this status (a stream's client that
+        stopped reading, cut off): the handler's loops end at once and its thread is free; a stream still
+        sends the messages it holds already (at most STREAM_BUFFER), then the status."""
+        self._code, self._details = code, details
+        self.ended = True
+        self.cancel()
 
     def finish(self) -> None:
         """The handler returned: run the callbacks, once (gRPC runs them when the RPC ends)."""
@@ -285,10 +296,14 @@ class Door:
             pumping = loop.run_in_executor(self._pool, run, _pump, handle, request, context, queue, loop)
             try:
                 while True:
+                    if context.ended and queue.empty():  # its handler may have had no room for its _End
+                        raise context.error(Aborted(context.code(), context.details())) from None
                     item = await queue.get()
                     if isinstance(item, _End):
                         if item.error is not None:
                             raise context.error(item.error) from None
+                        if context.ended:
+                            raise context.error(Aborted(context.code(), context.details())) from None
                         if context.stopping:
                             raise ConnectError(Code.UNAVAILABLE, "the server is stopping: call again")
                         context.copy_trailers()

@@ -225,6 +225,7 @@ class Service:
                 config.shutdown_grace_seconds,
                 spec.name,
                 reuse_port=dict(options).get("grpc.so_reuseport") == 1,
+                send_buffer_bytes=config.web_send_buffer_bytes,
                 # The same certificate files as the gRPC ports, loaded again when they change.
                 ssl_context=(lambda: tls.server_ssl_context(files)) if config.web_tls else None,
             )

@@ -72,6 +72,7 @@ class WebServer:
         *,
         reuse_port: bool = False,
         ssl_context: Callable[[], ssl.SSLContext] | None = None,
+        send_buffer_bytes: int | None = None,
     ) -> None:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         # IPPROTO_TCP named: asyncio turns Nagle off (TCP_NODELAY) only on sockets that say they are TCP;
@@ -80,6 +81,8 @@ class WebServer:
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         if reuse_port:
             self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        if send_buffer_bytes:  # the connections accepted inherit it (and lose the kernel's autotuning)
+            self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send_buffer_bytes)
         try:
             self._socket.bind((host, port))
         except OSError as exc:

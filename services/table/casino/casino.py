@@ -1,5 +1,9 @@
 """The casino tables of one table-service process: recovery at start, the clock thread, lookups, history.
 
+The clock thread looks at a table only when something changed at it or the deadline its last look asked
+for came (services/table/schedule.py, as the poker tables' clocks): an idle table costs nothing between
+its deadlines (issue 24).
+
 One of several shards (`store.owned.sharded`): every configured table has a lease, placed at start on the
 shard with the fewest tables; this process serves (ticks, answers) only those it holds. A table it gains
 is rebuilt from the log (a round still betting resumes, a dealt one is voided with its bets returned); a
@@ -12,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 
+import prometheus_client
 from servicekit import errors
 from servicekit.logging import get_logger
 
@@ -22,12 +27,16 @@ from services.table.casino.store import CasinoStore, RequestMark, StoredEvent
 from services.table.casino.table import CasinoTable, SeatPolicy
 from services.table.casino.tables import TableSpec
 from services.table.routing import is_mine, moved, place_of
+from services.table.schedule import NOW, Deadlines
 from services.table.storage.seats import QuotaExceeded
 
 RETRY_SECONDS = 1.0
 # A request's answer is kept a day (AIP-155 lets ids expire): a retry later than that is a new request.
 REQUEST_RETENTION_SECONDS = 24 * 3600
 FORGET_EVERY_SECONDS = 60.0
+TICKS = prometheus_client.Counter(
+    "poker_casino_clock_ticks_total", "Looks of the clock thread at casino tables (due, or woken by a change)"
+)
 
 
 class Casino:
@@ -45,6 +54,7 @@ class Casino:
         retry_clock: Callable[[], float] | None = None,
     ) -> None:
         self.store = store
+        self._clock = clock
         # When a failed table is tried again, and the old answers forgotten: the machine's clock unless a
         # simulation passes its own (tests that freeze the tables' clock still see retries happen).
         self._retry_clock = retry_clock or time.monotonic
@@ -52,9 +62,14 @@ class Casino:
         self._wallet = wallet
         self.sharded = store.owned.sharded
         self._specs = {s.table_id: s for s in specs}
-        self._make: Callable[[TableSpec], CasinoTable] = lambda s: CasinoTable(
+        self._new: Callable[[TableSpec], CasinoTable] = lambda s: CasinoTable(
             s, s.config(), store, wallet, shoes, clock, betting_seconds, decision_seconds, self.policy
         )
+        # When each table next needs a look, on the tables' clock; and when a failed one is tried again,
+        # on the retry clock. Due tables are looked at in the configured order (simulations replay it).
+        self._deadlines = Deadlines()
+        self._retries = Deadlines()
+        self._order = {s.table_id: k for k, s in enumerate(specs)}
         self.tables = {s.table_id: self._make(s) for s in specs}
         self.moved: set[str] = set()  # tables whose copies were dropped (streams of the old copy end)
         if self.sharded:
@@ -66,6 +81,15 @@ class Casino:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="casino-clock", daemon=True)
         self._log = get_logger(service="table")
+
+    def _make(self, spec: TableSpec) -> CasinoTable:
+        """A copy of the table, its clock woken by every change and due at the next round (its first look
+        recovers it)."""
+        table = self._new(spec)
+        table_id = spec.table_id
+        table.wake_clock = lambda: self._deadlines.wake(table_id)
+        self._deadlines.wake(table_id)
+        return table
 
     def start(self, scan_seconds: float | None = None) -> None:
         self._thread.start()
@@ -152,22 +176,36 @@ class Casino:
             self.tick()
 
     def tick(self) -> None:
-        """Recover each table once its dependencies answer, then run its clocks."""
+        """Recover each due table once its dependencies answer, then run its clocks; each is put back with
+        the deadline its look asked for. A table this shard does not serve is not put back: gaining it
+        makes a fresh copy, woken (`_fresh`)."""
         now = self._retry_clock()
         if now >= self._forget_at:
             self._forget_at = now + FORGET_EVERY_SECONDS
             self.store.forget_requests(self.store.wall_clock_ms() - REQUEST_RETENTION_SECONDS * 1000)
-        for table_id, table in list(self.tables.items()):
-            if self._retry_at.get(table_id, 0.0) > now or not self.serves(table_id):
+        due = {*self._deadlines.due(self._clock()), *self._retries.due(now)}
+        for table_id in sorted(due, key=self._order.__getitem__):
+            retry_at = self._retry_at.get(table_id, 0.0)
+            if retry_at > now:  # woken while it waits for its retry
+                self._retries.at(table_id, retry_at)
                 continue
+            table = self.tables[table_id]
+            if not self.serves(table_id):
+                continue
+            TICKS.inc()
             try:
                 if not table.recovered:
                     table.recover()
+                    at: float | None = NOW  # its clocks run at the next round
                 else:
-                    table.tick()
+                    at = table.tick()
             except Exception as exc:  # the wallet or dealer is away: retry in a second
                 self._retry_at[table_id] = now + RETRY_SECONDS
+                self._retries.at(table_id, now + RETRY_SECONDS)
                 self._log.warning("casino_tick_failed", table_id=table_id, error=type(exc).__name__)
+                continue
+            if at is not None:
+                self._deadlines.at(table_id, at)
 
     def table(self, table_id: str) -> CasinoTable:
         if table_id not in self.tables:

@@ -52,6 +52,7 @@ from services.table.casino.money import HeldBet, Wallet
 from services.table.casino.shoe import DealtShoe, Shoes, gone
 from services.table.casino.store import CasinoStore, RequestMark, SeatClaim, StoredEvent
 from services.table.casino.tables import TableSpec
+from services.table.schedule import NOW
 from services.table.storage.seats import QuotaExceeded
 
 ROUNDS = prometheus_client.Counter(
@@ -123,6 +124,9 @@ class CasinoTable:
         self.policy = policy or SeatPolicy()
         self._idle: dict[int, _Idle] = {}  # seated players' idle clocks (in memory: a restart resets them)
         self._claims_synced = False  # the store's seat claims known to match the seats (once recovered)
+        # Called after every change (each commit): the table's clock looks at it at the next round (the
+        # casino's schedule); between changes the clock waits only for the deadline `tick` returned.
+        self.wake_clock: Callable[[], None] = lambda: None
         self._log = get_logger(service="table")
 
     # Start-up and recovery -------------------------------------------------------------------------------
@@ -234,6 +238,7 @@ class CasinoTable:
         for op, body in entries:
             self.book.apply_entry(op, body, state if op == "cmd" else None)
         self.changed.notify_all()
+        self.wake_clock()
 
     def _open_round(self, state: RoundState, first: bool = False) -> None:
         if first:
@@ -738,27 +743,49 @@ class CasinoTable:
 
     # Clock -----------------------------------------------------------------------------------------------
 
-    def tick(self) -> None:
+    def tick(self) -> float | None:
         """Betting closes / decisions are taken when their clock runs out (a disconnect does not stop it);
-        a payment that failed is retried."""
+        a payment that failed is retried. Returns when the table next needs a look (the table's clock; NOW:
+        the next round), or None: not before something changes at it (each change wakes the clock)."""
         with self.lock:
             if self.book.releasing:
                 self._drive_releases()
             self._release_idle_seats()
             if self.book.finished:
                 self._pay_if_due()
-                return
+                return self._next_look()
             self._ensure_commitment()
             if self.deadline is None or self._clock() < self.deadline:
-                return
+                return self._next_look()
             if self.book.state.phase == Phase.BETTING:
                 if any(s.ante > 0 for s in self.book.state.seats):
                     self._deal()
                 else:
                     self.deadline, self._deadline_phase = None, None
-                return
+                return self._next_look()
             TIMEOUTS.labels(self.spec.game.value).inc()
             self._run(Timeout(), [])
+            return self._next_look()
+
+    def _next_look(self) -> float | None:
+        """Under the lock, after a tick: what the next tick has to do, at the earliest time it can do it.
+        Left-over work a tick retries (releases, a payment, the betting round's shoe commitment, all
+        deferred while the wallet or dealer is away) is due at once, as on every round before issue 24;
+        else the running clock's deadline and the earliest idle seat's release (idle by rounds is
+        counted by a deal, a change that wakes the clock anyway)."""
+        book = self.book
+        if book.releasing or (book.finished and not book.paid):
+            return NOW
+        if not book.finished and book.commitment is None and book.state.phase == Phase.BETTING:
+            return NOW
+        times = [self.deadline] if self.deadline is not None and not book.finished else []
+        seconds = self.policy.idle_seconds
+        times += [
+            idle.since + seconds
+            for seat, idle in self._idle.items()
+            if seat in book.players and seat not in book.leaving and not self._has_chips_on_table(seat)
+        ]
+        return min(times, default=None)
 
     def _release_idle_seats(self) -> None:
         """Seats that played no round for `idle_rounds` deals or `idle_seconds` leave, unless they have
@@ -769,7 +796,7 @@ class CasinoTable:
         idle = sorted(
             seat
             for seat, clock in self._idle.items()
-            if (clock.rounds >= policy.idle_rounds or now - clock.since >= policy.idle_seconds)
+            if (clock.rounds >= policy.idle_rounds or now >= clock.since + policy.idle_seconds)
             and seat not in self.book.leaving
             and not self._has_chips_on_table(seat)
         )

@@ -32,7 +32,7 @@ from services.table.poker.bots import bot_change
 from services.table.poker.cards import Dealer, gone
 from services.table.poker.convert import hand_version
 from services.table.poker.runtime import Options, PokerTable
-from services.table.poker.schedule import NOW
+from services.table.schedule import NOW
 
 MAX_BOT_MOVES_PER_TICK = 10
 REVEAL_GRACE_MS = 1_000  # past the pause: a finished hand no deal revealed is revealed on its own

@@ -29,10 +29,10 @@ from services.table.poker.cards import Dealer
 from services.table.poker.clock import TableClock
 from services.table.poker.money import Escrow
 from services.table.poker.runtime import ClockMs, Options, PokerTable
-from services.table.poker.schedule import Deadlines
 from services.table.poker.store import REQUEST_RETENTION_MS, TableStore
 from services.table.poker.tables import PublicTable
 from services.table.routing import is_mine, moved, place_of
+from services.table.schedule import Deadlines
 from services.table.storage.seats import QuotaExceeded
 
 RETRY_MS = 1_000

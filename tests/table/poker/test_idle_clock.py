@@ -1,5 +1,5 @@
 """Idle tables cost the clock nothing (issue 24): the clock threads look at a table only when something
-happened at it or one of its deadlines came (services/table/poker/schedule.py), never every round.
+happened at it or one of its deadlines came (services/table/schedule.py), never every round.
 
 A table service of its own (one public table, no bots) on the real dealer and wallet, time virtual: the
 count of the clock's looks (`poker_table_clock_ticks_total`, in this process's registry) stands still

@@ -1,11 +1,11 @@
-"""The clock threads' deadlines (services/table/poker/schedule.py): each table due once, at its earliest
+"""The clock threads' deadlines (services/table/schedule.py): each table due once, at its earliest
 deadline; a wake makes it due at the next round; a dropped table is never due."""
 
 from __future__ import annotations
 
 import random
 
-from services.table.poker.schedule import NOW, Deadlines
+from services.table.schedule import NOW, Deadlines
 
 
 def test_a_table_is_due_once_at_its_earliest_deadline() -> None:

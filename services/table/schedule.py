@@ -1,10 +1,12 @@
 """When each table next needs its clock: a heap of deadlines, so a round of a clock thread looks at the
-earliest one instead of ticking every table (issue 24: idle tables cost nearly nothing).
+earliest one instead of ticking every table (issue 24: idle tables cost nearly nothing). The poker room's
+clock threads and the casino's clock thread both use it.
 
-A deadline is in the tables' clock (integer ms). `due(now)` takes out every table due by `now`; a table is
-put back with the deadline its tick asks for (`at`), or woken (`wake`: due at the next round) when
-something happened at it. A table keeps only its earliest deadline: an entry the heap still holds for a
-later or a removed one is skipped when it comes up (lazy deletion), so setting a deadline is O(log n).
+A deadline is in its owner's clock (the poker tables' integer ms, the casino tables' seconds). `due(now)`
+takes out every table due by `now`; a table is put back with the deadline its tick asks for (`at`), or
+woken (`wake`: due at the next round) when something happened at it. A table keeps only its earliest
+deadline: an entry the heap still holds for a later or a removed one is skipped when it comes up (lazy
+deletion), so setting a deadline is O(log n).
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ NOW = -1  # due at the next round, whatever the clock says
 class Deadlines:
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._heap: list[tuple[int, str]] = []
-        self._at: dict[str, int] = {}  # each table's one live deadline
+        self._heap: list[tuple[float, str]] = []
+        self._at: dict[str, float] = {}  # each table's one live deadline
 
-    def at(self, key: str, when: int) -> None:
+    def at(self, key: str, when: float) -> None:
         """Due at `when`, unless it is due earlier already."""
         with self._lock:
             current = self._at.get(key)
@@ -38,7 +40,7 @@ class Deadlines:
         with self._lock:
             self._at.pop(key, None)
 
-    def due(self, now: int) -> list[str]:
+    def due(self, now: float) -> list[str]:
         """Every table due by `now`, taken out (its tick puts it back), in no particular order."""
         found = []
         with self._lock:
