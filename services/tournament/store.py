@@ -6,7 +6,7 @@ The shape of the table service's log (services/table/storage), without importing
 
 - `tn_tournaments`: one row per tournament (its definition, its service-side data as JSON, its state name);
 - `tn_commands`: the append-only log of the director's commands (with the draws they used) — replaying them
-  on the last snapshot rebuilds the director exactly;
+  on the last snapshot rebuilds the director exactly; each with the epoch of the lease it was written under;
 - `tn_snapshots`: the director's state every SNAPSHOT_EVERY commands (a pickle of the pure core's state);
 - `tn_events`: the numbered TournamentEvent messages (WatchTournament reads them);
 - `tn_outbox`: the steps the change asked for, to the tables (TableDirectorService) and the wallet, each
@@ -74,7 +74,10 @@ LEASES = (
         draining INTEGER NOT NULL DEFAULT 0, web_url TEXT NOT NULL DEFAULT '')""",
     "CREATE INDEX IF NOT EXISTS tn_leases_owner ON tn_leases (owner, expires_ms)",
 )
-MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = ((1, SCHEMA), (2, LEASES))
+# Version 3: each command row carries the fencing epoch of the lease it was written under (0: written
+# unfenced or before the epoch), so the log itself shows one director at a time: epochs never go down.
+COMMAND_EPOCHS = ("ALTER TABLE tn_commands ADD COLUMN epoch BIGINT NOT NULL DEFAULT 0",)
+MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = ((1, SCHEMA), (2, LEASES), (3, COMMAND_EPOCHS))
 VERSION_TABLE = "tn_schema_migrations"
 # Any constant: serialises the migrations of replicas starting together and `felt migrate` (the wallet's
 # and the table service's locks are other numbers).
@@ -282,9 +285,11 @@ class TournamentStore:
             )
             tid = change.tournament_id
             if change.command is not None:
+                # The lease's epoch, read in the transaction the fence checked it in: the writer's own.
                 tx.execute(
-                    "INSERT INTO tn_commands (tournament_id, n, command) VALUES (?, ?, ?)",
-                    (tid, *change.command),
+                    "INSERT INTO tn_commands (tournament_id, n, command, epoch) VALUES (?, ?, ?, COALESCE("
+                    "(SELECT epoch FROM tn_leases WHERE kind = 'tournament' AND tournament_id = ?), 0))",
+                    (tid, *change.command, tid),
                 )
             for seq, event in change.events:
                 tx.execute(

@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -240,6 +240,17 @@ def wait_until(check: Callable[[], Any], seconds: float = 60.0, every: float = 0
 
 
 _ = tpb
+
+
+def assert_places_complete(places: Sequence[pb.Place], entries: int) -> None:
+    """Every entry placed once, and the places a ranking of them all: place `v` is 1 + the entries placed
+    better; tied players (busted in one hand with equal stacks, or in one hand-for-hand round) share the
+    better place (`shared` of them; the places they cover are skipped), as the payouts rule has it."""
+    assert len({p.entry_id for p in places}) == len(places) == entries, [p.entry_id for p in places]
+    for place in places:
+        better = sum(1 for p in places if p.place < place.place)
+        sharing = sum(1 for p in places if p.place == place.place)
+        assert place.place == better + 1 and place.shared == sharing, (place, sorted(p.place for p in places))
 
 
 # ---- scripted players ------------------------------------------------------------------------------

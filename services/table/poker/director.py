@@ -3,11 +3,11 @@ callers only; each call is one typed command of the table core (`SeatPlayer`, `R
 `ReleaseHands`, `CloseTable`), idempotent by its request id like every TableService change.
 
 Directors are fenced (issue 25): a request's `director_epoch` (its director's lease epoch on the
-tournament) below one this process has seen for the tournament is refused STALE_DIRECTOR before anything
+tournament) below one any shard has seen for the tournament is refused STALE_DIRECTOR before anything
 else, so a tournament replica that lost its lease (paused past it, partitioned) cannot act at a table after
-the new owner did. The epochs seen are kept in memory: after a restart of the table service the first
-director to call sets the floor again (the tournament store's own fence still refuses the stale
-replica's commits). 0 is unfenced (a director of before the epoch, an operator by hand)."""
+the new owner did. The floor is kept in the table store (`poker_director_epochs`), shared by every shard:
+it survives a restart of the shard and holds at the tournament's tables on the other shards, and at a
+table another shard took over. 0 is unfenced (a director of before the epoch, an operator by hand)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 import grpc
+import prometheus_client
 from google.protobuf.message import Message
 from poker.table.v1 import table_director_service_pb2 as pb
 from poker.table.v1 import table_director_service_pb2_grpc as pb_grpc
@@ -23,16 +24,19 @@ from pokerrules.table import commands as c
 from pokerrules.table import events as te
 from servicekit import errors
 from servicekit.auth import Role, require_role
+from servicekit.logging import get_logger
 
 from services.table.poker.requests import once
 from services.table.poker.room import PokerRoom
 from services.table.poker.runtime import PokerTable
+from services.table.poker.store import TableStore
 from services.table.poker.tables import MAX_CHIPS, check_tournament_settings
 
 M = TypeVar("M", bound=Message)
 MAX_TOURNAMENT_ID = 64
 MAX_PLAYER_ID = 128
 MAX_HAND_NUMBER = 1 << 62
+log = get_logger(service="table")
 
 
 def _director() -> None:
@@ -55,28 +59,46 @@ def _chips(field: str, value: int, *, zero: bool = False) -> int:
     return value
 
 
-class DirectorEpochs:
-    """The highest director epoch each tournament's instructions carried to this process."""
+STALE_DIRECTORS = prometheus_client.Counter(
+    "poker_table_stale_director_refusals_total",
+    "Tournament-director instructions refused STALE_DIRECTOR: a newer director of the tournament acted.",
+)
 
-    def __init__(self) -> None:
+
+class DirectorEpochs:
+    """The highest director epoch each tournament's instructions carried to any shard: the store's floor
+    (this process's copy refuses a known-stale epoch without a read, and spares the write of one seen)."""
+
+    def __init__(self, store: TableStore) -> None:
+        self._store = store
         self._seen: dict[str, int] = {}
         self._lock = threading.Lock()
 
     def check(self, tournament_id: str, epoch: int) -> None:
-        """Refuse an instruction from a director older than one already seen; remember a newer one."""
+        """Refuse an instruction from a director older than one any shard has seen; remember a newer one.
+        The store is read every time: another shard may have seen the newer director first."""
         if not epoch:
             return
         with self._lock:
-            seen = self._seen.get(tournament_id, 0)
-            if epoch < seen:
-                raise errors.failed_precondition(
-                    "STALE_DIRECTOR",
-                    f"tournament {tournament_id!r} has a newer director (epoch {seen}) than this ({epoch})",
-                    tournament_id=tournament_id,
-                    seen_epoch=seen,
-                    epoch=epoch,
-                )
-            self._seen[tournament_id] = epoch
+            floor = self._seen.get(tournament_id, 0)
+        if epoch >= floor:  # the store's floor (the raise is one atomic statement: no lock held over I/O)
+            floor = self._store.director_epoch(tournament_id)
+            if epoch > floor:
+                floor = self._store.raise_director_epoch(tournament_id, epoch)
+                if floor == epoch:
+                    log.info("director_epoch_raised", tournament_id=tournament_id, epoch=epoch)
+            with self._lock:
+                self._seen[tournament_id] = max(floor, self._seen.get(tournament_id, 0))
+        if epoch < floor:
+            STALE_DIRECTORS.inc()
+            log.warning("stale_director_refused", tournament_id=tournament_id, epoch=epoch, seen_epoch=floor)
+            raise errors.failed_precondition(
+                "STALE_DIRECTOR",
+                f"tournament {tournament_id!r} has a newer director (epoch {floor}) than this ({epoch})",
+                tournament_id=tournament_id,
+                seen_epoch=floor,
+                epoch=epoch,
+            )
 
 
 def _unfenced(request: M) -> M:
@@ -91,7 +113,7 @@ def _unfenced(request: M) -> M:
 class TableDirectorServicer(pb_grpc.TableDirectorServiceServicer):
     def __init__(self, room: PokerRoom) -> None:
         self._room = room
-        self.epochs = DirectorEpochs()
+        self.epochs = DirectorEpochs(room.store)
 
     def _table(self, table_id: str) -> PokerTable:
         table = self._room.table(_text("table_id", table_id, 64))

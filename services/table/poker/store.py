@@ -20,6 +20,8 @@ its rows kept).
   sits there, which MAX_SEATS_PER_PLAYER counts (services/table/storage/seats.py).
 - `poker_requests`: the first answer to each mutating request, under its caller-scoped key with the
   request's fingerprint (`servicekit.idempotency`), kept `REQUEST_RETENTION_MS` (a day) for retries.
+- `poker_director_epochs`: the highest tournament-director epoch seen per tournament, by every shard
+  (issue 25: the STALE_DIRECTOR floor survives a shard's restart and a takeover of the table).
 
 One `commit` per command writes all of its rows atomically, before the command is answered, through the
 table's lease fence (services/table/storage/leases.py): a process that lost the table commits nothing
@@ -461,6 +463,29 @@ class TableStore:
             )
             for r in rows
         ]
+
+    # Tournament directors' epochs (issue 25) --------------------------------------------------------------
+
+    def director_epoch(self, tournament_id: str) -> int:
+        """The highest director epoch any shard has seen for the tournament (0: none yet)."""
+        rows = self._rows("SELECT epoch FROM poker_director_epochs WHERE tournament_id = ?", (tournament_id,))
+        return int(rows[0][0]) if rows else 0
+
+    def raise_director_epoch(self, tournament_id: str, epoch: int) -> int:
+        """Remember `epoch` for the tournament unless a higher one is there; the floor after (> `epoch`:
+        a newer director has acted, at this shard or another)."""
+
+        def work(tx: Tx) -> int:
+            row = tx.execute(
+                "INSERT INTO poker_director_epochs (tournament_id, epoch) VALUES (?, ?)"
+                " ON CONFLICT (tournament_id) DO UPDATE SET epoch = CASE"
+                " WHEN excluded.epoch > poker_director_epochs.epoch THEN excluded.epoch"
+                " ELSE poker_director_epochs.epoch END RETURNING epoch",
+                (tournament_id, epoch),
+            ).fetchone()
+            return int(row[0])
+
+        return self._db.write(work)
 
     # Idempotent requests ---------------------------------------------------------------------------------
 

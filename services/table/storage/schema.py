@@ -9,7 +9,8 @@ columns and keys). A migration is never edited once released: a change is a new 
   Version 3: each shard's browser door (`table_shards.web_url`), where a web client follows a table.
   Version 4: each shard's internal port (`table_shards.internal_address`, mutual TLS), where the other
   services follow a table.
-- `poker`: the poker tables' log (see services/table/poker/store.py for what each table holds).
+- `poker`: the poker tables' log (see services/table/poker/store.py for what each table holds). Version 3:
+  the tournament directors' epochs seen (`poker_director_epochs`, issue 25).
 - `casino`: the casino tables' log (services/table/casino/store.py).
 
 Version 1 of `poker` and `casino` is the embedded layout the service used before shards (one SQLite file
@@ -279,6 +280,13 @@ CREATE INDEX casino_requests_by_time ON casino_requests (time_ms);
 # Version 3 of `leases`: the base URL of each shard's browser door (servicekit/door.py; '' without one).
 _LEASES_V3 = "ALTER TABLE table_shards ADD COLUMN web_url TEXT NOT NULL DEFAULT '';"
 
+# Version 3 of `poker` (issue 25): the highest tournament-director epoch each tournament's instructions
+# carried to any shard, so a table refuses a stale director's instruction (STALE_DIRECTOR) after a restart
+# of its shard or a takeover of the table by another shard too (services/table/poker/director.py).
+_POKER_V3 = """
+CREATE TABLE poker_director_epochs (tournament_id TEXT PRIMARY KEY, epoch BIGINT NOT NULL);
+"""
+
 MIGRATIONS: dict[str, list[Migration]] = {
     LEASES: [
         Migration(1, _LEASES_V1_SQLITE, _LEASES_V1_POSTGRES),
@@ -286,7 +294,11 @@ MIGRATIONS: dict[str, list[Migration]] = {
         Migration(3, _LEASES_V3, _LEASES_V3),
         Migration(4, _LEASES_V4, _LEASES_V4),
     ],
-    POKER: [Migration(1, _poker_v1_sqlite, ""), Migration(2, _POKER_V2_SQLITE, _POKER_V2_POSTGRES)],
+    POKER: [
+        Migration(1, _poker_v1_sqlite, ""),
+        Migration(2, _POKER_V2_SQLITE, _POKER_V2_POSTGRES),
+        Migration(3, _POKER_V3, _POKER_V3),
+    ],
     CASINO: [
         Migration(1, CASINO_V1_SQLITE, ""),
         Migration(2, _CASINO_V2_SQLITE, _CASINO_V2_POSTGRES),

@@ -3,14 +3,22 @@ tables under the tournament policy, driven by a service caller, played by player
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
 import grpc
 import pytest
 from poker.table.v1 import table_director_service_pb2 as dpb
 from poker.table.v1 import table_director_service_pb2_grpc as dpb_grpc
 from poker.table.v1 import table_service_pb2 as pb
 from servicekit.auth import Role
+from servicekit.errors import details_of
+from servicekit.testing import RunningService, running
 
-from tests.table.poker.conftest import Stack, reason, rid, wait_until
+from services.table.server import service_spec as table_spec
+from tests.table.conftest import MsClock
+from tests.table.poker.conftest import Stack, reason, rid, table_config, wait_until
 
 
 def director(stack: Stack, subject: str = "tournament") -> dpb_grpc.TableDirectorServiceStub:
@@ -175,3 +183,61 @@ def test_an_older_directors_instructions_are_refused_once_a_newer_one_acted(shar
         dpb.ReleaseHandsRequest(request_id=rid("rel"), table_id=table_id, through_hand=1, director_epoch=4)
     )
     assert stack.view("e-ana", table_id).table.released_through == 1
+
+
+def test_a_restarted_table_service_still_refuses_an_older_director(
+    deps: tuple[Path, RunningService, RunningService],
+) -> None:
+    """Issue 25: the STALE_DIRECTOR floor is kept in the table store (`poker_director_epochs`, shared by
+    the shards), not in the process: after the table service restarts, a director older than one seen
+    before the restart is still refused, at the tournament's table and for a new table of it; the newer
+    director acts."""
+    data_dir, dealer, wallet = deps
+    clock = MsClock()
+    config = table_config(data_dir, dealer, wallet, poker_clock=clock)
+
+    @contextmanager
+    def started() -> Iterator[Stack]:
+        with running(table_spec, config) as table:
+            yield Stack(data_dir, dealer, wallet, table, clock)
+
+    with started() as stack:
+        made = director(stack).CreateTournamentTable(
+            dpb.CreateTournamentTableRequest(
+                request_id=rid("ct"), tournament_id="tn-kept", settings=settings(), director_epoch=5
+            )
+        )
+        table_id = made.table.table_id
+        seat_ana = dpb.SeatPlayerRequest(
+            request_id=rid("seat"),
+            table_id=table_id,
+            player_id="k-ana",
+            seat=1,
+            stack=1_000,
+            director_epoch=7,
+        )
+        director(stack).SeatPlayer(seat_ana)
+    with started() as stack:  # a new process: nothing in memory
+        for stale in (
+            lambda: director(stack).ReleaseHands(
+                dpb.ReleaseHandsRequest(
+                    request_id=rid("rel"), table_id=table_id, through_hand=1, director_epoch=6
+                )
+            ),
+            lambda: director(stack).CreateTournamentTable(
+                dpb.CreateTournamentTableRequest(
+                    request_id=rid("ct"), tournament_id="tn-kept", settings=settings(), director_epoch=5
+                )
+            ),
+        ):
+            with pytest.raises(grpc.RpcError) as refused:
+                stale()
+            assert reason(refused.value) == "STALE_DIRECTOR"
+            assert details_of(refused.value).metadata["seen_epoch"] == "7"
+        assert stack.view("k-ana", table_id).table.released_through == 0
+        director(stack).ReleaseHands(
+            dpb.ReleaseHandsRequest(
+                request_id=rid("rel"), table_id=table_id, through_hand=1, director_epoch=7
+            )
+        )
+        assert stack.view("k-ana", table_id).table.released_through == 1
