@@ -19,7 +19,7 @@ from google.protobuf.descriptor import ServiceDescriptor
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from servicekit import auth, files, metrics, oidc, probes, tls, tracing
+from servicekit import auth, files, gcpolicy, metrics, oidc, probes, tls, tracing
 from servicekit.caps import Cap, RequestCaps
 from servicekit.config import ConfigError, ServerConfig, setting
 from servicekit.dependencies import Dependency
@@ -475,7 +475,9 @@ def serve_forever(
     # it, not find the default action or a library's handler.
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
+    gcpolicy.configure()  # a service process's own pacing (tests that build services in-process keep theirs)
     service = build(spec, config).start()
+    gcpolicy.freeze_startup_objects()
     if on_started is not None:
         on_started(service)
     # A timed wait: the kernel may deliver SIGTERM to any thread (gRPC's own, say); Python then runs the
