@@ -242,6 +242,9 @@ def in_the_browser(
     privacy = report["privacy"]
     assert privacy["views"] >= least_views and privacy["messages"] > privacy["views"], privacy
     assert not privacy["undecoded"] and not privacy["leaks"], privacy
+    # The page speaks binary protobuf (web/src/rpc.ts): Connect JSON costs the door's tail latency.
+    binary = {"application/proto", "application/connect+proto"}
+    assert privacy["formats"] and set(privacy["formats"]) <= binary, privacy["formats"]
     return report
 
 
