@@ -70,12 +70,18 @@ test-fast: dev node-deps
 # client of tests/node, and the OpenID Connect provider (oidc-provider) of tests/oidc that issues players'
 # tokens in tests/servicekit/test_oidc_provider.py, and playwright-core of tests/web driving Debian's
 # chromium in the web table's browser tests, and the Connect client of tests/node_connect, whose code buf
-# generates from protos/ with the local protoc-gen-es. Without node those tests skip, saying so.
+# generates from protos/ with the local protoc-gen-es. tests/web also gets protos/ as a descriptor set
+# (gen/felt.binpb, by the local buf): its checks decode the page's binary Connect messages with it. Without
+# node those tests skip, saying so.
 NODE_TEST := tests/node
 OIDC_TEST := tests/oidc
 WEB_TEST := tests/web
 CONNECT_TEST := tests/node_connect
-node-deps: $(NODE_TEST)/node_modules/.installed $(OIDC_TEST)/node_modules/.installed $(WEB_TEST)/node_modules/.installed $(CONNECT_TEST)/gen/.built
+node-deps: $(NODE_TEST)/node_modules/.installed $(OIDC_TEST)/node_modules/.installed $(WEB_TEST)/node_modules/.installed $(WEB_TEST)/gen/felt.binpb $(CONNECT_TEST)/gen/.built
+$(WEB_TEST)/gen/felt.binpb: $(WEB_TEST)/node_modules/.installed $(PROTO_SRC)
+	@if [ -f $(WEB_TEST)/node_modules/.installed ]; then \
+		cd $(WEB_TEST) && npm run --silent descriptors; \
+	fi
 $(CONNECT_TEST)/gen/.built: $(CONNECT_TEST)/node_modules/.installed $(PROTO_SRC) $(CONNECT_TEST)/buf.gen.yaml
 	@if [ -f $(CONNECT_TEST)/node_modules/.installed ]; then \
 		cd $(CONNECT_TEST) && npm run --silent generate && touch gen/.built; \
@@ -123,5 +129,5 @@ operator-rules: dev
 
 clean:
 	rm -rf $(VENV) libs/poker build *.egg-info libs/*.egg-info libs/handeval/_core*.so $(NAIKO_BUILD) \
-		$(NODE_TEST)/node_modules $(OIDC_TEST)/node_modules $(WEB_TEST)/node_modules \
+		$(NODE_TEST)/node_modules $(OIDC_TEST)/node_modules $(WEB_TEST)/node_modules $(WEB_TEST)/gen \
 		$(WEB)/node_modules $(WEB)/dist $(WEB)/src/gen

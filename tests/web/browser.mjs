@@ -6,6 +6,7 @@
 
 import { chromium, selectors } from "playwright-core";
 import path from "node:path";
+import { decodeBody } from "./connect_body.mjs";
 import { PrivacyWatch } from "./privacy.mjs";
 
 export const PAGE = process.env.FELT_PAGE_URL;
@@ -60,8 +61,11 @@ export const browser = await chromium.launch({
 function watchShards(page) {
   // The shard serving the table, as the views name it (a takeover moves it).
   page.on("response", async (response) => {
-    if (!VIEWS.test(new URL(response.url()).pathname) || response.request().method() !== "POST") return;
-    const view = (await response.json().catch(() => ({}))).view;
+    const { pathname } = new URL(response.url());
+    if (!VIEWS.test(pathname) || response.request().method() !== "POST" || response.status() !== 200) return;
+    // Decoded whatever the format the page speaks (connect_body.mjs; privacy.mjs counts what does not decode).
+    const decode = async () => decodeBody(pathname, 200, response.headers()["content-type"], await response.body())[0].message;
+    const view = (await decode().catch(() => ({}))).view;
     const shard = view?.table?.shardAddress;
     if (shard && report.shards.at(-1)?.shard !== shard) {
       report.shards.push({ shard, door: new URL(response.url()).origin, at: Date.now() - started });

@@ -1,7 +1,9 @@
 // Privacy in the browser: every Connect message a page receives, unary answers and each message of a
 // stream, is recorded as the page's fetch receives it (an init script tees each response body before the
-// page reads it: a server stream is only whole in the browser, chunk by chunk, while it runs), decoded
-// (Connect JSON; a body in any other encoding is counted, and counts as a failure), and checked:
+// page reads it and hands its bytes over chunk by chunk: a server stream is only whole in the browser, while
+// it runs), decoded (connect_body.mjs: binary protobuf by the method's output type, or Connect JSON, into the
+// proto3 JSON form the checks read; a body that does not decode is counted, and counts as a failure), and
+// checked:
 //   - no other seat's hole cards while the hand is in play (TableView.players; a casino RoundView's
 //     other seats never), no HoleCardsDealt,
 //     BoardCardPeeked, HoleCardSwapped or ClientSeedGiven of another seat, no private casino event
@@ -12,42 +14,39 @@
 //   - a hand's proof (GetHandProof: its seed and whole order) only once the viewer saw that hand end,
 //     and no other seat's hole cards in it (only cards shown at showdown).
 
-const CONNECT_PATH = /^\/poker\.[a-z]+\.v1\.[A-Za-z]+\/[A-Za-z]+$/;
+import { ConnectBody, mediaType } from "./connect_body.mjs";
+
 const CARD = /^[2-9TJQKA][shdc]$/;
 
-// The page side: runs before the page's own scripts, in every page of the context.
+// The page side: runs before the page's own scripts, in every page of the context. Each response of a
+// browser door (a /poker.* path) goes to __feltReceived as it arrives: its first part names it (path,
+// status, content type), then its chunks in base64, then `done`; each call awaited, so they stay in order.
 function tee() {
   const original = window.fetch;
+  let responses = 0;
+  const base64 = (bytes) => {
+    let text = "";
+    for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+    return btoa(text);
+  };
   window.fetch = async (...args) => {
     const response = await original(...args);
     const url = new URL(response.url || String(args[0]), location.href);
     if (!/^\/poker\./.test(url.pathname) || !response.body) return response;
     const [mine, theirs] = response.body.tee();
+    const id = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}-${(responses += 1)}`;
     const type = response.headers.get("content-type") || "";
     void (async () => {
       const reader = mine.getReader();
-      let buffer = new Uint8Array(0);
-      const decoder = new TextDecoder();
-      const send = (text) => window.__feltReceived(url.pathname, type, text);
+      const send = (part) => window.__feltReceived({ id, path: url.pathname, status: response.status, type, ...part });
       try {
+        await send({});
         for (;;) {
           const { done, value } = await reader.read();
           if (done) break;
-          const joined = new Uint8Array(buffer.length + value.length);
-          joined.set(buffer);
-          joined.set(value, buffer.length);
-          buffer = joined;
-          if (!type.startsWith("application/connect+")) continue; // unary: whole at the end
-          // Streams: 5-byte envelopes (flags, big-endian length) around each message.
-          while (buffer.length >= 5) {
-            const length = new DataView(buffer.buffer, buffer.byteOffset + 1, 4).getUint32(0);
-            if (buffer.length < 5 + length) break;
-            const flags = buffer[0];
-            send(flags & 2 ? "" : decoder.decode(buffer.subarray(5, 5 + length)));
-            buffer = buffer.slice(5 + length);
-          }
+          await send({ chunk: base64(value) });
         }
-        if (!type.startsWith("application/connect+")) send(decoder.decode(buffer));
+        await send({ done: true });
       } catch {
         // the page stopped reading (a stream closed): what came is recorded
       }
@@ -60,19 +59,21 @@ export class PrivacyWatch {
   constructor() {
     this.messages = 0;
     this.paths = {}; // messages by RPC path: which calls and streams the page used
+    this.formats = {}; // answers by content type: the format the page speaks (errors apart: always JSON)
     this.views = 0;
     this.undecoded = [];
     this.leaks = [];
     this.viewers = new Map(); // viewer -> { seat, ended: Set<hand> }
+    this.bodies = new Map(); // "viewer id" -> the ConnectBody of a response still arriving
   }
 
   summary() {
-    return { messages: this.messages, paths: this.paths, views: this.views, undecoded: this.undecoded.slice(0, 5), leaks: this.leaks.slice(0, 20) };
+    return { messages: this.messages, paths: this.paths, formats: this.formats, views: this.views, undecoded: this.undecoded.slice(0, 5), leaks: this.leaks.slice(0, 20) };
   }
 
   async attach(context, viewer) {
     this.viewers.set(viewer, { seat: 0, ended: new Set(), revealed: new Set() });
-    await context.exposeFunction("__feltReceived", (path, type, text) => this.received(viewer, path, type, text));
+    await context.exposeFunction("__feltReceived", (part) => this.part(viewer, part));
     await context.addInitScript(tee);
   }
 
@@ -80,19 +81,44 @@ export class PrivacyWatch {
     this.leaks.push({ viewer, what, ...detail });
   }
 
-  received(viewer, path, type, text) {
-    if (!CONNECT_PATH.test(path) || !text) return;
-    if (!type.includes("json")) {
-      this.undecoded.push({ viewer, path, type });
-      return;
+  /** A whole response at once (the self-check): its body as bytes, a string, or a list of chunks. */
+  received(viewer, path, type, body, { status = 200, id = `whole-${(this.wholes = (this.wholes || 0) + 1)}` } = {}) {
+    const chunks = Array.isArray(body) ? body : [body];
+    this.part(viewer, { id, path, status, type });
+    for (const chunk of chunks) {
+      const bytes = typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk;
+      this.part(viewer, { id, path, status, type, chunk: Buffer.from(bytes).toString("base64") });
     }
-    let message;
+    this.part(viewer, { id, path, status, type, done: true });
+  }
+
+  /** A part of a response as the page's tee hands it over: the first names it, then its chunks, then done. */
+  part(viewer, { id, path, status, type, chunk, done }) {
+    const key = `${viewer} ${id}`;
+    let body = this.bodies.get(key);
     try {
-      message = JSON.parse(text);
-    } catch {
-      this.undecoded.push({ viewer, path, type, text: text.slice(0, 80) });
-      return;
+      if (!body) {
+        if (chunk !== undefined || done) return; // the rest of a response found undecodable: counted once
+        body = new ConnectBody(path, status, type);
+        this.bodies.set(key, body);
+        if (status === 200) this.formats[mediaType(type)] = (this.formats[mediaType(type)] || 0) + 1;
+        return;
+      }
+      const parts = done ? body.finish() : body.push(Buffer.from(chunk, "base64"));
+      if (done) this.bodies.delete(key);
+      for (const { message, end, error } of parts) {
+        if (message) this.message(viewer, path, message);
+        // A stream's end and an error answer are no output message; nothing in them may leak either.
+        else this.walk(viewer, this.viewers.get(viewer), path, end || error, [end ? "endOfStream" : "error"]);
+      }
+    } catch (error) {
+      this.bodies.delete(key);
+      this.undecoded.push({ viewer, path, status, type, error: String(error.message || error) });
     }
+  }
+
+  /** One output message, decoded. */
+  message(viewer, path, message) {
     this.messages += 1;
     this.paths[path] = (this.paths[path] || 0) + 1;
     const state = this.viewers.get(viewer);

@@ -8,7 +8,8 @@ up (both pages say so and resume the stream; the next hand comes through), and l
 The stacks each page showed agree with each other, the pot awarded adds up, and the wallet holds what the
 leaves gave back. Screenshots of every screen are PNGs in the test's directory, copied to $FELT_SCREENSHOTS
 when it is set. Needs /usr/bin/chromium (Debian's `chromium`), node, and `make web` + `make node-deps`
-(web/dist, tests/web/node_modules); it skips, saying which is missing, without chromium or node.
+(web/dist, tests/web/node_modules, and tests/web/gen/felt.binpb: protos/ as a descriptor set, with which
+privacy.mjs decodes the page's binary messages); it skips, saying which is missing, without chromium or node.
 """
 
 from __future__ import annotations
@@ -64,8 +65,11 @@ def _needs() -> str:
     if node is None:
         print("node is not installed: the browser test of the web table skips", file=sys.stderr)
         pytest.skip("node is not installed: the browser test cannot drive chromium")
-    if not (HERE / "node_modules" / "playwright-core").is_dir():
-        pytest.fail("tests/web's packages are missing: run `make node-deps`")
+    if (
+        not (HERE / "node_modules" / "playwright-core").is_dir()
+        or not (HERE / "gen" / "felt.binpb").is_file()
+    ):
+        pytest.fail("tests/web's packages or its descriptor set of protos/ are missing: run `make node-deps`")
     if not (ROOT / "web" / "dist" / "app.js").is_file():
         pytest.fail("the web table is not built: run `make web`")
     return node
@@ -238,6 +242,9 @@ def in_the_browser(
     privacy = report["privacy"]
     assert privacy["views"] >= least_views and privacy["messages"] > privacy["views"], privacy
     assert not privacy["undecoded"] and not privacy["leaks"], privacy
+    # The page speaks binary protobuf (web/src/rpc.ts): Connect JSON costs the door's tail latency.
+    binary = {"application/proto", "application/connect+proto"}
+    assert privacy["formats"] and set(privacy["formats"]) <= binary, privacy["formats"]
     return report
 
 
@@ -441,12 +448,18 @@ def test_a_person_registers_for_a_sit_and_go_and_sees_it_to_the_end(shared: Stac
 
 def test_the_privacy_check_catches_each_kind_of_leak() -> None:
     """tests/web/privacy.mjs, which every browser test relies on, reports each leak it looks for in
-    made-up messages and nothing in the same messages without it."""
+    made-up messages and nothing in the same messages without it, each message in binary protobuf (the
+    page's format: a unary body, and a stream's envelopes cut mid-envelope) and in Connect JSON; and a
+    body it cannot decode counts as undecoded (which fails the browser tests), never as clean."""
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not installed")
+    if not (HERE / "gen" / "felt.binpb").is_file() or not (HERE / "node_modules" / "@bufbuild").is_dir():
+        pytest.fail("tests/web's packages or its descriptor set of protos/ are missing: run `make node-deps`")
     done = subprocess.run(
         [node, str(HERE / "privacy_check.mjs")], cwd=HERE, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert json.loads(done.stdout)["cases"] >= 8
+    checked = json.loads(done.stdout)
+    assert checked["formats"] == ["binary", "json"], checked
+    assert checked["cases"] >= 2 * 12 and checked["undecodable"] >= 10, checked
