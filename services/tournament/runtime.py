@@ -448,7 +448,8 @@ class Running:
             if started is None:
                 return False
             final = event.hand_ended.stacks if which == "hand_ended" else event.hand_voided.stacks
-            self._hand_finished(table_id, hand, started, {s.seat: s.chips for s in final}, event.seq)
+            stacks = {s.seat: s.chips for s in final}
+            self._hand_finished(table_id, hand, started, stacks, event.seq, event.time_ms)
         elif which == "table_closed":
             return True
         return False
@@ -460,9 +461,18 @@ class Running:
             return table.released if table is not None else 0
 
     def _hand_finished(
-        self, table_id: str, hand: int, started: tpb.HandStarted, final: dict[int, int], seq: int
+        self,
+        table_id: str,
+        hand: int,
+        started: tpb.HandStarted,
+        final: dict[int, int],
+        seq: int,
+        ended_ms: int,
     ) -> None:
+        """The hand's result applied (HandFinished), unless applied already; `ended_ms`: when the hand
+        ended at the table (its HandEnded's time), for the director's lag."""
         with self.lock:
+            applying = time.perf_counter()
             name = next((k for k, v in self.data["tables"].items() if v == table_id), None)
             table = self.t.tables.get(name) if name else None
             if table is None or self.t.reported.get(name or "", 0) >= hand:
@@ -483,6 +493,10 @@ class Running:
             try:
                 self.apply(c.HandFinished(self.hub.deps.clock(), result), data_update=watched)
                 metrics.HANDS.inc()
+                metrics.RESULT_APPLY.observe(time.perf_counter() - applying)
+                # The table's clock and this one are both wall clocks (ms), maybe of two machines: a
+                # skew that puts the apply before the hand's end counts as no lag.
+                metrics.RESULT_LAG.observe(max(0, self.hub.deps.clock() - ended_ms) / 1000)
             except TournamentError as exc:
                 self.log.error(
                     "tournament_hand_refused",
