@@ -1,32 +1,50 @@
 """TournamentService end to end (issue 12): a scheduled tournament of 1,000 bots played to the end through
-the real services, hands unpaced.
+the real services, hands unpaced; issue 25: on table shards and tournament replicas, and a knockout burst.
 
 The dealer, the wallet (SQLite), the table service and the tournament service run as their own processes
-(`python -m services.X`, one temporary data directory), bots answer at once and the next hand follows at
-once (FELT_TABLE_POKER_BOT_PACING=0, FELT_TABLE_POKER_HAND_PAUSE_MS=0). An operator creates the tournament
-(tables of nine, `--stack` chips, levels by hands with big blind antes from level 3, the published payout
-structure), registers `--players` bots with AddBots (each bot's buy-in issued to its own wallet account
-and held), starts it, and waits for TournamentFinished. Meanwhile the RSS of each service (its process
-tree) is sampled every 0.5 s.
+(`python -m services.X`, servicekit.testing.ServiceProcess, one temporary data directory), bots answer at
+once and the next hand follows at once (FELT_TABLE_POKER_BOT_PACING=0, FELT_TABLE_POKER_HAND_PAUSE_MS=0).
+An operator creates `--tournaments` scheduled tournaments (tables of nine, `--stack` chips, levels by hands
+with big blind antes from level 3, the published payout structure), registers `--players` bots in each with
+AddBots (each bot's buy-in issued to its own wallet account and held), starts them all at once, and waits
+for every TournamentFinished. Meanwhile the RSS of each process (its process tree) is sampled every 0.5 s.
 
-The director's lag is seen from outside: `--watch-tables` of the tournament's tables are followed with
-WatchTable (as an operator) and, the next hand following at once, the gap between a hand's HandEnded
-and the next HandStarted at that table is the time the tournament service took to learn the result,
-apply it (moves, level) and release the next hand (p50 / p90 / p99 over every gap seen).
+- `--table-shards N`: the table service as N shards (FELT_TABLE_SHARDED=1) on PostgreSQL; 0 (the default):
+  one table service on SQLite.
+- `--replicas N`: the tournament service as N replicas (FELT_TOURNAMENT_REPLICATED=1) on the same
+  PostgreSQL, sharing the tournaments through leases (each is placed on the replica with the fewest and
+  directed by it alone; the clients follow TOURNAMENT_MOVED with servicekit.shards), as
+  tests/tournament_service/test_replicas.py starts them; 0 (the default): one tournament service on SQLite.
+  PostgreSQL is `--postgres` (default FELT_TEST_POSTGRES_URL): a fresh database, dropped at the end.
+- `--burst`: a knockout burst instead of the ladder: stacks of two big blinds and blinds that double every
+  hand, so most of the field is eliminated within a few hands at every table at once. Reported: the
+  eliminations per second the director took in (the tournament services' counter, looked at every 0.5 s:
+  over the burst, from the first elimination until 90 % of the field is out, and over its best 2 s), and
+  its result lag and apply time from the start until then.
 
-Reported: wall time from StartTournament to the finish, table-hands (the tournament service's
-poker_tournament_hands_total: hands fed back by the tables), table-hands per second, the peak RSS of each
-service, CPU seconds of each service, the load average. The end is checked: one place per entry, the
-prizes add up to the pool. Target: under 10 minutes on this machine (2 cores, shared).
+The director's lag, from inside (the tournament service's histograms, summed over the replicas, over the
+run; quantiles interpolated in the buckets as Prometheus' histogram_quantile does):
+poker_tournament_result_lag_seconds, from a hand's end at its table to the director having applied its
+result (the director's step lag); poker_tournament_result_apply_seconds, the apply alone; and the outbox's
+ReleaseHand steps (poker_tournament_step_lag_seconds), from that commit to the table's next hand released.
+From outside, `--watch-tables` tables are followed with WatchTable (as an operator): the gap between a
+hand's HandEnded and the next HandStarted at a table is all of it (p50 / p90 / p99 over every gap seen).
+
+Reported: wall time from the first StartTournament to the last finish, table-hands (the tournament
+services' poker_tournament_hands_total: hands fed back by the tables), table-hands per second, the lags,
+the peak RSS and CPU seconds of each process, the load average. The end is checked: one place per entry,
+the prizes add up to the pool. Target: under 10 minutes on this machine (2 cores, shared).
 
     .venv/bin/python bench/tournament_service/run.py [--players 1000] [--hands-per-level 5]
+    .venv/bin/python bench/tournament_service/run.py --players 1000 --table-shards 2 --replicas 3
+    .venv/bin/python bench/tournament_service/run.py --players 1000 --table-shards 2 --replicas 3 --burst
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import socket
+import signal
 import statistics
 import subprocess
 import sys
@@ -34,11 +52,13 @@ import tempfile
 import threading
 import time
 import urllib.request
+import uuid
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "libs")]
@@ -47,13 +67,16 @@ from poker.table.v1 import table_service_pb2 as tpb  # noqa: E402
 from poker.table.v1 import table_service_pb2_grpc as tpb_grpc  # noqa: E402
 from poker.tournament.v1 import tournament_service_pb2 as pb  # noqa: E402
 from poker.tournament.v1 import tournament_service_pb2_grpc as pb_grpc  # noqa: E402
+from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 from servicekit import (  # noqa: E402
     auth,
+    shards,
     testing,
 )
+from servicekit.testing import ServiceProcess, table_shard  # noqa: E402
 
 TARGET_S = 600.0
-SERVICES = ("dealer", "wallet", "table", "tournament")
+QUIET = {"FELT_LOG_LEVEL": "WARNING", "FELT_SHUTDOWN_GRACE_SECONDS": "2"}
 TABLE_ENV = {
     # One idle public table instead of the default bot tables: only the tournament's tables play.
     "FELT_TABLE_POKER_TABLES": "lobby:NLHE:5/10:200-1000:2",
@@ -62,12 +85,11 @@ TABLE_ENV = {
     "FELT_TABLE_RATE_ACT": "off",
 }
 SMALL_BLINDS = [10, 15, 20, 25, 30, 40, 50, 60, 80, 100, 150, 200, 250, 300, 400, 500, 600, 800, 1000, 1500]
-
-
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+RESULT_LAG = "poker_tournament_result_lag_seconds"
+RESULT_APPLY = "poker_tournament_result_apply_seconds"
+STEP_LAG = "poker_tournament_step_lag_seconds"
+BURST_BIG_BLINDS = 2  # --burst: the starting stack in big blinds of the first level
+BURST_OUT = 0.9  # --burst: the burst lasts until this share of the field is eliminated
 
 
 def levels(hands: int, count: int = 40) -> list[pb.StructureEntry]:
@@ -81,6 +103,15 @@ def levels(hands: int, count: int = 40) -> list[pb.StructureEntry]:
             pb.StructureEntry(level=pb.BlindLevel(small_blind=sb, big_blind=2 * sb, ante=ante, hands=hands))
         )
     return out
+
+
+def burst_levels(count: int = 30) -> list[pb.StructureEntry]:
+    """The knockout burst: blinds doubling every hand, a big blind ante from the first: with two big blinds
+    each, the players are all in within a hand or two and most tables lose most of their players at once."""
+    return [
+        pb.StructureEntry(level=pb.BlindLevel(small_blind=10 << k, big_blind=20 << k, ante=20 << k, hands=1))
+        for k in range(count)
+    ]
 
 
 def _tree_pids(pid: int) -> list[int]:
@@ -125,70 +156,198 @@ def _cpu_seconds(pid: int) -> float:
     return total
 
 
-class Service:
-    def __init__(self, name: str, data_dir: Path, env: dict[str, str]) -> None:
-        self.name = name
-        testing.session_ca_dir()  # TLS from one development CA for the services and the clients
-        self.port, self.internal_port, self.metrics_port = _port(), _port(), _port()
-        self.log = data_dir / f"{name}.log"
-        command = [sys.executable, "-m", f"services.{name}", "--port", str(self.port)]
-        command += ["--internal-port", str(self.internal_port)]
-        command += ["--metrics-port", str(self.metrics_port), "--data-dir", str(data_dir)]
-        with open(self.log, "ab") as out:
-            self.proc = subprocess.Popen(
-                command, cwd=ROOT, env={**os.environ, "FELT_LOG_LEVEL": "WARNING", **env}, stdout=out,
-                stderr=subprocess.STDOUT,
-            )  # fmt: skip
+class Member:
+    """One process of the stack (a service, a shard, a replica), its peak RSS sampled."""
+
+    def __init__(self, process: ServiceProcess) -> None:
+        self.process = process
         self.peak_mib = 0.0
-        self._wait_serving()
 
     @property
-    def address(self) -> str:
-        """The internal port (mutual TLS): the services' and the clients' door."""
-        return f"127.0.0.1:{self.internal_port}"
+    def name(self) -> str:
+        return self.process.name
 
-    def _wait_serving(self, seconds: float = 90.0) -> None:
-        with testing.channel(self.address) as channel:
-            health = health_pb2_grpc.HealthStub(channel)
-            deadline = time.monotonic() + seconds
-            while time.monotonic() < deadline:
-                try:
-                    if health.Check(health_pb2.HealthCheckRequest(), timeout=1).status == 1:
-                        return
-                except grpc.RpcError:
-                    pass
-                if self.proc.poll() is not None:
-                    break
-                time.sleep(0.1)
-        raise SystemExit(f"{self.name} did not start:\n{self.log.read_text()[-3000:]}")
+    @property
+    def pid(self) -> int:
+        assert self.process.proc is not None
+        return self.process.proc.pid
+
+    def start(self) -> Member:
+        try:
+            self.process.start(ready_seconds=90)
+        except AssertionError as failed:
+            raise SystemExit(str(failed)) from None
+        return self
 
     def sample(self) -> None:
-        self.peak_mib = max(self.peak_mib, _rss_mib(self.proc.pid))
+        self.peak_mib = max(self.peak_mib, _rss_mib(self.pid))
 
-    def metric(self, name: str) -> float:
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=10) as reply:
+    def samples(self) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+        """Every sample the process serves now: (name, sorted labels) -> value."""
+        with urllib.request.urlopen(self.process.metrics_url, timeout=10) as reply:
             text = reply.read().decode()
-        return sum(
-            float(line.rsplit(" ", 1)[1])
-            for line in text.splitlines()
-            if line.startswith(name) and not line.startswith("#") and line.split("{")[0].split(" ")[0] == name
-        )
+        return {
+            (sample.name, tuple(sorted(sample.labels.items()))): float(sample.value)
+            for family in text_string_to_metric_families(text)
+            for sample in family.samples
+        }
+
+
+class Stack:
+    """The dealer, the wallet, the table service (one, or shards on PostgreSQL) and the tournament service
+    (one, or replicas on PostgreSQL)."""
+
+    def __init__(self, data_dir: Path, table_shards: int, replicas: int, postgres: str) -> None:
+        self.data_dir = data_dir
+        self.members: list[Member] = []
+        self.admin_url, self.db = postgres, ""
+        db_url = ""
+        if table_shards or replicas:
+            # One database for the table shards' log and the tournaments' (their tables are poker_ and tn_).
+            self.db = f"felt_bench_tn_{uuid.uuid4().hex[:10]}"
+            import psycopg
+
+            with psycopg.connect(postgres, autocommit=True) as conn:
+                conn.execute(f'CREATE DATABASE "{self.db}"')
+            db_url = postgres.split("?", 1)[0].rsplit("/", 1)[0] + f"/{self.db}"
+        self.dealer = self._start(ServiceProcess("dealer", data_dir, cwd=ROOT, env=QUIET))
+        self.wallet = self._start(ServiceProcess("wallet", data_dir, cwd=ROOT, env=QUIET))
+        deps = {
+            "FELT_DEALER_ADDRESS": self.dealer.process.address,
+            "FELT_WALLET_ADDRESS": self.wallet.process.address,
+        }
+        table_env = {**QUIET, **TABLE_ENV, **deps}
+        if table_shards:
+            sharded = {"TABLE_DATABASE_URL": db_url, "FELT_TABLE_SHARDED": "1"}
+            self.tables = [
+                self._start(table_shard(f"table-{k}", data_dir, cwd=ROOT, env={**table_env, **sharded}))
+                for k in range(table_shards)
+            ]
+        else:
+            self.tables = [self._start(ServiceProcess("table", data_dir, cwd=ROOT, env=table_env))]
+        table_addresses = ",".join(t.process.address for t in self.tables)
+        tournament_env = {**QUIET, **deps, "FELT_TABLE_SHARD_ADDRESSES": table_addresses}
+        if replicas:
+            self.tournaments = []
+            for k in range(replicas):
+                replica = ServiceProcess("tournament", data_dir, cwd=ROOT, name=f"tournament-{k}")
+                replica.env = {
+                    **tournament_env,
+                    "TOURNAMENT_DATABASE_URL": db_url,
+                    "FELT_TOURNAMENT_REPLICATED": "1",
+                    "FELT_TOURNAMENT_REPLICA_ID": replica.name,
+                    "FELT_TOURNAMENT_ADVERTISE_ADDRESS": replica.public_address,
+                    "FELT_TOURNAMENT_ADVERTISE_INTERNAL_ADDRESS": replica.address,
+                }
+                self.tournaments.append(self._start(replica))
+        else:
+            self.tournaments = [
+                self._start(ServiceProcess("tournament", data_dir, cwd=ROOT, env=tournament_env))
+            ]
+        self.token = auth.issue_token(auth.load_keys(data_dir), "bench", auth.Role.OPERATOR)
+
+    def _start(self, process: ServiceProcess) -> Member:
+        member = Member(process)
+        self.members.append(member)
+        return member.start()
+
+    def routed(self, members: list[Member], stub_class: Any, key: str) -> Any:
+        """A stub over every process of a service, following TABLE_MOVED / TOURNAMENT_MOVED."""
+        pool = shards.ChannelPool(lambda address: testing.channel(address, self.token))
+        router = shards.Router(pool, [m.process.address for m in members], internal=True)
+        return shards.RoutedStub(router, stub_class, key=key)
+
+    def ops(self) -> Any:
+        return self.routed(self.tournaments, pb_grpc.TournamentServiceStub, "tournament_id")
+
+    def table_stub(self) -> Any:
+        return self.routed(self.tables, tpb_grpc.TableServiceStub, "table_id")
+
+    def tournament_samples(self) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+        """The tournament services' samples, summed over the replicas."""
+        total: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
+        for member in self.tournaments:
+            for key, value in member.samples().items():
+                total[key] = total.get(key, 0.0) + value
+        return total
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        for member in reversed(self.members):
+            member.process.stop()
+        if self.db:
+            import psycopg
+
+            with psycopg.connect(self.admin_url, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{self.db}" WITH (FORCE)')
+
+
+Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+def _value(samples: Samples, name: str) -> float:
+    return sum(v for (n, _labels), v in samples.items() if n == name)
+
+
+def _quantiles(
+    before: Samples, after: Samples, histogram: str, qs: Iterable[float], **match: str
+) -> list[float]:
+    """Quantiles (seconds) of what a histogram observed between two scrapes (its buckets summed over every
+    label set matching `match`), interpolated within a bucket as Prometheus' histogram_quantile does."""
+    buckets: dict[float, float] = {}
+    for (name, labels), value in after.items():
+        found = dict(labels)
+        if name != f"{histogram}_bucket" or any(found.get(k) != v for k, v in match.items()):
+            continue
+        le = float(found["le"])
+        buckets[le] = buckets.get(le, 0.0) + value - before.get((name, labels), 0.0)
+    bounds = sorted(buckets)
+    total = buckets.get(float("inf"), 0.0)
+    out = []
+    for q in qs:
+        if total <= 0:
+            out.append(float("nan"))
+            continue
+        rank, lower, below = q * total, 0.0, 0.0
+        for bound in bounds:
+            if buckets[bound] >= rank:
+                if bound == float("inf"):  # past the last bound: the last bound, as Prometheus says
+                    out.append(lower)
+                else:
+                    inside = buckets[bound] - below
+                    out.append(lower + (bound - lower) * ((rank - below) / inside if inside else 1.0))
+                break
+            lower, below = bound, buckets[bound]
+    return out
+
+
+def _count(before: Samples, after: Samples, histogram: str, **match: str) -> float:
+    return sum(
+        v - before.get((n, labels), 0.0)
+        for (n, labels), v in after.items()
+        if n == f"{histogram}_count" and all(dict(labels).get(k) == w for k, w in match.items())
+    )
+
+
+def _ms(values: list[float]) -> str:
+    return " / ".join(f"{v * 1000:,.0f}" if v == v else "-" for v in values)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--players", type=int, default=1_000)
+    parser.add_argument("--players", type=int, default=1_000, help="bots in each tournament (%(default)s)")
+    parser.add_argument("--tournaments", type=int, default=1, help="tournaments played at once (%(default)s)")
+    parser.add_argument(
+        "--table-shards", type=int, default=0, help="table shards on PostgreSQL (0: one, SQLite)"
+    )
+    parser.add_argument(
+        "--replicas", type=int, default=0, help="tournament replicas on PostgreSQL (0: one, SQLite)"
+    )
+    parser.add_argument("--postgres", default=os.environ.get("FELT_TEST_POSTGRES_URL", ""))
+    parser.add_argument("--burst", action="store_true", help="a knockout burst instead of the ladder")
     parser.add_argument("--seats", type=int, default=9)
-    parser.add_argument("--stack", type=int, default=1_000, help="starting stack (%(default)s)")
+    parser.add_argument(
+        "--stack", type=int, default=1_000, help="starting stack (%(default)s; --burst: 2 BB)"
+    )
     parser.add_argument("--hands-per-level", type=int, default=5)
     parser.add_argument("--timeout", type=float, default=1_800.0, help="give up after this many seconds")
     parser.add_argument("--keep", action="store_true", help="keep the data directory (logs)")
@@ -201,44 +360,185 @@ def main(argv: list[str] | None = None) -> int:
         help="sample the table and tournament services with py-spy during play (collapsed stacks in DIR)",
     )
     args = parser.parse_args(argv)
+    if (args.table_shards or args.replicas) and not args.postgres:
+        print("--table-shards / --replicas: set FELT_TEST_POSTGRES_URL or --postgres", file=sys.stderr)
+        return 2
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # stop the stack and drop its database
     data_dir = Path(tempfile.mkdtemp(prefix="felt-bench-tournament-"))
-    print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; load average at the start: {_load()}", flush=True)
+    uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; {os.cpu_count()} cores; uptime: {uptime}", flush=True)
+    print(
+        " ".join(["bench/tournament_service/run.py", *(argv if argv is not None else sys.argv[1:])]),
+        flush=True,
+    )
     print(f"data directory {data_dir}", flush=True)
-    services: dict[str, Service] = {}
+    stack: Stack | None = None
     stop_sampling = threading.Event()
     try:
-        services["dealer"] = Service("dealer", data_dir, {})
-        services["wallet"] = Service("wallet", data_dir, {})
-        services["table"] = Service(
-            "table", data_dir,
-            {**TABLE_ENV, "FELT_DEALER_ADDRESS": services["dealer"].address,
-             "FELT_WALLET_ADDRESS": services["wallet"].address},
-        )  # fmt: skip
-        services["tournament"] = Service(
-            "tournament", data_dir,
-            {"FELT_TABLE_ADDRESS": services["table"].address, "FELT_WALLET_ADDRESS": services["wallet"].address,
-             "FELT_DEALER_ADDRESS": services["dealer"].address},
-        )  # fmt: skip
+        stack = Stack(data_dir, args.table_shards, args.replicas, args.postgres)
+        members = stack.members
 
         def sampler() -> None:
             while not stop_sampling.is_set():
-                for service in services.values():
-                    service.sample()
+                for member in members:
+                    member.sample()
                 stop_sampling.wait(0.5)
 
         threading.Thread(target=sampler, daemon=True).start()
-        token = auth.issue_token(auth.load_keys(data_dir), "bench", auth.Role.OPERATOR)
-        ops = pb_grpc.TournamentServiceStub(testing.channel(services["tournament"].address, token))  # type: ignore[no-untyped-call]
-        now = int(time.time() * 1000)
+        ops = stack.ops()
+        tids = _create(ops, args)
+        t_reg = time.perf_counter()
+        for tid in tids:
+            _add_bots(ops, tid, args.players)
+        registration_s = time.perf_counter() - t_reg
+        print(f"{args.players * len(tids)} bots registered in {registration_s:.1f} s", flush=True)
+        load_start = _load()
+        cpu0 = {m.name: _cpu_seconds(m.pid) for m in members}
+        before = stack.tournament_samples()
+        profilers = _profile(args.profile, stack) if args.profile else []
+        t0 = time.perf_counter()
+        starts = [threading.Thread(target=_start_tournament, args=(ops, tid), daemon=True) for tid in tids]
+        for thread in starts:
+            thread.start()
+        for thread in starts:
+            thread.join()
+        gaps: list[int] = []
+        table_stub = stack.table_stub()
+        watched: list[str] = []
+        for tid in tids:
+            listed = table_stub.ListTables(
+                tpb.ListTablesRequest(tournament_id=tid, page_size=args.watch_tables)
+            )
+            watched += [t.table_id for t in listed.tables][: max(1, args.watch_tables // len(tids))]
+        watchers = [
+            threading.Thread(target=_time_gaps, args=(table_stub, table_id, gaps, stop_sampling), daemon=True)
+            for table_id in watched[: args.watch_tables]
+        ]
+        for watcher in watchers:
+            watcher.start()
+        entries = args.players * len(tids)
+        print(f"started: {len(tids)} tournament(s), {entries} entries", flush=True)
+        burst = _Burst(entries) if args.burst else None
+        last_print = 0.0
+        done: dict[str, pb.Tournament] = {}
+        while True:
+            for tid in tids:
+                if tid not in done:
+                    t = ops.GetTournament(pb.GetTournamentRequest(tournament_id=tid)).tournament
+                    if t.state in (pb.STATE_FINISHED, pb.STATE_CANCELLED):
+                        done[tid] = t
+            elapsed = time.perf_counter() - t0
+            if burst is not None:
+                burst.look(stack, elapsed)
+            if len(done) == len(tids):
+                break
+            if elapsed > args.timeout:
+                raise SystemExit(f"not finished after {elapsed:.0f} s")
+            if elapsed - last_print >= 30:
+                last_print = elapsed
+                left = tables = 0
+                for tid in tids:
+                    s = ops.GetStandings(pb.GetStandingsRequest(tournament_id=tid))
+                    left, tables = left + s.players_left, tables + s.tables
+                hands = _value(stack.tournament_samples(), "poker_tournament_hands_total")
+                print(
+                    f"  {elapsed:6.0f} s: {left} left on {tables} tables, "
+                    f"{hands - _value(before, 'poker_tournament_hands_total'):,.0f} table-hands, load {_load()}",
+                    flush=True,
+                )
+            time.sleep(0.5)
+        wall = time.perf_counter() - t0
+        for profiler in profilers:
+            profiler.send_signal(2)  # SIGINT: py-spy writes its file
+        load_end = _load()
+        cpu = {m.name: _cpu_seconds(m.pid) - cpu0[m.name] for m in members}
+        stop_sampling.set()
+        after = stack.tournament_samples()
+        hands = _value(after, "poker_tournament_hands_total") - _value(before, "poker_tournament_hands_total")
+        for tid, t in done.items():
+            standings = ops.GetStandings(pb.GetStandingsRequest(tournament_id=tid))
+            assert t.state == pb.STATE_FINISHED, t
+            places = sorted(p.place for p in standings.places)
+            assert len(places) == args.players, (len(places), args.players)
+            assert sum(t.prizes) == t.prize_pool == 100 * args.players, (sum(t.prizes), t.prize_pool)
+        uptime_end = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+        print()
+        table_kind = (
+            f"{args.table_shards} table shards (PostgreSQL)"
+            if args.table_shards
+            else "1 table service (SQLite)"
+        )
+        director_kind = (
+            f"{args.replicas} tournament replicas (PostgreSQL)"
+            if args.replicas
+            else "1 tournament service (SQLite)"
+        )
+        structure = (
+            f"burst: stack {BURST_BIG_BLINDS} BB, blinds doubling every hand"
+            if args.burst
+            else f"stack {args.stack}, {args.hands_per_level} hands a level"
+        )
+        print(
+            f"{len(tids)} tournament(s) of {args.players} players, tables of {args.seats}, {structure}; "
+            f"{table_kind}, {director_kind}"
+        )
+        print(
+            f"wall time (start to finish): {wall:.1f} s (target < {TARGET_S:.0f} s: {'met' if wall < TARGET_S else 'MISSED'})"
+        )
+        print(f"table-hands: {hands:,.0f} ({hands / wall:,.1f} /s)")
+        qs = (0.5, 0.99)
+        lag_n = _count(before, after, RESULT_LAG)
+        print(
+            f"director result lag (hand end -> applied, {lag_n:,.0f} results) p50 / p99 ms: "
+            f"{_ms(_quantiles(before, after, RESULT_LAG, qs))}"
+        )
+        print(f"director apply p50 / p99 ms: {_ms(_quantiles(before, after, RESULT_APPLY, qs))}")
+        print(
+            "outbox ReleaseHand (commit -> released) p50 / p99 ms: "
+            f"{_ms(_quantiles(before, after, STEP_LAG, qs, kind='ReleaseHand'))}"
+        )
+        if gaps:
+            q = statistics.quantiles(gaps, n=100, method="inclusive")
+            print(
+                f"between hands (HandEnded -> next HandStarted, {len(gaps)} gaps at {len(watchers)} tables): "
+                f"p50 {q[49]:.0f} ms, p90 {q[89]:.0f} ms, p99 {q[98]:.0f} ms, max {max(gaps)} ms"
+            )
+        if burst is not None:
+            burst.report(before)
+        print("peak RSS MiB: " + ", ".join(f"{m.name} {m.peak_mib:.0f}" for m in members))
+        print("CPU s during play: " + ", ".join(f"{n} {c:.1f}" for n, c in cpu.items()))
+        print(
+            f"load average: {load_start} at the start, {load_end} at the end; uptime at the end: {uptime_end}"
+        )
+        print(f"every entry placed ({entries}), prizes add up to the pools ({100 * entries})")
+        return 0
+    finally:
+        stop_sampling.set()
+        if stack is not None:
+            stack.stop()
+        if not args.keep:
+            import shutil
+
+            shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def _create(ops: Any, args: argparse.Namespace) -> list[str]:
+    now = int(time.time() * 1000)
+    if args.burst:
+        structure, stack = burst_levels(), BURST_BIG_BLINDS * burst_levels()[0].level.big_blind
+    else:
+        structure, stack = levels(args.hands_per_level), args.stack
+    tids = []
+    for k in range(args.tournaments):
         made = ops.CreateTournament(
             pb.CreateTournamentRequest(
-                request_id="bench",
-                name=f"bench {args.players}",
+                request_id=f"bench-{k}",
+                name=f"bench {k} {args.players}",
                 format=pb.FORMAT_SCHEDULED,
                 game=tpb.GAME_NO_LIMIT_HOLDEM,
                 seats_per_table=args.seats,
-                starting_stack=args.stack,
-                levels=levels(args.hands_per_level),
+                starting_stack=stack,
+                levels=structure,
                 buy_in=100,
                 fee=10,
                 registration_opens_ms=now,
@@ -247,101 +547,75 @@ def main(argv: list[str] | None = None) -> int:
                 decision_seconds=5,
             )
         ).tournament
-        tid = made.tournament_id
-        t_reg = time.perf_counter()
-        left, batch = args.players, 0
-        while left > 0:
-            count = min(left, 1_000)
-            ops.AddBots(
-                pb.AddBotsRequest(request_id=f"bots-{batch}", tournament_id=tid, count=count), timeout=600
-            )
-            left -= count
-            batch += 1
-        registration_s = time.perf_counter() - t_reg
-        print(f"{args.players} bots registered in {registration_s:.1f} s", flush=True)
-        load_start = _load()
-        cpu0 = {name: _cpu_seconds(s.proc.pid) for name, s in services.items()}
-        profilers = _profile(args.profile, services) if args.profile else []
-        t0 = time.perf_counter()
-        started = ops.StartTournament(
-            pb.StartTournamentRequest(request_id="go", tournament_id=tid), timeout=600
-        )
-        gaps: list[int] = []
-        table_stub = tpb_grpc.TableServiceStub(testing.channel(services["table"].address, token))  # type: ignore[no-untyped-call]
-        listed = table_stub.ListTables(tpb.ListTablesRequest(tournament_id=tid, page_size=args.watch_tables))
-        watchers = [
-            threading.Thread(
-                target=_time_gaps, args=(table_stub, t.table_id, gaps, stop_sampling), daemon=True
-            )
-            for t in listed.tables[: args.watch_tables]
-        ]
-        for watcher in watchers:
-            watcher.start()
-        print(
-            f"started: {started.tournament.entries} entries, pool {started.tournament.prize_pool}", flush=True
-        )
-        last_print = 0.0
-        while True:
-            t = ops.GetTournament(pb.GetTournamentRequest(tournament_id=tid)).tournament
-            if t.state in (pb.STATE_FINISHED, pb.STATE_CANCELLED):
-                break
-            elapsed = time.perf_counter() - t0
-            if elapsed > args.timeout:
-                raise SystemExit(f"not finished after {elapsed:.0f} s")
-            if elapsed - last_print >= 30:
-                last_print = elapsed
-                s = ops.GetStandings(pb.GetStandingsRequest(tournament_id=tid))
-                hands = services["tournament"].metric("poker_tournament_hands_total")
-                print(
-                    f"  {elapsed:6.0f} s: {s.players_left} left on {s.tables} tables, level {s.level}, "
-                    f"{hands:,.0f} table-hands, load {_load()}",
-                    flush=True,
-                )
-            time.sleep(0.5)
-        wall = time.perf_counter() - t0
-        for profiler in profilers:
-            profiler.send_signal(2)  # SIGINT: py-spy writes its file
-        load_end = _load()
-        cpu = {name: _cpu_seconds(s.proc.pid) - cpu0[name] for name, s in services.items()}
-        stop_sampling.set()
-        hands = services["tournament"].metric("poker_tournament_hands_total")
-        standings = ops.GetStandings(pb.GetStandingsRequest(tournament_id=tid))
-        assert t.state == pb.STATE_FINISHED, t
-        places = sorted(p.place for p in standings.places)
-        assert len(places) == args.players, (len(places), args.players)
-        assert sum(t.prizes) == t.prize_pool == 100 * args.players, (sum(t.prizes), t.prize_pool)
-        print()
-        print(
-            f"players {args.players}, tables of {args.seats}, stack {args.stack}, {args.hands_per_level} hands a level"
-        )
-        print(
-            f"wall time (start to finish): {wall:.1f} s (target < {TARGET_S:.0f} s: {'met' if wall < TARGET_S else 'MISSED'})"
-        )
-        print(f"table-hands: {hands:,.0f} ({hands / wall:,.1f} /s)")
-        print("peak RSS MiB: " + ", ".join(f"{n} {s.peak_mib:.0f}" for n, s in services.items()))
-        print("CPU s during play: " + ", ".join(f"{n} {c:.1f}" for n, c in cpu.items()))
-        print(f"load average: {load_start} at the start, {load_end} at the end")
-        if gaps:
-            q = statistics.quantiles(gaps, n=100, method="inclusive")
-            print(
-                f"between hands (HandEnded -> next HandStarted, {len(gaps)} gaps at {len(watchers)} tables): "
-                f"p50 {q[49]:.0f} ms, p90 {q[89]:.0f} ms, p99 {q[98]:.0f} ms, max {max(gaps)} ms"
-            )
-        print(f"every entry placed ({len(places)}), prizes add up to the pool ({t.prize_pool})")
-        return 0
-    finally:
-        stop_sampling.set()
-        for service in reversed(list(services.values())):
-            service.stop()
-        if not args.keep:
-            import shutil
-
-            shutil.rmtree(data_dir, ignore_errors=True)
+        tids.append(made.tournament_id)
+    return tids
 
 
-def _time_gaps(
-    stub: tpb_grpc.TableServiceStub, table_id: str, gaps: list[int], stop: threading.Event
-) -> None:
+def _add_bots(ops: Any, tid: str, players: int) -> None:
+    left, batch = players, 0
+    while left > 0:
+        count = min(left, 1_000)
+        ops.AddBots(
+            pb.AddBotsRequest(request_id=f"bots-{tid}-{batch}", tournament_id=tid, count=count), timeout=600
+        )
+        left -= count
+        batch += 1
+
+
+def _start_tournament(ops: Any, tid: str) -> None:
+    ops.StartTournament(pb.StartTournamentRequest(request_id=f"go-{tid}", tournament_id=tid), timeout=600)
+
+
+class _Burst:
+    """The knockout burst, seen every half second: eliminations (the tournament services' counter, summed
+    over the replicas) against time, until `BURST_OUT` of the field is out."""
+
+    def __init__(self, entries: int) -> None:
+        self.entries = entries
+        self.points: list[tuple[float, float]] = []  # (seconds since the start, eliminations)
+        self.base: float | None = None
+        self.end: Samples | None = None  # the tournament services' samples when the burst was over
+        self.end_s = 0.0
+
+    def look(self, stack: Stack, elapsed: float) -> None:
+        if self.end is not None:
+            return
+        samples = stack.tournament_samples()
+        out = _value(samples, "poker_tournament_eliminations_total")
+        if self.base is None:
+            self.base = out
+        self.points.append((elapsed, out - self.base))
+        if out - self.base >= BURST_OUT * self.entries:
+            self.end, self.end_s = samples, elapsed
+
+    def report(self, before: Samples) -> None:
+        if self.end is None or not self.points:
+            print("burst: the field was never 90 % out while watched")
+            return
+        out = self.points[-1][1]
+        # From the last look before the first elimination: the tables' opening (seats, the first hands)
+        # is not the burst.
+        first = max((t for t, n in self.points if n == 0), default=0.0)
+        span = self.end_s - first
+        windows = []  # the eliminations per second of each window of 2 s (or the next look after)
+        for k, (t, n) in enumerate(self.points):
+            later = [(t2, n2) for t2, n2 in self.points[k + 1 :] if t2 - t >= 2.0]
+            if later:
+                t2, n2 = later[0]
+                windows.append((n2 - n) / (t2 - t))
+        best = f"{max(windows):,.1f} /s" if windows else "-"
+        qs = (0.5, 0.99)
+        print(
+            f"burst: {out:,.0f} eliminations ({BURST_OUT:.0%} of {self.entries}) in {span:.1f} s from the "
+            f"first ({first:.1f} s after the start): {out / span:,.1f} /s over the burst, {best} at "
+            "best (2 s); from the start to then, "
+            f"result lag p50 / p99 ms {_ms(_quantiles(before, self.end, RESULT_LAG, qs))} "
+            f"({_count(before, self.end, RESULT_LAG):,.0f} results), "
+            f"apply p50 / p99 ms {_ms(_quantiles(before, self.end, RESULT_APPLY, qs))}"
+        )
+
+
+def _time_gaps(stub: Any, table_id: str, gaps: list[int], stop: threading.Event) -> None:
     """Every gap between a HandEnded (or HandVoided) and the next HandStarted at one table, in ms."""
     ended = 0
     try:
@@ -361,16 +635,16 @@ def _time_gaps(
         return
 
 
-def _profile(directory: str, services: dict[str, Service]) -> list[subprocess.Popen[bytes]]:
-    """py-spy (pip install py-spy) on the table and tournament services, with their threads' idle time left
-    out (--idle is not given): where the CPU goes, as collapsed stacks per service."""
+def _profile(directory: str, stack: Stack) -> list[subprocess.Popen[bytes]]:
+    """py-spy (pip install py-spy) on the (first) table and tournament services, with their threads' idle
+    time left out (--idle is not given): where the CPU goes, as collapsed stacks per service."""
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     spy = str(Path(sys.executable).with_name("py-spy"))
     found = []
-    for name in ("table", "tournament"):
-        command = [spy, "record", "--pid", str(services[name].proc.pid), "--format", "raw", "--rate", "50"]
-        command += ["--nonblocking", "--output", str(out / f"{name}.txt")]
+    for member in (stack.tables[0], stack.tournaments[0]):
+        command = [spy, "record", "--pid", str(member.pid), "--format", "raw", "--rate", "50"]
+        command += ["--nonblocking", "--output", str(out / f"{member.name}.txt")]
         found.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     return found
 

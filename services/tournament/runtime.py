@@ -65,6 +65,17 @@ Clock = Callable[[], int]
 OVER = (Phase.FINISHED, Phase.CANCELLED)
 
 
+def failure(exc: BaseException, limit: int = 300) -> str:
+    """A failure for a log line, on one line: a call's status code, reason and message (`str` of a failed
+    call is several lines of which the end, the message, was cut), else the exception's type and text."""
+    if isinstance(exc, grpc.RpcError) and hasattr(exc, "code"):
+        found = errors.details_of(exc)
+        text = " ".join(x for x in (found.code.name, found.reason) if x) + f": {found.message}"
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    return " ".join(text.split())[:limit]
+
+
 def is_bot(player: str) -> bool:
     return player.startswith(BOT_PREFIX)
 
@@ -375,7 +386,7 @@ class Running:
 
     def _failed(self, n: int, step: dict[str, Any], exc: Exception) -> None:
         metrics.STEP_FAILURES.labels(kind=step["k"]).inc()
-        self.log.warning("tournament_step_failed", step=n, error=str(exc)[:300])
+        self.log.warning("tournament_step_failed", step=n, kind=step["k"], error=failure(exc))
 
     def _do(self, n: int, s: dict[str, Any]) -> None:
         rid = f"{self.id}:s{n}"
@@ -430,7 +441,7 @@ class Running:
                 self.log.info("tournament_watch_retry", table_id=table_id, code=error.code().name)
             except Exception as exc:  # a dependency away while the hand was processed (a new table, the
                 # store): nothing was committed, so the watch resumes before that hand and tries again
-                self.log.warning("tournament_hand_retry", table_id=table_id, error=str(exc)[:300])
+                self.log.warning("tournament_hand_retry", table_id=table_id, error=failure(exc))
             self.hub.stopping.wait(backoff)
             backoff = min(backoff * 2, 2.0)
 
@@ -448,7 +459,8 @@ class Running:
             if started is None:
                 return False
             final = event.hand_ended.stacks if which == "hand_ended" else event.hand_voided.stacks
-            self._hand_finished(table_id, hand, started, {s.seat: s.chips for s in final}, event.seq)
+            stacks = {s.seat: s.chips for s in final}
+            self._hand_finished(table_id, hand, started, stacks, event.seq, event.time_ms)
         elif which == "table_closed":
             return True
         return False
@@ -460,9 +472,18 @@ class Running:
             return table.released if table is not None else 0
 
     def _hand_finished(
-        self, table_id: str, hand: int, started: tpb.HandStarted, final: dict[int, int], seq: int
+        self,
+        table_id: str,
+        hand: int,
+        started: tpb.HandStarted,
+        final: dict[int, int],
+        seq: int,
+        ended_ms: int,
     ) -> None:
+        """The hand's result applied (HandFinished), unless applied already; `ended_ms`: when the hand
+        ended at the table (its HandEnded's time), for the director's lag."""
         with self.lock:
+            applying = time.perf_counter()
             name = next((k for k, v in self.data["tables"].items() if v == table_id), None)
             table = self.t.tables.get(name) if name else None
             if table is None or self.t.reported.get(name or "", 0) >= hand:
@@ -483,6 +504,10 @@ class Running:
             try:
                 self.apply(c.HandFinished(self.hub.deps.clock(), result), data_update=watched)
                 metrics.HANDS.inc()
+                metrics.RESULT_APPLY.observe(time.perf_counter() - applying)
+                # The table's clock and this one are both wall clocks (ms), maybe of two machines: a
+                # skew that puts the apply before the hand's end counts as no lag.
+                metrics.RESULT_LAG.observe(max(0, self.hub.deps.clock() - ended_ms) / 1000)
             except TournamentError as exc:
                 self.log.error(
                     "tournament_hand_refused",
@@ -852,7 +877,9 @@ class Hub:
             try:
                 self.replicas.retire(running.id)
             except Exception as exc:  # the store away: retired at the next owner's pass
-                self.log.warning("tournament_retire_failed", tournament_id=running.id, error=str(exc)[:200])
+                self.log.warning(
+                    "tournament_retire_failed", tournament_id=running.id, error=failure(exc, 200)
+                )
 
     def _rebuild(self, tournament_id: str) -> Running | None:
         """A tournament from its last snapshot and the commands after it, replayed with their draws."""
@@ -900,7 +927,7 @@ class Hub:
                 self.money.release(hold)
                 store.set_intent(running.id, n, "RELEASED")
             except Exception as exc:  # the wallet away: the intent stays, the next start retries
-                self.log.warning("tournament_intent_release_failed", hold=hold, error=str(exc)[:200])
+                self.log.warning("tournament_intent_release_failed", hold=hold, error=failure(exc, 200))
 
     def _wanted(self, running: Running) -> bool:
         """Whether a tournament still needs a director: not over, or over with outbox steps left."""
@@ -1009,7 +1036,7 @@ class Hub:
         try:
             self._due(running)
         except Exception as exc:
-            self.log.warning("tournament_tick_failed", tournament_id=running.id, error=str(exc)[:300])
+            self.log.warning("tournament_tick_failed", tournament_id=running.id, error=failure(exc))
         finally:
             running.timer_busy = False
 

@@ -16,12 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 from pokerrules.tournament.director import Tournament
 from pokerrules.tournament.spec import TournamentSpec
 from prometheus_client import REGISTRY
+from servicekit import errors
 
-from services.tournament.runtime import PUMP_WORKERS, Deps, Hub, Running
+from services.tournament.runtime import PUMP_WORKERS, Deps, Hub, Running, failure
 from services.tournament.store import Change, TournamentStore
 
 WAIT = 10.0
@@ -287,3 +289,38 @@ def test_the_hubs_pool_bounds_the_calls_in_flight_whatever_the_number_of_tables(
         pump.join(WAIT)
     assert pending(running) == [] and pending(other) == []
     assert 1 < recorder.most_in_flight <= PUMP_WORKERS
+
+
+class Refused(grpc.RpcError):
+    """A call the table service refused, as its client sees it (code, message, the google.rpc details)."""
+
+    def __init__(self, refusal: errors.DomainError) -> None:
+        self.status = errors.to_grpc_status(refusal, "poker.table")
+
+    def code(self) -> grpc.StatusCode:
+        return self.status.code
+
+    def details(self) -> str:
+        return self.status.details
+
+    def trailing_metadata(self) -> Any:
+        return self.status.trailing_metadata
+
+
+def test_a_failed_tick_is_logged_on_one_line_with_the_calls_code_reason_and_message(
+    hub: Hub, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    running = tournament(hub, [])
+    refused = Refused(errors.failed_precondition("TABLE_CLOSED", "the table is closed"))
+
+    def due(_running: Running) -> None:
+        raise refused
+
+    monkeypatch.setattr(hub, "_due", due)
+    running.timer_busy = True
+    hub._run_due(running)
+    assert not running.timer_busy  # the next tick tries again
+    [line] = [json.loads(x) for x in capsys.readouterr().out.splitlines() if "tournament_tick_failed" in x]
+    assert line["tournament_id"] == running.id
+    assert line["error"] == "FAILED_PRECONDITION TABLE_CLOSED: the table is closed"
+    assert failure(KeyError("entries")) == "KeyError: 'entries'"

@@ -113,6 +113,18 @@ def test_nk_6_3_a_sit_and_go_played_to_the_end_by_a_person_and_bots(stack: Stack
     for kind in ("SeatPlayer", "ReleaseHand"):
         done = re.search(rf'poker_tournament_step_lag_seconds_count{{kind="{kind}"}} (\S+)', metrics)
         assert done is not None and float(done.group(1)) >= 1, kind
+    # Each hand result fed back was timed: the director's work on it, and from the hand's end at its table.
+    hands = _sample(metrics, "poker_tournament_hands_total")
+    assert hands >= 1
+    for histogram in ("poker_tournament_result_apply_seconds", "poker_tournament_result_lag_seconds"):
+        assert _sample(metrics, f"{histogram}_count") == hands, histogram
+        assert 0 < _sample(metrics, f"{histogram}_sum") < 60 * hands, histogram
+
+
+def _sample(metrics: str, name: str) -> float:
+    found = re.search(rf"^{name} (\S+)$", metrics, re.MULTILINE)
+    assert found is not None, name
+    return float(found.group(1))
 
 
 def test_nk_6_4_a_spin_draws_its_multiplier_with_the_dealer_and_pays_the_pool(stack: Stack) -> None:

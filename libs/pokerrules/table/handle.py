@@ -61,7 +61,11 @@ def handle(
     if state.closed:
         if isinstance(command, c.ApplyDue):
             return Transition(state, [])
-        raise e.TableError(e.TABLE_CLOSED, "the table is closed")
+        # A table closed after its last hand still owes that hand's server seed to its players (docs/
+        # fairness.md section 11; the clock reveals it once no deal did): refused, the clock retried it
+        # every second, forever, and the seed never came out.
+        if not isinstance(command, c.RecordReveal):
+            raise e.TableError(e.TABLE_CLOSED, "the table is closed")
     if isinstance(command, c.StartHand):
         if deck is None or len(deck) != command.cards:
             raise e.TableError(e.INVALID_CONFIG, "a hand is dealt from the shoe's cards", cards=command.cards)

@@ -193,7 +193,10 @@ def best_five(mode: Mode, hole: Sequence[int], board: Sequence[int]) -> list[str
     return cards(evaluate(rule, hole, board).best)
 
 
-NOBODY = "\x00nobody"  # a private event whose seat is empty now: no viewer is ever this player id
+# The viewer of a private event whose seat is empty now: no viewer is ever this player id, since every
+# player id is printable (servicekit.auth.subject_problem refuses a subject with a control character).
+# Not NUL: PostgreSQL refuses a NUL in text, so such an event could not be stored and the table stopped.
+NOBODY = "\x01nobody"
 
 
 def audience(event: me.Event, state: TableState) -> str | None:

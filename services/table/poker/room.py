@@ -310,7 +310,12 @@ class PokerRoom:
                 at = clock.tick()
             except Exception as exc:  # the wallet or the dealer is away: retry in a second
                 at = self._retry_at[table_id] = now + RETRY_MS
-                self._log.warning("poker_tick_failed", table_id=table_id, error=type(exc).__name__)
+                self._log.warning(
+                    "poker_tick_failed",
+                    table_id=table_id,
+                    error=type(exc).__name__,
+                    reason=payouts.reason_of(exc),
+                )
             if at is not None:
                 deadlines.at(table_id, at)
 

@@ -134,6 +134,17 @@ def test_the_seed_goes_to_the_hands_players_by_name_once_revealed() -> None:
     assert handle(revealed.state, c.RecordReveal(1, "shoe-1", "ab" * 32), 600).events == []  # once
 
 
+def test_a_table_closed_after_its_last_hand_still_reveals_that_hand() -> None:
+    """No deal follows a closed table's last hand: the clock's reveal is all its players get (it was
+    refused TABLE_CLOSED, and retried by the service's clock every second, for ever)."""
+    t = fold_out(deal(committed(seated("ana", "bob"))))
+    closed = handle(t.state, c.CloseTable(), 300).state
+    assert closed.closed and closed.unrevealed is not None
+    revealed = handle(closed, c.RecordReveal(1, "shoe-1", "ab" * 32), 1_500)
+    assert [e.player for e in revealed.events if isinstance(e, ShoeRevealed)] == ["ana", "bob"]
+    assert revealed.state.closed and revealed.state.unrevealed is None
+
+
 def test_the_next_deal_reveals_the_last_hand_and_a_lost_seed_is_dropped() -> None:
     t = fold_out(deal(committed(seated("ana", "bob"))))
     nxt = deal(t.state, 300, (1, "shoe-1", "cd" * 32))

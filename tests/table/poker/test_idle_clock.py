@@ -3,7 +3,8 @@ happened at it or one of its deadlines came (services/table/schedule.py), never 
 
 A table service of its own (one public table, no bots) on the real dealer and wallet, time virtual: the
 count of the clock's looks (`poker_table_clock_ticks_total`, in this process's registry) stands still
-while nothing happens, however many rounds (10 ms each) go by, and a decision's deadline still wakes it."""
+while nothing happens, however many rounds (10 ms each) go by, and a decision's deadline still wakes it; a
+closed table stops being looked at once nothing is owed (its last hand revealed)."""
 
 from __future__ import annotations
 
@@ -11,15 +12,19 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import grpc
 import prometheus_client
 import pytest
+from poker.table.v1 import table_director_service_pb2 as dpb
+from poker.table.v1 import table_director_service_pb2_grpc as dpb_grpc
 from poker.table.v1 import table_service_pb2 as pb
+from servicekit.auth import Role
 from servicekit.testing import RunningService, running
 
 from services.table.poker.tables import parse_tables
 from services.table.server import service_spec as table_spec
 from tests.table.conftest import MsClock
-from tests.table.poker.conftest import Stack, Watcher, heads_up, table_config, wait_until
+from tests.table.poker.conftest import Stack, Watcher, heads_up, reason, table_config, wait_until
 
 ROUNDS_SECONDS = 0.5  # 50 rounds of the clock threads at tick_seconds=0.01
 
@@ -95,3 +100,50 @@ def test_a_sat_out_player_and_one_waiting_cost_no_looks(quiet: Stack) -> None:
     time.sleep(ROUNDS_SECONDS)
     assert ticks() == before
     assert not quiet.view("bob", "hu").hand_in_play
+
+
+def test_a_closed_tournament_table_reveals_its_last_hand_then_costs_no_looks(quiet: Stack) -> None:
+    """A tournament's table closed right after its last hand (as the director closes a broken table) still
+    reveals that hand's server seed when its grace is over (docs/fairness.md section 11), then is never
+    looked at again. The reveal was refused (TABLE_CLOSED) and the clock retried it every second, each
+    time a `poker_tick_failed` warning, for as long as the service ran."""
+    director = dpb_grpc.TableDirectorServiceStub(quiet.table.channel("tournament", Role.SERVICE))
+    settings = pb.TableSettings(
+        game=pb.GAME_NO_LIMIT_HOLDEM, name="final", small_blind=10, big_blind=20, seats=6
+    )
+    made = director.CreateTournamentTable(
+        dpb.CreateTournamentTableRequest(request_id="ct", tournament_id="tn-closed", settings=settings)
+    )
+    table_id = made.table.table_id
+    for number, player in ((1, "tana"), (2, "tben")):
+        director.SeatPlayer(
+            dpb.SeatPlayerRequest(
+                request_id=f"seat-{player}", table_id=table_id, player_id=player, seat=number, stack=1_000
+            )
+        )
+    director.ReleaseHands(dpb.ReleaseHandsRequest(request_id="release", table_id=table_id, through_hand=1))
+    wait_until(lambda: quiet.view("tana", table_id).hand_in_play)
+    while (view := quiet.view("tana", table_id)).hand_in_play:
+        player = {s.seat.seat: s.seat.player_id for s in view.players}[view.seat_to_act]
+        legal = quiet.view(player, table_id).legal
+        kind = pb.ACTION_KIND_CHECK if legal.can_check else pb.ACTION_KIND_CALL
+        quiet.act(player, table_id, kind)
+    director.CloseTable(dpb.CloseTableRequest(request_id="close", table_id=table_id))
+    assert quiet.view("tana", table_id).table.closed
+
+    def revealed() -> str:
+        quiet.clock.advance(500)  # past the pause and the reveal's grace (a second)
+        try:
+            proof = quiet.tables("tana").GetHandProof(
+                pb.GetHandProofRequest(table_id=table_id, hand_number=1)
+            )
+        except grpc.RpcError as error:
+            assert reason(error) == "PROOF_NOT_READY"  # not revealed yet
+            return ""
+        return str(proof.proof.server_seed)
+
+    assert wait_until(revealed)
+    looked = settled()
+    quiet.clock.advance(60_000)  # a minute: a closed table with nothing owed has nothing due
+    time.sleep(ROUNDS_SECONDS)
+    assert ticks() == looked
