@@ -321,9 +321,10 @@ class Running:
 
     def pump_round(self, pending: list[tuple[int, str]]) -> bool:
         """Carry out `pending` (the outbox's steps not done, in order) as far as it goes: a barrier step
-        alone, after everything before it is done; a wave (a maximal run of table-local steps) with each
-        table's steps in order on one worker and the tables in parallel on the hub's pool, its done marks
-        in one store write. True when a step failed (the round stops after that step, or after the wave
+        alone, after everything before it is done; a wave (a maximal run of table-local steps in which no
+        player has steps at two tables) with each table's steps in order on one worker and the tables in
+        parallel on the hub's pool, its done marks in one store write (a field's first seating: every
+        table's seats at once). True when a step failed (the round stops after that step, or after the wave
         it is in: the next round re-reads the store and does it again first)."""
         k = 0
         while k < len(pending) and not self.hub.stopping.is_set() and self.hub.owns(self):
@@ -340,12 +341,16 @@ class Running:
                 self._done(n, step["k"])
                 continue
             wave: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+            players: dict[str, str] = {}  # the table of each player's steps in this wave
             while k < len(pending):
                 n, text = pending[k]
                 step = json.loads(text)
                 key = table_key(step)
                 if key is None:
                     break
+                player = step.get("player")
+                if player is not None and players.setdefault(player, key) != key:
+                    break  # a move: off their table in this wave, seated at the next in the next one
                 wave.setdefault(key, []).append((n, step))
                 k += 1
             if self._run_wave(list(wave.values())):
@@ -522,15 +527,16 @@ def table_key(step: dict[str, Any]) -> str | None:
     """The table (or shoe) a table-local step acts on alone, None for a barrier.
 
     Table-local: ReleaseHand and SetLevel (one table's own hands and blinds: ordered after that table's
-    earlier steps, nothing at another table depends on them) and CloseShoe (the Spin's multiplier shoe at
-    the dealer, closed after its draw: it touches no table and no money). Barriers: SeatPlayer and
-    RemovePlayer (a move is a RemovePlayer at one table then a SeatPlayer at another: the player must be
-    off the first before the second seats them, and a table's next ReleaseHand must find its new players
-    seated), CloseTable (the table's players were moved off it by the steps before) and every money step
+    earlier steps, nothing at another table depends on them), SeatPlayer and RemovePlayer (a table's next
+    ReleaseHand finds its new players seated, being after them at that table; a move, a RemovePlayer at
+    one table then a SeatPlayer at another, is kept in order by `pump_round`, which ends a wave at a
+    player's step for another table than their step before it in the wave) and CloseShoe (the Spin's
+    multiplier shoe at the dealer, closed after its draw: it touches no table and no money). Barriers:
+    CloseTable (the table's players were moved off it by the steps before) and every money step
     (captures, releases, transfers: the wallet's order is the tournament's, e.g. the capture before the
     prizes)."""
     kind = step["k"]
-    if kind in ("ReleaseHand", "SetLevel"):
+    if kind in ("ReleaseHand", "SetLevel", "SeatPlayer", "RemovePlayer"):
         return f"table:{step['table']}"
     if kind == "CloseShoe":
         return f"shoe:{step['shoe']}"

@@ -206,8 +206,6 @@ def test_a_barrier_waits_for_every_earlier_step_and_holds_back_the_later_ones(
         release(1),
         {"k": "capture", "holds": ["h1"], "each": 110, "fees": 10},
         release(2),
-        {"k": "RemovePlayer", "table": "T0", "player": "ana"},
-        {"k": "SeatPlayer", "table": "T1", "player": "ana", "seat": 3, "stack": 900},
         release(1, 2),
         release(3),
         {"k": "CloseTable", "table": "T0"},
@@ -225,6 +223,65 @@ def test_a_barrier_waits_for_every_earlier_step_and_holds_back_the_later_ones(
         barrier = calls[n]
         assert all(calls[m].end <= barrier.start for m in calls if m < n), f"step {n} ran early"
         assert all(calls[m].start >= barrier.end for m in calls if m > n), f"step {n} was overtaken"
+
+
+def seat(table: int, player: str, seat_no: int = 1) -> dict[str, Any]:
+    return {"k": "SeatPlayer", "table": f"T{table}", "player": player, "seat": seat_no, "stack": 900}
+
+
+def remove(table: int, player: str) -> dict[str, Any]:
+    return {"k": "RemovePlayer", "table": f"T{table}", "player": player}
+
+
+def test_a_fields_first_seating_seats_every_table_at_once_each_tables_seats_in_order(
+    hub: Hub, recorder: Recorder
+) -> None:
+    steps = [seat(k % 3, f"p{k}", k // 3 + 1) for k in range(9)] + [release(k) for k in range(3)]
+    running = tournament(hub, steps)
+    recorder.delay = 0.02
+    assert running.pump_round(hub.deps.store.pending_steps(running.id)) is False
+    assert pending(running) == []
+    number = {c.rid: int(c.rid.rsplit(":s", 1)[1]) for c in recorder.calls}
+    for table in ("t0", "t1", "t2"):
+        calls = [c for c in recorder.calls if c.table == table]
+        assert [number[c.rid] for c in calls] == sorted(number[c.rid] for c in calls), table
+        assert calls[-1].kind == "ReleaseHand"  # the table's hand after its players are seated
+        assert all(a.end <= b.start for a, b in itertools.pairwise(calls)), f"{table} overlapped"
+    assert recorder.most_in_flight > 1  # the tables were seated in parallel
+
+
+def test_a_move_is_off_the_first_table_before_the_second_seats_them(hub: Hub, recorder: Recorder) -> None:
+    """NK-6.5 moves through the outbox: RemovePlayer at the broken table, SeatPlayer at the next; moves of
+    different players still go at once."""
+    steps = [
+        release(2),
+        remove(0, "ana"),
+        remove(1, "bo"),
+        seat(2, "ana", 4),
+        seat(3, "bo", 5),
+        release(2, 2),
+        release(3),
+    ]
+    running = tournament(hub, steps)
+    recorder.delay = 0.02
+    assert running.pump_round(hub.deps.store.pending_steps(running.id)) is False
+    assert pending(running) == []
+    calls = {int(c.rid.rsplit(":s", 1)[1]): c for c in recorder.calls}
+    assert calls[4].start >= calls[2].end, "ana seated at T2 before she was off T0"
+    assert calls[5].start >= calls[3].end, "bo seated at T3 before he was off T1"
+    assert calls[6].start >= calls[4].end and calls[7].start >= calls[5].end  # hands after the seats
+    assert calls[2].start < calls[3].end and calls[3].start < calls[2].end  # the two removals overlapped
+
+
+def test_a_failed_removal_holds_back_the_players_seat(hub: Hub, recorder: Recorder) -> None:
+    steps = [remove(0, "ana"), seat(1, "ana", 2), release(1)]
+    running = tournament(hub, steps)
+    recorder.fail["t0"] = 1
+    assert running.pump_round(hub.deps.store.pending_steps(running.id)) is True
+    assert [c.kind for c in recorder.calls] == ["RemovePlayer"]
+    assert pending(running) == [1, 2, 3]
+    assert running.pump_round(hub.deps.store.pending_steps(running.id)) is False
+    assert [c.kind for c in recorder.calls] == ["RemovePlayer", "RemovePlayer", "SeatPlayer", "ReleaseHand"]
 
 
 def test_a_failing_table_stops_only_its_own_later_steps_and_they_are_retried_in_order(
