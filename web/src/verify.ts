@@ -392,7 +392,7 @@ function checkTiming(proof: ProofInput, mySeed: string | undefined, report: Repo
     if (committed && dealt && dealt < committed) report.problem("DEALT_BEFORE_COMMITMENT", "the deal is older than its commitment");
     if (committed) {
       const at = new Date(Number(committed)).toISOString().slice(11, 23);
-      report.check("timing", before, `commitment published at ${at} UTC; ${own.length - early.length} of ${own.length} players' own seed(s) given after it${dealt && dealt < committed ? "; the deal before it" : ""}`);
+      report.check("timing", before, `commitment published at ${at} UTC; ${own.length - early.length} of ${own.length} own seed(s) given after it${dealt && dealt < committed ? "; the deal before it" : ""}`);
     }
   }
   if (mySeed !== undefined) {
