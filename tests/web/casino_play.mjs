@@ -1,7 +1,9 @@
 // A round at a banked casino table in the page (casino.mjs, casino_takeover.mjs): the Ante and every side
 // bet at its minimum (the Ante is filled in already), Deal, the decisions the round offers (Flop / Call /
 // Play, then Check where the game asks again), and the settlement the page shows (each bet's outcome, the
-// line that decided it, returned, won, lost). Screenshots "<prefix>-bets", "-decision", "-settled".
+// line that decided it, returned, won, lost). Screenshots "<prefix>-bets", "-decision", "-settled". With
+// `shots.verified`, then the settled round's Verify: the page fetches its proof (GetRoundProof) and checks
+// it itself (web/src/verify.ts); what it said, and a screenshot.
 
 import { failWithShots, shot, visible } from "./browser.mjs";
 
@@ -53,5 +55,22 @@ export async function playRound(page, table, shots) {
     });
   }
   await shot(page, shots.settled);
+  if (shots.verified) shown.verified = await verify(page, shots.verified);
   return shown;
+}
+
+/** Press the screen's Verify and wait for the page's verdict: its headline, each check, the seed shown. */
+export async function verify(page, screenshot) {
+  await page.getByTestId("verify").click();
+  const headline = page.getByTestId("verdict-headline");
+  await headline.waitFor({ timeout: 15000 });
+  const verdict = page.getByTestId("verdict");
+  await verdict.scrollIntoViewIfNeeded();
+  await shot(page, screenshot);
+  return {
+    headline: await headline.textContent(),
+    checks: await verdict.locator('[data-test="checks"] li').allTextContents(),
+    problems: await verdict.locator('[data-test="problems"] li').allTextContents(),
+    serverSeed: (await verdict.getByTestId("server-seed").textContent().catch(() => "")) || "",
+  };
 }

@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 from dealing import verifier
+from felt import verification
 from felt.commands.up import shard_ports
 from google.protobuf import json_format
 from poker.table.v1 import casino_service_pb2 as cpb
@@ -106,6 +107,15 @@ class Stack:
             stub = cpb_grpc.CasinoServiceStub(channel)  # type: ignore[no-untyped-call]
             history = stub.GetGameHistory(cpb.GetGameHistoryRequest(table_id=table_id, limit=5))
         return next(r for r in history.rounds if r.round == round_number)
+
+    def round_proof(self, player: str, table_id: str, round_number: int) -> cpb.GetRoundProofResponse:
+        """The player's proof of a settled casino round, as the service gives it over gRPC (GetRoundProof)."""
+        token = auth.issue_token(auth.load_keys(self.data_dir), player, auth.Role.PLAYER)
+        request = cpb.GetRoundProofRequest(table_id=table_id, round=round_number)
+        with testing.public_channel(self.address("table"), token, felt_up_dir=self.data_dir) as channel:
+            stub = cpb_grpc.CasinoServiceStub(channel)  # type: ignore[no-untyped-call]
+            answer: cpb.GetRoundProofResponse = stub.GetRoundProof(request)
+        return answer
 
     def hand_proof(self, player: str, table_id: str, hand_number: int) -> pb.GetHandProofResponse:
         """The player's proof of a finished hand, as the service gives it over gRPC (GetHandProof)."""
@@ -374,7 +384,9 @@ def test_a_person_uses_powers_at_a_naiko_table(shared: Stack, tmp_path: Path) ->
 @pytest.mark.slow
 def test_a_round_of_each_casino_game_and_its_settlement(shared: Stack, tmp_path: Path) -> None:
     """Cy plays a round at the Touch table of each banked game with every side bet; each settlement the
-    page showed is the one the service recorded for the round, bet by bet."""
+    page showed is the one the service recorded for the round, bet by bet. Then she verifies each round's
+    shuffle in the page (issue 23: as `felt verify --casino-table ID --round N` does), with the seed her
+    page gave with the bets, against the commitment the bets answered."""
     shots = tmp_path / "screenshots"
     shots.mkdir()
     report = in_the_browser("casino.mjs", shared, shots)
@@ -397,9 +409,28 @@ def test_a_round_of_each_casino_game_and_its_settlement(shared: Stack, tmp_path:
         assert shown["bets"] == recorded, (shown, recorded)
         assert len(recorded) >= 2, recorded  # the Ante and a side bet at least
         assert shown["net"] == sum(r["won"] - r["lost"] for r in recorded) == record.net, (shown, record.net)
+        # The page's verdict on the round: every check held, the page's own seed and the commitment it saw
+        # published before the bets among them; the proof it checked is the service's, which `felt verify`
+        # (the stand-alone verifier) finds sound too.
+        verified = shown["verified"]
+        assert verified["headline"].startswith(f"✓ Verified: round #{shown['round']} "), verified
+        assert all(line.startswith("✓") for line in verified["checks"]) and not verified["problems"], verified
+        checks = {line.split(":")[0][2:] for line in verified["checks"]}
+        expected = {"client seeds", "commitment", "announced commitment", "cards", "card commitments"}
+        assert expected | {"your cards", "order", "timing", "your seed"} <= checks, verified["checks"]
+        answer = shared.round_proof("cy", shown["table"], shown["round"])
+        assert verified["serverSeed"] == answer.proof.server_seed, (verified, answer.proof.server_seed)
+        outcome = verification.verify_document(verification.round_document(answer))
+        assert outcome.ok, outcome.problems
+    assert {p.name for p in shots.glob("*.png")} >= {
+        "23-thb-touch-1-verified.png",
+        "26-ch-touch-1-verified.png",
+        "29-tcp-touch-1-verified.png",
+    }
     # The page followed each table's events on its WatchCasinoTable stream (issue 21: streams stay live),
-    # reading the round at each, not on a timer.
+    # reading the round at each, not on a timer; it fetched each round's proof once it was settled.
     assert report["privacy"]["paths"].get(f"/{CASINO}/WatchCasinoTable", 0) >= 3 * 5, report["privacy"]
+    assert report["privacy"]["paths"].get(f"/{CASINO}/GetRoundProof", 0) >= 3, report["privacy"]
 
 
 @pytest.mark.slow
