@@ -4,7 +4,8 @@
 // state, the standings (players left, stacks, level and blinds, prize pool, places and prizes) and where
 // the player plays now (GetMyTable), read again. While the player has a seat the page goes to that table;
 // a move to another table, or the player's bust, brings the page back here, which follows them on to the
-// next table or shows their place. At the end (the stream's last event): the places and prizes.
+// next table or shows their place. At the end (the stream's last event): the places and prizes. Opened
+// from the table (its Tournament button), the screen stays until the player goes back to the table.
 
 import { ConnectError } from "@connectrpc/connect";
 import { Format, State, TournamentService, type GetMyTableResponse, type GetStandingsResponse, type Tournament } from "./gen/poker/tournament/v1/tournament_service_pb";
@@ -40,6 +41,8 @@ export class TournamentScreen {
     private readonly app: App,
     private readonly tournamentId: string,
     private readonly register: boolean,
+    // Opened by the player from their table: stay here (a button goes back) rather than follow them there.
+    private readonly stay = false,
   ) {
     this.client = clientFor(TournamentService, doorOf(app.config, "tournament"), app.session);
   }
@@ -135,7 +138,7 @@ export class TournamentScreen {
       if (t.state === State.FINISHED || t.state === State.CANCELLED) this.over = true;
       this.draw(t, standing, mine);
       // Seated at a table of a running tournament: play there (a move or a bust brings the page back).
-      if (t.state === State.RUNNING && mine?.tableId && !mine.eliminated) {
+      if (t.state === State.RUNNING && mine?.tableId && !mine.eliminated && !this.stay) {
         this.app.table(mine.tableId, undefined, this.tournamentId);
       }
     } catch (error) {
@@ -158,12 +161,13 @@ export class TournamentScreen {
             : mine.tableId
               ? `Playing at ${mine.tableId}, seat ${mine.seat}.`
               : "";
+    const seated = t.state === State.RUNNING && mine?.tableId && !mine.eliminated ? mine.tableId : "";
     show(
       this.status,
       h("div", { "data-test": "tournament-state", "data-state": STATES[t.state] ?? "" }, `State: ${STATES[t.state] ?? "?"} · ${s.entries}/${t.seatsPerTable || t.maxEntries} entries · ${s.playersLeft} left · ${s.tables} table(s)`),
       s.level ? h("div", {}, `Level ${s.level}: blinds ${chips(s.blinds?.smallBlind ?? 0n)}/${chips(s.blinds?.bigBlind ?? 0n)}${s.blinds?.ante ? `, ante ${chips(s.blinds.ante)}` : ""}`) : null,
       h("div", {}, `Prize pool ${chips(s.prizePool)} · paid places ${s.paidPlaces}${s.prizes.length ? ` (${s.prizes.map(chips).join(" / ")})` : ""}`),
-      h("div", { class: "mine", "data-test": "my-tournament" }, where),
+      h("div", { class: "mine", "data-test": "my-tournament" }, where, seated && this.stay ? h("button", { "data-test": "to-table", onclick: () => this.app.table(seated, undefined, this.tournamentId) }, "Back to your table") : null),
     );
     show(
       this.standings,
