@@ -5,7 +5,7 @@
 // `shots.verified`, then the settled round's Verify: the page fetches its proof (GetRoundProof) and checks
 // it itself (web/src/verify.ts); what it said, and a screenshot.
 
-import { failWithShots, shot, visible } from "./browser.mjs";
+import { failWithShots, shot, verify, visible } from "./browser.mjs";
 
 const BUDGET_MS = 25000; // a round
 const PREFERRED = ["decide-check", "decide-flop", "decide-call", "decide-play", "decide-bet"];
@@ -59,18 +59,3 @@ export async function playRound(page, table, shots) {
   return shown;
 }
 
-/** Press the screen's Verify and wait for the page's verdict: its headline, each check, the seed shown. */
-export async function verify(page, screenshot) {
-  await page.getByTestId("verify").click();
-  const headline = page.getByTestId("verdict-headline");
-  await headline.waitFor({ timeout: 15000 });
-  const verdict = page.getByTestId("verdict");
-  await verdict.scrollIntoViewIfNeeded();
-  await shot(page, screenshot);
-  return {
-    headline: await headline.textContent(),
-    checks: await verdict.locator('[data-test="checks"] li').allTextContents(),
-    problems: await verdict.locator('[data-test="problems"] li').allTextContents(),
-    serverSeed: (await verdict.getByTestId("server-seed").textContent().catch(() => "")) || "",
-  };
-}

@@ -117,6 +117,14 @@ class Stack:
             answer: cpb.GetRoundProofResponse = stub.GetRoundProof(request)
         return answer
 
+    def tournament(self, tournament_id: str) -> tpb.Tournament:
+        token = auth.issue_token(auth.load_keys(self.data_dir), "ops", auth.Role.OPERATOR)
+        request = tpb.GetTournamentRequest(tournament_id=tournament_id)
+        with testing.public_channel(self.address("tournament"), token, felt_up_dir=self.data_dir) as channel:
+            stub = tpb_grpc.TournamentServiceStub(channel)  # type: ignore[no-untyped-call]
+            found: tpb.Tournament = stub.GetTournament(request).tournament
+        return found
+
     def hand_proof(self, player: str, table_id: str, hand_number: int) -> pb.GetHandProofResponse:
         """The player's proof of a finished hand, as the service gives it over gRPC (GetHandProof)."""
         token = auth.issue_token(auth.load_keys(self.data_dir), player, auth.Role.PLAYER)
@@ -436,7 +444,9 @@ def test_a_round_of_each_casino_game_and_its_settlement(shared: Stack, tmp_path:
 @pytest.mark.slow
 def test_a_person_registers_for_a_spin_and_sees_it_to_the_end(shared: Stack, tmp_path: Path) -> None:
     """Dan registers for the Spin from the lobby, bots fill it, he plays at its table, and the page shows
-    the final places: those the tournament service gives."""
+    the final places: those the tournament service gives. At his table he opens the tournament's screen and
+    verifies the multiplier's draw in the page (issue 23: as `felt verify --tournament ID` does), with the
+    seed his page registered with, against the commitment it saw before registering."""
     shots = tmp_path / "screenshots"
     shots.mkdir()
     # All-in whenever he can, dan may be out in the Spin's first hand: a view or two is all he gets then.
@@ -450,6 +460,20 @@ def test_a_person_registers_for_a_spin_and_sees_it_to_the_end(shared: Stack, tmp
     assert "You finished" in report["mine"] or "You won" in report["mine"], report["mine"]
     # The tournament's screen followed its WatchTournament stream (issue 21), not a timer.
     assert report["privacy"]["paths"].get(f"/{TOURNAMENTS}/WatchTournament", 0) > 0, report["privacy"]
+    # The page's verdict on the draw: every check held, the multiplier in the published table and dan's own
+    # seed among them; the proof it checked is the tournament's, which `felt verify` finds sound too.
+    verified = report["atTable"]
+    assert verified["headline"].startswith("✓ Verified: the multiplier was drawn"), verified
+    assert all(line.startswith("✓") for line in verified["checks"]) and not verified["problems"], verified
+    checks = {line.split(":")[0][2:] for line in verified["checks"]}
+    expected = {"client seeds", "commitment", "announced commitment", "draws", "multiplier", "timing"}
+    assert expected | {"your seed"} <= checks, verified["checks"]
+    spin = shared.tournament(report["tournamentId"])
+    assert verified["serverSeed"] == spin.spin_proof.server_seed, verified
+    assert f"Multiplier ×{spin.spin_multiplier}: the draw {spin.spin_draw} " in verified["drawn"], verified
+    outcome = verification.verify_document(verification.spin_document(spin))
+    assert outcome.ok, outcome.problems
+    assert "32-spin-verified.png" in {p.name for p in shots.glob("*.png")}
 
 
 @pytest.mark.slow
