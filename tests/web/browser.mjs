@@ -1,6 +1,6 @@
 // What the browser scripts share: Debian's chromium through playwright-core (executablePath: Playwright's
 // own browser download is not reachable here), a person who signs in and sits at a table, their turn
-// taken with a click, screenshots, and the privacy check of every message a page receives (privacy.mjs).
+// taken with a click, screenshots, a proof verified in the page, and the privacy check of every message a page receives (privacy.mjs).
 //
 // FELT_PAGE_URL: the page felt up serves; FELT_TABLE: the table's id; FELT_SHOTS_DIR: where the PNGs go.
 
@@ -49,6 +49,22 @@ export async function shot(page, name) {
 
 export async function visible(locator) {
   return (await locator.count()) > 0 && (await locator.first().isVisible());
+}
+
+/** Press the screen's Verify and wait for the page's verdict: its headline, each check, the seed shown. */
+export async function verify(page, screenshot) {
+  await page.getByTestId("verify").click();
+  const headline = page.getByTestId("verdict-headline");
+  await headline.waitFor({ timeout: 15000 });
+  const verdict = page.getByTestId("verdict");
+  await verdict.scrollIntoViewIfNeeded();
+  await shot(page, screenshot);
+  return {
+    headline: await headline.textContent(),
+    checks: await verdict.locator('[data-test="checks"] li').allTextContents(),
+    problems: await verdict.locator('[data-test="problems"] li').allTextContents(),
+    serverSeed: (await verdict.getByTestId("server-seed").textContent().catch(() => "")) || "",
+  };
 }
 
 selectors.setTestIdAttribute("data-test"); // the page marks what tests look for with data-test

@@ -1,9 +1,11 @@
 // A round at a banked casino table in the page (casino.mjs, casino_takeover.mjs): the Ante and every side
 // bet at its minimum (the Ante is filled in already), Deal, the decisions the round offers (Flop / Call /
 // Play, then Check where the game asks again), and the settlement the page shows (each bet's outcome, the
-// line that decided it, returned, won, lost). Screenshots "<prefix>-bets", "-decision", "-settled".
+// line that decided it, returned, won, lost). Screenshots "<prefix>-bets", "-decision", "-settled". With
+// `shots.verified`, then the settled round's Verify: the page fetches its proof (GetRoundProof) and checks
+// it itself (web/src/verify.ts); what it said, and a screenshot.
 
-import { failWithShots, shot, visible } from "./browser.mjs";
+import { failWithShots, shot, verify, visible } from "./browser.mjs";
 
 const BUDGET_MS = 25000; // a round
 const PREFERRED = ["decide-check", "decide-flop", "decide-call", "decide-play", "decide-bet"];
@@ -53,5 +55,7 @@ export async function playRound(page, table, shots) {
     });
   }
   await shot(page, shots.settled);
+  if (shots.verified) shown.verified = await verify(page, shots.verified);
   return shown;
 }
+

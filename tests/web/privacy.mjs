@@ -12,7 +12,10 @@
 //   - no server seed before the reveal: ShoeRevealed only after that hand's end, no server_seed
 //     anywhere else before it, and a Spin's draw proof only once the multiplier is drawn;
 //   - a hand's proof (GetHandProof: its seed and whole order) only once the viewer saw that hand end,
-//     and no other seat's hole cards in it (only cards shown at showdown).
+//     and no other seat's hole cards in it (only cards shown at showdown);
+//   - a casino round's proof (GetRoundProof: its seed and whole order) only once the viewer saw that round
+//     end (at that table: its settled or voided RoundView, or its CasinoRoundSettled / CasinoRoundVoided
+//     event), and no hole cards in it of a seat the viewer did not hold.
 
 import { ConnectBody, mediaType } from "./connect_body.mjs";
 
@@ -132,6 +135,7 @@ export class PrivacyWatch {
       if (t.spinProof?.serverSeed && !t.spinMultiplier) this.leak(viewer, "a Spin's seed before its draw", { path });
     }
     if (path.endsWith("/GetHandProof") && this.proof(viewer, state, path, message)) return;
+    if (path.endsWith("/GetRoundProof") && this.roundProof(viewer, state, path, message)) return;
     this.walk(viewer, state, path, message, []);
   }
 
@@ -150,6 +154,21 @@ export class PrivacyWatch {
     return true;
   }
 
+  /** A casino round's proof, as a hand's: its seed and whole order once the viewer saw the round end at
+   * its table; else the general walk reports them too. */
+  roundProof(viewer, state, path, message) {
+    const round = `${message.tableId}:${message.round || ""}`;
+    if (!endedRounds(state).has(round)) {
+      this.leak(viewer, "a round's proof before its end", { path, round });
+      return false;
+    }
+    for (const card of message.proof?.cards || []) {
+      const seat = Number((card.use || "").match(/^hole seat (\d+)/)?.[1] || 0);
+      if (seat && !ownCasinoSeats(state).has(`${message.tableId}:${seat}`)) this.leak(viewer, "another seat's hole card in a round's proof", { path, round, seat });
+    }
+    return true;
+  }
+
   view(viewer, state, path, view) {
     this.views += 1;
     if (view.yourSeat) state.seat = view.yourSeat;
@@ -164,6 +183,7 @@ export class PrivacyWatch {
   round(viewer, state, path, round) {
     this.views += 1;
     // SeatView.cards: only for the caller's own seats, at any phase.
+    if (["SETTLED", "VOIDED"].includes(round.phase)) endedRounds(state).add(`${round.tableId}:${round.round || ""}`);
     for (const seat of round.seats || []) {
       if (seat.own) ownCasinoSeats(state).add(`${round.tableId}:${seat.seat}`);
       if (!seat.own && (seat.cards || []).length) this.leak(viewer, "another casino seat's cards", { path, seat: seat.seat });
@@ -176,6 +196,7 @@ export class PrivacyWatch {
 
   /** A casino table's event (WatchCasinoTable): a private one (its seat set) only for a seat of the viewer's. */
   casinoEvent(viewer, state, path, event) {
+    if (event.roundSettled || event.roundVoided) endedRounds(state).add(`${event.tableId}:${event.round || ""}`);
     const seat = Number(event.seat || 0);
     if (seat && !ownCasinoSeats(state).has(`${event.tableId}:${seat}`)) {
       const [kind] = Object.entries(event).find(([, v]) => v && typeof v === "object") || [];
@@ -222,6 +243,12 @@ export class PrivacyWatch {
 function ownCasinoSeats(state) {
   state.casinoSeats ??= new Set();
   return state.casinoSeats;
+}
+
+/** The casino rounds the viewer saw end ("table:round"). */
+function endedRounds(state) {
+  state.casinoEnded ??= new Set();
+  return state.casinoEnded;
 }
 
 function findViews(message) {

@@ -62,7 +62,7 @@ const cases = [
   ["holeCardsDealt of another seat", "/poker.table.v1.TableService/WatchTable", { events: [{ handNumber: "1", holeCardsDealt: { seat: 2, cards: ["2c", "3c"] } }] }, { events: [{ handNumber: "1", holeCardsDealt: { seat: 1, cards: ["2c", "3c"] } }] }],
   ["a deck order", "/poker.table.v1.TableService/GetTableView", { view: { yourSeat: 1, board: ["2c", "3c", "4c", "5c", "6c", "7c", "8c", "9c"] } }, { view: { yourSeat: 1, board: ["2c", "3c", "4c", "5c", "6c"] } }],
   ["seed revealed before the hand's end", "/poker.table.v1.TableService/WatchTable", { events: [{ handNumber: "7", shoeRevealed: { handNumber: "7", serverSeed: "ab" } }] }, { events: [{ handNumber: "7", handEnded: { showdown: true } }, { handNumber: "7", shoeRevealed: { handNumber: "7", serverSeed: "ab" } }] }],
-  ["a server seed before the reveal", "/poker.table.v1.CasinoService/GetRoundProof", { proof: { nonce: "9", serverSeed: "ab" } }, { proof: { nonce: "9", commitment: "cd" } }],
+  ["a server seed before the reveal", "/poker.dealer.v1.DealerService/Reveal", { shoeId: "s", serverSeed: "ab" }, { shoeId: "s", commitment: "cd" }],
   ["another casino seat's cards", "/poker.table.v1.CasinoService/GetRound", { round: { phase: "FLOP", seats: [{ seat: 2, own: false, cards: ["2c", "3c"] }] } }, { round: { phase: "FLOP", seats: [{ seat: 1, own: true, cards: ["2c", "3c"] }] } }],
   ["the Dealer's cards before the reveal", "/poker.table.v1.CasinoService/GetRound", { round: { phase: "FLOP", dealerCards: ["2c", "3c"] } }, { round: { phase: "SETTLED", dealerCards: ["2c", "3c"] } }],
   ["a private casino event of another seat", "/poker.table.v1.CasinoService/WatchCasinoTable", { event: { seq: "9", tableId: "c", seat: 2, holeCards: { seat: 2, cards: ["2c", "3c", "4c"] } } }, { event: { seq: "9", tableId: "c", roundOpened: {} } }],
@@ -107,6 +107,36 @@ for (const format of Object.keys(FORMATS)) {
   deliver(casino, format, "/poker.table.v1.CasinoService/WatchCasinoTable", { event: { tableId: "c", seat: 2, holeCards: { seat: 2, cards: ["2c", "3c"] } } });
   assert.deepEqual(casino.leaks, [], `${format}: the player's own casino cards reported`);
   assert.equal(casino.messages, 3, `${format}: the answer, the stream's empty message and its event`);
+}
+
+// A casino round's proof: its seed and 52-card order only once the viewer saw that round end at that table
+// (its settled RoundView, or its CasinoRoundSettled event); never another seat's hole cards. A proof fetched
+// while the round is still played (its RoundView in DECISION) is flagged, as is one whose round ended only
+// at another table, or whose table's earlier round ended.
+const ROUND_PROOF = "/poker.table.v1.CasinoService/GetRoundProof";
+const GET_ROUND = "/poker.table.v1.CasinoService/GetRound";
+const roundView = (table, round, phase) => ({ round: { tableId: table, round, phase, seats: [{ seat: 1, own: true }] } });
+const roundProofOf = (cards) => ({ tableId: "c", round: "9", proof: { nonce: "9", serverSeed: "ab", order: deck, cards } });
+const mineAtCasino = [{ position: 0, card: "2c", use: "hole seat 1" }, { position: 4, card: "3c", use: "dealer" }, { position: 6, card: "4c", use: "flop" }];
+const ended = (format, watch, table = "c", round = "9") => deliver(watch, format, GET_ROUND, roundView(table, round, "SETTLED"));
+const roundCases = [
+  ["a round's proof before its end", [], roundProofOf(mineAtCasino)],
+  ["a round's proof before its end", [(f, w) => deliver(w, f, GET_ROUND, roundView("c", "9", "DECISION"))], roundProofOf(mineAtCasino)],
+  ["a round's proof before its end", [(f, w) => ended(f, w, "c", "8")], roundProofOf(mineAtCasino)],
+  ["a round's proof before its end", [(f, w) => ended(f, w, "d", "9")], roundProofOf(mineAtCasino)],
+  ["another seat's hole card in a round's proof", [ended], roundProofOf([...mineAtCasino, { position: 1, card: "2d", use: "hole seat 2" }])],
+  [null, [ended], roundProofOf(mineAtCasino)],
+  [null, [(f, w) => deliver(w, f, "/poker.table.v1.CasinoService/JoinCasinoTable", { seat: 1, table: { tableId: "c" } }), (f, w) => deliver(w, f, "/poker.table.v1.CasinoService/WatchCasinoTable", { event: { seq: "40", tableId: "c", round: "9", roundSettled: { phase: "SETTLED" } } })], roundProofOf(mineAtCasino)],
+];
+for (const format of Object.keys(FORMATS)) {
+  for (const [what, before, message] of roundCases) {
+    const watch = watching(0);
+    for (const step of before) step(format, watch);
+    deliver(watch, format, ROUND_PROOF, message);
+    if (what) assert.ok(watch.leaks.some((leak) => leak.what === what), `${format} ${what}: not caught (${JSON.stringify(watch.leaks)})`);
+    else assert.deepEqual(watch.leaks, [], `${format}: a settled round's proof reported`);
+    checked += 1;
+  }
 }
 
 // A refusal (Connect's JSON error, whatever the format asked for) is read, and is no leak.

@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 from dealing import verifier
+from felt import verification
 from felt.commands.up import shard_ports
 from google.protobuf import json_format
 from poker.table.v1 import casino_service_pb2 as cpb
@@ -106,6 +107,23 @@ class Stack:
             stub = cpb_grpc.CasinoServiceStub(channel)  # type: ignore[no-untyped-call]
             history = stub.GetGameHistory(cpb.GetGameHistoryRequest(table_id=table_id, limit=5))
         return next(r for r in history.rounds if r.round == round_number)
+
+    def round_proof(self, player: str, table_id: str, round_number: int) -> cpb.GetRoundProofResponse:
+        """The player's proof of a settled casino round, as the service gives it over gRPC (GetRoundProof)."""
+        token = auth.issue_token(auth.load_keys(self.data_dir), player, auth.Role.PLAYER)
+        request = cpb.GetRoundProofRequest(table_id=table_id, round=round_number)
+        with testing.public_channel(self.address("table"), token, felt_up_dir=self.data_dir) as channel:
+            stub = cpb_grpc.CasinoServiceStub(channel)  # type: ignore[no-untyped-call]
+            answer: cpb.GetRoundProofResponse = stub.GetRoundProof(request)
+        return answer
+
+    def tournament(self, tournament_id: str) -> tpb.Tournament:
+        token = auth.issue_token(auth.load_keys(self.data_dir), "ops", auth.Role.OPERATOR)
+        request = tpb.GetTournamentRequest(tournament_id=tournament_id)
+        with testing.public_channel(self.address("tournament"), token, felt_up_dir=self.data_dir) as channel:
+            stub = tpb_grpc.TournamentServiceStub(channel)  # type: ignore[no-untyped-call]
+            found: tpb.Tournament = stub.GetTournament(request).tournament
+        return found
 
     def hand_proof(self, player: str, table_id: str, hand_number: int) -> pb.GetHandProofResponse:
         """The player's proof of a finished hand, as the service gives it over gRPC (GetHandProof)."""
@@ -374,7 +392,9 @@ def test_a_person_uses_powers_at_a_naiko_table(shared: Stack, tmp_path: Path) ->
 @pytest.mark.slow
 def test_a_round_of_each_casino_game_and_its_settlement(shared: Stack, tmp_path: Path) -> None:
     """Cy plays a round at the Touch table of each banked game with every side bet; each settlement the
-    page showed is the one the service recorded for the round, bet by bet."""
+    page showed is the one the service recorded for the round, bet by bet. Then she verifies each round's
+    shuffle in the page (issue 23: as `felt verify --casino-table ID --round N` does), with the seed her
+    page gave with the bets, against the commitment the bets answered."""
     shots = tmp_path / "screenshots"
     shots.mkdir()
     report = in_the_browser("casino.mjs", shared, shots)
@@ -397,15 +417,36 @@ def test_a_round_of_each_casino_game_and_its_settlement(shared: Stack, tmp_path:
         assert shown["bets"] == recorded, (shown, recorded)
         assert len(recorded) >= 2, recorded  # the Ante and a side bet at least
         assert shown["net"] == sum(r["won"] - r["lost"] for r in recorded) == record.net, (shown, record.net)
+        # The page's verdict on the round: every check held, the page's own seed and the commitment it saw
+        # published before the bets among them; the proof it checked is the service's, which `felt verify`
+        # (the stand-alone verifier) finds sound too.
+        verified = shown["verified"]
+        assert verified["headline"].startswith(f"✓ Verified: round #{shown['round']} "), verified
+        assert all(line.startswith("✓") for line in verified["checks"]) and not verified["problems"], verified
+        checks = {line.split(":")[0][2:] for line in verified["checks"]}
+        expected = {"client seeds", "commitment", "announced commitment", "cards", "card commitments"}
+        assert expected | {"your cards", "order", "timing", "your seed"} <= checks, verified["checks"]
+        answer = shared.round_proof("cy", shown["table"], shown["round"])
+        assert verified["serverSeed"] == answer.proof.server_seed, (verified, answer.proof.server_seed)
+        outcome = verification.verify_document(verification.round_document(answer))
+        assert outcome.ok, outcome.problems
+    assert {p.name for p in shots.glob("*.png")} >= {
+        "23-thb-touch-1-verified.png",
+        "26-ch-touch-1-verified.png",
+        "29-tcp-touch-1-verified.png",
+    }
     # The page followed each table's events on its WatchCasinoTable stream (issue 21: streams stay live),
-    # reading the round at each, not on a timer.
+    # reading the round at each, not on a timer; it fetched each round's proof once it was settled.
     assert report["privacy"]["paths"].get(f"/{CASINO}/WatchCasinoTable", 0) >= 3 * 5, report["privacy"]
+    assert report["privacy"]["paths"].get(f"/{CASINO}/GetRoundProof", 0) >= 3, report["privacy"]
 
 
 @pytest.mark.slow
 def test_a_person_registers_for_a_spin_and_sees_it_to_the_end(shared: Stack, tmp_path: Path) -> None:
     """Dan registers for the Spin from the lobby, bots fill it, he plays at its table, and the page shows
-    the final places: those the tournament service gives."""
+    the final places: those the tournament service gives. At his table he opens the tournament's screen and
+    verifies the multiplier's draw in the page (issue 23: as `felt verify --tournament ID` does), with the
+    seed his page registered with, against the commitment it saw before registering."""
     shots = tmp_path / "screenshots"
     shots.mkdir()
     # All-in whenever he can, dan may be out in the Spin's first hand: a view or two is all he gets then.
@@ -419,6 +460,20 @@ def test_a_person_registers_for_a_spin_and_sees_it_to_the_end(shared: Stack, tmp
     assert "You finished" in report["mine"] or "You won" in report["mine"], report["mine"]
     # The tournament's screen followed its WatchTournament stream (issue 21), not a timer.
     assert report["privacy"]["paths"].get(f"/{TOURNAMENTS}/WatchTournament", 0) > 0, report["privacy"]
+    # The page's verdict on the draw: every check held, the multiplier in the published table and dan's own
+    # seed among them; the proof it checked is the tournament's, which `felt verify` finds sound too.
+    verified = report["atTable"]
+    assert verified["headline"].startswith("✓ Verified: the multiplier was drawn"), verified
+    assert all(line.startswith("✓") for line in verified["checks"]) and not verified["problems"], verified
+    checks = {line.split(":")[0][2:] for line in verified["checks"]}
+    expected = {"client seeds", "commitment", "announced commitment", "draws", "multiplier", "timing"}
+    assert expected | {"your seed"} <= checks, verified["checks"]
+    spin = shared.tournament(report["tournamentId"])
+    assert verified["serverSeed"] == spin.spin_proof.server_seed, verified
+    assert f"Multiplier ×{spin.spin_multiplier}: the draw {spin.spin_draw} " in verified["drawn"], verified
+    outcome = verification.verify_document(verification.spin_document(spin))
+    assert outcome.ok, outcome.problems
+    assert "32-spin-verified.png" in {p.name for p in shots.glob("*.png")}
 
 
 @pytest.mark.slow
@@ -450,7 +505,9 @@ def test_the_privacy_check_catches_each_kind_of_leak() -> None:
     """tests/web/privacy.mjs, which every browser test relies on, reports each leak it looks for in
     made-up messages and nothing in the same messages without it, each message in binary protobuf (the
     page's format: a unary body, and a stream's envelopes cut mid-envelope) and in Connect JSON; and a
-    body it cannot decode counts as undecoded (which fails the browser tests), never as clean."""
+    body it cannot decode counts as undecoded (which fails the browser tests), never as clean. A hand's or a
+    casino round's proof (its seed, its whole order) passes only once the viewer saw that hand or round end:
+    one fetched before is flagged."""
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not installed")
@@ -462,4 +519,4 @@ def test_the_privacy_check_catches_each_kind_of_leak() -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     checked = json.loads(done.stdout)
     assert checked["formats"] == ["binary", "json"], checked
-    assert checked["cases"] >= 2 * 12 and checked["undecodable"] >= 10, checked
+    assert checked["cases"] >= 2 * 19 and checked["undecodable"] >= 10, checked

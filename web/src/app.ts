@@ -11,8 +11,9 @@ export interface App {
   lobby(message?: string): void;
   /** A table the player sits at: the view JoinTable answered, or none (it is read). */
   table(tableId: string, view?: TableView, tournamentId?: string): void;
-  /** A tournament's screen: registering for it first when `register`. */
-  tournament(tournamentId: string, register?: boolean): void;
+  /** A tournament's screen: registering for it first when `register`; `stay`: opened from the player's
+   * table, it does not send them back there (a button does). */
+  tournament(tournamentId: string, register?: boolean, stay?: boolean): void;
   /** A casino table: the player takes a seat there. */
   casino(tableId: string): void;
   signOut(): void;

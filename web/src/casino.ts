@@ -6,6 +6,11 @@
 // open from the last event seen (stream.ts, as the poker table's: resumed after a dropped connection,
 // followed to the shard a TABLE_MOVED names), and the round is read with GetRound after each call and
 // each event (the round's clock is the server's; the page counts it down).
+//
+// Deals nobody can choose (docs/fairness.md section 11): the bets go with a seed of the player's own once
+// the round's shoe is committed (PlaceBets.client_seed), and the last settled round's Verify checks its
+// proof in the page (GetRoundProof, verify.ts through verdict.ts) as `felt verify --casino-table ID
+// --round N` does, with that seed and against the commitment the bets answered (RoundView.commitment).
 
 import { CasinoDecision, CasinoGame, CasinoService, type CasinoTable, type RoundView, type SeatView } from "./gen/poker/table/v1/casino_service_pb";
 import type { App } from "./app";
@@ -13,11 +18,13 @@ import { cardBack, cardFace, cardRow } from "./cards";
 import { h, show } from "./dom";
 import { describe, randomHex, requestId, TableRoute } from "./rpc";
 import { keepWatching } from "./stream";
+import { verifyInPage } from "./verdict";
 import { chips } from "./words";
 
 const TICK_MS = 250; // the clock's countdown
 const CALL_MS = 8000;
 const DEV_BANKROLL = 1000;
+const ROUNDS_KEPT = 100; // the rounds whose seed and commitment the page remembers for Verify
 // Bets a decision places: not offered before the deal.
 const DECISION_BETS = new Set(["FLOP", "TURN", "RIVER", "CALL", "PLAY"]);
 
@@ -96,6 +103,10 @@ export class CasinoScreen {
   private busy = false;
   private drawnKey = "";
   private settledShown = 0n;
+  // Per round: the seed the page gave with its bets and the commitment they answered, or else the
+  // commitment it saw published while the round was betting (before the deal).
+  private readonly given = new Map<bigint, { seed: string; commitment: string }>();
+  private readonly committed = new Map<bigint, string>();
   private readonly title = h("h2", { class: "title", "data-test": "casino-title" });
   private readonly clock = h("span", { class: "casino-clock", "data-test": "casino-clock" });
   // The stream's link: nothing said until its first event (a Connect stream's headers come with its first
@@ -208,10 +219,11 @@ export class CasinoScreen {
     if (round.lastSeq >= this.nextSeq) this.nextSeq = round.lastSeq + 1n;
     const seat = this.mine(round);
     this.tick();
-    // The last settlement stays on screen until the next one.
+    if (round.phase === "BETTING" && round.commitment) remember(this.committed, round.round, round.commitment);
+    // The last settlement stays on screen until the next one, with its Verify.
     if (seat && round.phase === "SETTLED" && seat.results.length && round.round !== this.settledShown) {
       this.settledShown = round.round;
-      show(this.settlement, settlementTable(round, seat));
+      show(this.settlement, settlementTable(round, seat), this.verification(round.round));
     }
     const key = JSON.stringify([round.round, round.phase, round.board, round.dealerCards, seat?.status, seat?.bets.map((b) => [b.kind, b.amount]), seat?.legalDecisions.map((d) => d.decision), seat?.cards], (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
     if (key === this.drawnKey) return;
@@ -272,6 +284,28 @@ export class CasinoScreen {
     show(this.controls, h("p", { class: "muted" }, round.phase === "SETTLED" ? "Round over: betting opens for the next one." : "Waiting for the dealer …"));
   }
 
+  /** The settled round's Verify: its proof checked in the page with the seed the page gave for it. */
+  private verification(number: bigint): HTMLElement {
+    const verdict = h("div", { class: "verdict", "data-test": "verdict" });
+    const given = this.given.get(number);
+    const commitment = given?.commitment || this.committed.get(number);
+    const verify = () =>
+      verifyInPage(verdict, {
+        fetch: async () => ({ proof: (await this.route.call((c) => c.getRoundProof({ tableId: this.tableId, round: number }))).proof }),
+        verified: `round #${number} was dealt from the committed shoe`,
+        announced: commitment ? { commitment } : undefined,
+        unannounced: `This page did not see round #${number}'s commitment published before the deal: the proof is checked on its own.`,
+        mySeed: given?.seed,
+        unseeded: `This page gave no seed of yours for round #${number} (a Rebet carries none, nor do bets placed before the shoe is committed): the table's seed stood in for yours.`,
+      });
+    return h(
+      "div",
+      { class: "casino-verify" },
+      h("button", { "data-test": "verify", onclick: () => void verify() }, "Verify the shuffle"),
+      verdict,
+    );
+  }
+
   private async placeBets(): Promise<void> {
     const bets = [...this.controls.querySelectorAll<HTMLInputElement>("input[data-kind]")]
       .filter((input) => Number(input.value) > 0)
@@ -280,15 +314,18 @@ export class CasinoScreen {
     const total = bets.reduce((sum, b) => sum + Number(b.amount), 0);
     await this.app.session.chips(total * 6).catch(() => 0); // development chips: the bets and the decisions' stakes
     const seed = this.round?.commitment ? randomHex(16) : ""; // a seed of the player's own once the shoe is committed
-    await this.call("placeBets", { bets, clientSeed: seed });
+    const round = await this.call("placeBets", { bets, clientSeed: seed });
+    // The last seed given before the deal counts, with the commitment the bets answered.
+    if (seed && round) remember(this.given, round.round, { seed, commitment: round.commitment });
   }
 
   private async decide(decision: CasinoDecision): Promise<void> {
     await this.call("decide", { decision, phase: this.round?.phase ?? "" });
   }
 
-  private async call(kind: "placeBets" | "rebet" | "clearBets" | "dealRound" | "decide", extra: Record<string, unknown> = {}): Promise<void> {
-    if (this.busy) return;
+  /** The call, and the round as it answered (undefined: refused, or another call was on its way). */
+  private async call(kind: "placeBets" | "rebet" | "clearBets" | "dealRound" | "decide", extra: Record<string, unknown> = {}): Promise<RoundView | undefined> {
+    if (this.busy) return undefined;
     this.busy = true;
     this.controls.querySelectorAll("button").forEach((b) => (b.disabled = true));
     const id = requestId();
@@ -311,10 +348,12 @@ export class CasinoScreen {
       show(this.notice);
       this.drawnKey = "";
       if (answer.round) this.apply(answer.round);
+      return answer.round;
     } catch (error) {
       show(this.notice, h("span", { class: "refusal" }, `Refused: ${describe(error)}`));
       this.drawnKey = "";
       void this.read();
+      return undefined;
     } finally {
       this.busy = false;
     }
@@ -328,4 +367,11 @@ export class CasinoScreen {
     }
     this.app.lobby(`You left ${this.tableId}.`);
   }
+}
+
+/** `value` for round `round`, forgetting the oldest beyond ROUNDS_KEPT. */
+function remember<V>(kept: Map<bigint, V>, round: bigint, value: V): void {
+  kept.delete(round);
+  kept.set(round, value);
+  if (kept.size > ROUNDS_KEPT) kept.delete(kept.keys().next().value!);
 }

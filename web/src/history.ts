@@ -1,18 +1,19 @@
 // The player's finished hands at the table: the list (ListHandHistories, newest first), one hand street by
 // street (GetHandHistory in the PokerStars text format, whose *** FLOP *** etc. mark the streets), and its
-// shuffle verified in the page (GetHandProof, checked by verify.ts alone: the service's word is not taken
-// for the verdict), and held against the commitment the page saw announced live for the hand (its
-// ShoeCommitted event, before the deal). The proof holds the hand's server seed and whole order: it is
-// asked for only when the person presses Verify, and only for a finished hand (the service refuses others).
+// shuffle verified in the page (GetHandProof, checked by verify.ts alone through verdict.ts: the service's
+// word is not taken for the verdict), and held against the commitment the page saw announced live for the
+// hand (its ShoeCommitted event, before the deal). The proof holds the hand's server seed and whole order:
+// it is asked for only when the person presses Verify, and only for a finished hand (the service refuses
+// others).
 
 import { HandHistoryFormat, type HandSummary, type TableService } from "./gen/poker/table/v1/table_service_pb";
-import { h, show, sleep } from "./dom";
-import { describe, reasonOf, retryDelayMs, type TableRoute } from "./rpc";
-import { verifyProof, type Announced, type Verification } from "./verify";
+import { h, show } from "./dom";
+import { describe, reasonOf, type TableRoute } from "./rpc";
+import { verifyInPage } from "./verdict";
+import type { Announced } from "./verify";
 import { chips } from "./words";
 
 const PAGE_SIZE = 20;
-const PROOF_TRIES = 6; // PROOF_NOT_READY: the seed is revealed a second or so after the hand
 
 export class HistoryPanel {
   readonly element = h("section", { class: "history", "data-test": "history", hidden: true });
@@ -86,44 +87,12 @@ export class HistoryPanel {
     }
   }
 
-  private async verify(number: bigint, verdict: HTMLElement): Promise<void> {
-    show(verdict, "Fetching the proof …");
-    verdict.className = "verdict";
-    let proof;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        proof = (await this.route.call((c) => c.getHandProof({ tableId: this.tableId, handNumber: number }))).proof;
-        break;
-      } catch (error) {
-        if (reasonOf(error) === "PROOF_NOT_READY" && attempt < PROOF_TRIES) {
-          await sleep(retryDelayMs(error, 500));
-          continue;
-        }
-        verdict.classList.add("bad");
-        show(verdict, `✗ No proof: ${describe(error)}`);
-        return;
-      }
-    }
-    if (!proof) return void show(verdict, "✗ The service gave no proof.");
-    show(verdict, "Checking in this page …");
-    let result: Verification;
-    const announced = this.announcedOf(number);
-    try {
-      result = await verifyProof(proof, announced);
-    } catch (error) {
-      verdict.classList.add("bad");
-      return void show(verdict, `✗ Could not check: ${error instanceof Error ? error.message : String(error)}`);
-    }
-    verdict.classList.add(result.valid ? "good" : "bad");
-    const seeds = proof.clientSeeds.map((s) => h("li", {}, `${s.contributor}${s.playerId ? ` (${s.playerId}${s.fromPlayer ? ", own seed" : ", table's seed"})` : ""}: `, h("code", {}, s.seed)));
-    show(
-      verdict,
-      h("p", { class: "headline", "data-test": "verdict-headline" }, result.valid ? `✓ Verified: hand #${number} was dealt from the committed shoe` : `✗ Not verified: ${result.problems.length} problem(s)`),
-      h("ul", { class: "checks", "data-test": "checks" }, ...result.checks.map((c) => h("li", { "data-test": `check-${c.name.replace(/ /g, "-")}`, class: c.ok ? "good" : "bad" }, `${c.ok ? "✓" : "✗"} ${c.name}: ${c.detail}`))),
-      announced ? null : h("p", { class: "muted", "data-test": "not-seen-live" }, `This page did not see hand #${number}'s commitment announced (it was not open then): the proof is checked on its own.`),
-      result.problems.length ? h("ul", { class: "problems", "data-test": "problems" }, ...result.problems.map((p) => h("li", {}, `${p.reason}: ${p.message}`))) : null,
-      h("p", { class: "seed" }, "Server seed ", h("code", { "data-test": "server-seed" }, proof.serverSeed), " · commitment ", h("code", {}, proof.commitment)),
-      h("ul", { class: "seeds" }, ...seeds),
-    );
+  private verify(number: bigint, verdict: HTMLElement): Promise<void> {
+    return verifyInPage(verdict, {
+      fetch: async () => ({ proof: (await this.route.call((c) => c.getHandProof({ tableId: this.tableId, handNumber: number }))).proof }),
+      verified: `hand #${number} was dealt from the committed shoe`,
+      announced: this.announcedOf(number),
+      unannounced: `This page did not see hand #${number}'s commitment announced (it was not open then): the proof is checked on its own.`,
+    });
   }
 }

@@ -58,10 +58,10 @@ function start(root: HTMLElement, config: PageConfig, session: Session): void {
       screen = table;
       void table.start();
     },
-    tournament(tournamentId: string, register = false) {
+    tournament(tournamentId: string, register = false, stay = false) {
       screen?.close();
       sessionStorage.removeItem(LAST_TABLE);
-      const tournament = new TournamentScreen(app, tournamentId, register);
+      const tournament = new TournamentScreen(app, tournamentId, register, stay);
       screen = tournament;
       void tournament.start();
     },

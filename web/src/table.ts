@@ -85,7 +85,7 @@ export class TableScreen {
           { class: "bar" },
           this.title,
           this.linkBadge,
-          this.tournamentId ? h("button", { "data-test": "to-tournament", onclick: () => this.app.tournament(this.tournamentId!) }, "Tournament") : null,
+          this.tournamentId ? h("button", { "data-test": "to-tournament", onclick: () => this.app.tournament(this.tournamentId!, false, true) }, "Tournament") : null,
           this.seatButtons,
           h("button", { "data-test": "history-button", onclick: () => void this.history.toggle() }, "History"),
           h("button", { class: "leave", "data-test": "leave", onclick: () => void this.leave() }, "Leave table"),

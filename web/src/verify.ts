@@ -1,11 +1,14 @@
 // The stand-alone verifier in the page: a TypeScript port of libs/dealing/verifier.py (docs/fairness.md
-// sections 2, 3, 9 and 10), so that a player checks a finished hand's shuffle from what the dealer
-// published without trusting any service's word for it. SHA-256 and HMAC-SHA256 come from Web Crypto
-// (SubtleCrypto: a secure context, i.e. https or localhost). It reports the same problem reasons as the
-// Python verifier, and each check it made (seed, mix, order, cards, commitments, openings, draws). Given
-// what the page saw live (the commitment its hand's ShoeCommitted event announced before any client seed
-// was taken), it also checks that the proof is of that shoe: a proof made up after the hand, however
-// sound in itself, does not match what was announced.
+// sections 2, 3, 9, 10 and 11), so that a player checks a finished hand's shuffle, a casino round's or a
+// Spin's multiplier draw from what was published without trusting any service's word for it. SHA-256 and
+// HMAC-SHA256 come from Web Crypto (SubtleCrypto: a secure context, i.e. https or localhost). It reports
+// the same problem reasons as the Python verifier, and each check it made (seed, mix, order, cards,
+// commitments, openings, draws, a Spin's multiplier in its published table), then what `felt verify` adds
+// to it (felt.verification.verify_document): every player's own seed given after the commitment was
+// published, the deal after it, and the seed this page gave among the mixed ones. Given what the page saw
+// live (the commitment announced before any client seed was taken: a hand's ShoeCommitted, a casino
+// round's RoundView.commitment, a Spin's spin_commitment), it also checks that the proof is of that shoe:
+// a proof made up afterwards, however sound in itself, does not match what was announced.
 // Imports nothing of the page, so tests/web/verify_vectors.mjs runs it in Node against the test vectors.
 
 export const ALGORITHM_V1 = "felt-hmac-sha256-fisher-yates-v1";
@@ -18,24 +21,33 @@ const TWO_32 = 2 ** 32;
 const encoder = new TextEncoder();
 type Bytes = Uint8Array<ArrayBuffer>; // what Web Crypto takes (not a view of a SharedArrayBuffer)
 
-/** A deal proof as DealProof (protos/poker/table/v1/fairness.proto) gives it, or a dealer Reveal. */
+type Millis = bigint | number | string; // int64: protobuf-es gives a bigint, proto JSON a string
+
+/** A deal proof as DealProof (protos/poker/table/v1/fairness.proto) gives it, or a dealer Reveal; for a
+ * Spin, with the tournament's published table and the multiplier it paid (felt.verification's
+ * spin_document). */
 export interface ProofInput {
   shoeId?: string;
   algorithm: string;
   decks: number;
   nonce: bigint | number;
   commitment: string;
+  committedMs?: Millis;
+  dealtMs?: Millis;
   serverSeed: string; // hex
   clientSeed?: string;
-  clientSeeds?: { contributor: string; seed: string }[];
+  clientSeeds?: { contributor: string; seed: string; fromPlayer?: boolean; givenMs?: Millis }[];
   order?: string[];
   dealtCardCommitments?: string[];
   cards?: { position: number; card: string; use?: string }[];
   openings?: { position: number; card: string; salt: string }[];
   draws?: { label: string; outcomes: number; value: number }[];
+  spinTable?: { multiplier: number; chancePerMillion: number }[];
+  multiplier?: number;
 }
 
-/** What the page saw announced live for the hand (its ShoeCommitted event), before the deal. */
+/** What the page saw announced live before the deal: a hand's ShoeCommitted event, a casino round's
+ * RoundView.commitment (when its seed was given), a Spin's spin_commitment (when it registered). */
 export interface Announced {
   commitment: string;
   shoeId?: string;
@@ -164,6 +176,17 @@ export async function mixClientSeeds(seeds: { contributor: string; seed: string 
   return toHex(await sha256(data));
 }
 
+/** The index whose share of the weights' sum holds `value` (a Spin's multiplier from its draw): the first
+ * index k with value < weights[0] + ... + weights[k]; -1 when the value is past them all. */
+export function pickWeighted(value: number, weights: number[]): number {
+  let total = 0;
+  for (const [index, weight] of weights.entries()) {
+    total += weight;
+    if (value < total) return index;
+  }
+  return -1;
+}
+
 export async function seedCommitment(serverSeed: Bytes): Promise<string> {
   return toHex(await sha256(serverSeed));
 }
@@ -180,16 +203,41 @@ export async function cardCommitment(position: number, card: string, saltHex: st
 
 const sameHex = (expected: string, given: string): boolean => expected === given.trim().toLowerCase();
 
-/** Check a proof as libs/dealing/verifier.py's verify_shoe does, with the same problem reasons; and, given
- * what the page saw `announced` live, that the proof is of the announced shoe (ANNOUNCED_COMMITMENT_MISMATCH:
- * a check the Python verifier, which sees only the document, cannot make). */
-export async function verifyProof(proof: ProofInput, announced?: Announced): Promise<Verification> {
-  const problems: Problem[] = [];
-  const checks: Check[] = [];
-  const result = (cardsChecked = 0): Verification => ({ valid: problems.length === 0, problems, checks, cardsChecked });
-  const problem = (reason: string, message: string, position = -1) => problems.push({ reason, message, position });
-  /** Record a check: ok when it added no problem since `before`. */
-  const check = (name: string, before: number, detail: string) => checks.push({ name, ok: problems.length === before, detail });
+/** The problems and checks found so far. */
+class Report {
+  readonly problems: Problem[] = [];
+  readonly checks: Check[] = [];
+
+  problem(reason: string, message: string, position = -1): void {
+    this.problems.push({ reason, message, position });
+  }
+
+  /** Record a check: ok when it added no problem since `before` (the problems' count then). */
+  check(name: string, before: number, detail: string): void {
+    this.checks.push({ name, ok: this.problems.length === before, detail });
+  }
+}
+
+/** Check a proof as `felt verify` does, with the same problem reasons: libs/dealing/verifier.py's
+ * verify_document (the shoe as verify_shoe checks it; a Spin's multiplier in its published table), then
+ * felt.verification.verify_document's timing and, given `mySeed` (the seed this page gave), that it is
+ * among the mixed ones. Given what the page saw `announced` live, that the proof is of the announced shoe
+ * (ANNOUNCED_COMMITMENT_MISMATCH: a check the Python verifier, which sees only the document, cannot make). */
+export async function verifyProof(proof: ProofInput, announced?: Announced, mySeed?: string): Promise<Verification> {
+  const report = new Report();
+  const cardsChecked = await checkShoe(proof, announced, report);
+  checkMultiplier(proof, report);
+  checkTiming(proof, mySeed, report);
+  return { valid: report.problems.length === 0, problems: report.problems, checks: report.checks, cardsChecked };
+}
+
+/** verifier.py's verify_shoe (the announced commitment besides): the number of cards checked. Stops, as
+ * verify_shoe does, at a proof it cannot recompute (algorithm, decks, seed, nonce). */
+async function checkShoe(proof: ProofInput, announced: Announced | undefined, report: Report): Promise<number> {
+  const problems = report.problems;
+  const problem = (reason: string, message: string, position = -1) => report.problem(reason, message, position);
+  const check = (name: string, before: number, detail: string) => report.check(name, before, detail);
+  const result = (cardsChecked = 0) => cardsChecked;
 
   if (!ALGORITHMS.includes(proof.algorithm)) {
     problem("ALGORITHM_UNSUPPORTED", `this verifier checks ${ALGORITHMS.join(", ")}`);
@@ -295,4 +343,62 @@ export async function verifyProof(proof: ProofInput, announced?: Announced): Pro
     check("order", before, `${order.length} cards recomputed from the seeds`);
   }
   return result(cardsChecked);
+}
+
+/** verifier.py's verify_document for a Spin (a proof with its tournament's `spinTable`): the multiplier
+ * paid is the published table's row for the draw "spin" (as the proof gives it: checkShoe recomputes it
+ * from the seeds). Needs no seed, so it is made whatever checkShoe found. */
+function checkMultiplier(proof: ProofInput, report: Report): void {
+  const table = proof.spinTable;
+  if (table === undefined) return;
+  const before = report.problems.length;
+  const spin = proof.draws?.find((d) => d.label === "spin")?.value ?? -1;
+  const index = spin >= 0 ? pickWeighted(spin, table.map((m) => Number(m.chancePerMillion ?? 0))) : -1;
+  const row = index >= 0 ? table[index] : undefined;
+  const paid = Number(proof.multiplier ?? 0);
+  if (row === undefined || Number(row.multiplier ?? 0) !== paid) {
+    report.problem("MULTIPLIER_MISMATCH", "the multiplier is not the published table's for the draw");
+  }
+  const detail =
+    spin < 0
+      ? `×${paid} paid, but the proof has no draw "spin"`
+      : row === undefined
+        ? `×${paid} paid, but the draw ${spin} is in no row of the published table`
+        : `×${paid} paid; the draw ${spin} is in the published table's row for ×${row.multiplier} (${row.chancePerMillion} in a million)`;
+  report.check("multiplier", before, detail);
+}
+
+function millis(value: Millis | undefined): bigint {
+  try {
+    return BigInt(value ?? 0);
+  } catch {
+    return 0n;
+  }
+}
+
+/** What felt.verification.verify_document adds to the verifier: every player's own seed given after the
+ * commitment was published (SEED_BEFORE_COMMITMENT: a seed the house knew before committing), the deal
+ * not older than the commitment (DEALT_BEFORE_COMMITMENT) and, given `mySeed`, that seed among the mixed
+ * ones as the player's own (YOUR_SEED_MISSING). */
+function checkTiming(proof: ProofInput, mySeed: string | undefined, report: Report): void {
+  const seeds = proof.clientSeeds ?? [];
+  const committed = millis(proof.committedMs);
+  const dealt = millis(proof.dealtMs);
+  if (seeds.length) {
+    const before = report.problems.length;
+    const own = seeds.filter((s) => s.fromPlayer);
+    const early = own.filter((s) => committed && millis(s.givenMs) < committed);
+    if (early.length) report.problem("SEED_BEFORE_COMMITMENT", `${early.length} seed(s) given before the commitment was published`);
+    if (committed && dealt && dealt < committed) report.problem("DEALT_BEFORE_COMMITMENT", "the deal is older than its commitment");
+    if (committed) {
+      const at = new Date(Number(committed)).toISOString().slice(11, 23);
+      report.check("timing", before, `commitment published at ${at} UTC; ${own.length - early.length} of ${own.length} own seed(s) given after it${dealt && dealt < committed ? "; the deal before it" : ""}`);
+    }
+  }
+  if (mySeed !== undefined) {
+    const before = report.problems.length;
+    const mixed = seeds.some((s) => s.seed === mySeed && s.fromPlayer);
+    if (!mixed) report.problem("YOUR_SEED_MISSING", "the seed you gave is not among the mixed ones");
+    report.check("your seed", before, `the seed this page gave, ${mySeed.slice(0, 12)}…, is ${mixed ? "" : "not "}among the mixed ones`);
+  }
 }
