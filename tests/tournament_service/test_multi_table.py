@@ -13,9 +13,9 @@ from poker.tournament.v1 import tournament_service_pb2 as pb
 from poker.wallet.v1 import wallet_service_pb2 as wpb
 from servicekit.auth import Role
 
-from tests.tournament_service.conftest import Scripted, Stack, retrying, wait_until
+from tests.tournament_service.conftest import DEPLOYMENTS, Scripted, Stack, retrying, wait_until
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, DEPLOYMENTS]
 PLAYERS = 30
 PEOPLE = 5
 BUY_IN, FEE, FUNDS = 200, 20, 1_000
@@ -88,7 +88,7 @@ def test_nk_6_5_thirty_players_on_four_tables_to_the_end_through_two_crashes(sta
 
     wait_until(lambda: left() <= 24, 240)
     before = stack.tournaments().GetStandings(pb.GetStandingsRequest(tournament_id=tid))
-    stack.restart_tournament(kill=True)
+    stack.restart_tournament(kill=True, tournament_id=tid)  # replicated: another replica takes it over
     after = retrying(lambda: stack.tournaments().GetStandings(pb.GetStandingsRequest(tournament_id=tid)))
     assert len(after.places) >= len(before.places) and after.players_left <= before.players_left
     assert sum(p.stack for p in after.players) == PLAYERS * 1_000  # tournament chips: none lost

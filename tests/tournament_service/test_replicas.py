@@ -23,16 +23,11 @@ the issue is checked against them (the default lease is 10 s)."""
 from __future__ import annotations
 
 import json
-import os
-import re
 import signal
 import time
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import grpc
 import pytest
@@ -45,32 +40,21 @@ from poker.wallet.v1 import wallet_service_pb2 as wpb
 from servicekit import auth, shards, testing
 from servicekit.errors import details_of
 
-from tests.tournament_service.conftest import TABLE_ENV, Proc, Stack, assert_places_complete, wait_until
+from tests.tournament_service.conftest import (
+    LEASE_SECONDS,
+    TABLE_SHARDS,
+    Instance,
+    Stack,
+    assert_places_complete,
+    postgres_schema,
+    replicated_stack,
+    wait_until,
+)
 
 pytestmark = pytest.mark.slow
-PG_ENV = "FELT_TEST_POSTGRES_URL"
-REPLICAS = 2 + 1
-TABLE_SHARDS = 2
 MTT_PLAYERS, SNG_PLAYERS = 60, 6
 BUY_IN, FEE = 100, 10
-LEASE_SECONDS = 4.0
 TAKEOVER_SECONDS = 15.0
-
-
-@dataclass
-class Instance(Proc):
-    """One of several processes of a service (a replica, a shard): its own id and log."""
-
-    instance: str = ""
-
-    @property
-    def log(self) -> Path:
-        return self.data_dir / f"{self.name}-{self.instance}.log"
-
-    def metric(self, name: str) -> float:
-        """The sum of every sample of `name` (all its labels) as the process serves them now."""
-        pattern = re.compile(rf"^{re.escape(name)}(?:{{[^}}]*}})? (\S+)$", re.MULTILINE)
-        return sum(float(v) for v in pattern.findall(self.metrics()))
 
 
 @dataclass
@@ -128,63 +112,12 @@ class Replicated:
 
 @pytest.fixture(scope="module")
 def replicated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Replicated]:
-    admin = os.environ.get(PG_ENV)
-    if not admin:
-        pytest.skip(f"{PG_ENV} is not set: the tournament replicas need a shared PostgreSQL")
-    import psycopg
-
     # One schema for the tournament log and the table shards' (their tables are prefixed tn_ and poker_).
-    schema = "tnr_" + uuid.uuid4().hex[:12]
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA {schema}")
-    url = f"{admin}{'&' if '?' in admin else '?'}options={quote(f'-csearch_path={schema}')}"
     data_dir = tmp_path_factory.mktemp("felt")
-    quiet = {"FELT_LOG_LEVEL": "WARNING"}
-    dealer, wallet = Proc("dealer", data_dir, quiet), Proc("wallet", data_dir, quiet)
-    table_shards = [Instance("table", data_dir, {}, instance=f"table-{k}") for k in range(TABLE_SHARDS)]
-    replicas = [Instance("tournament", data_dir, {}, instance=f"tr-{k}") for k in range(REPLICAS)]
-    try:
-        dealer.start()
-        wallet.start()
-        for shard in table_shards:
-            shard.env = {
-                **TABLE_ENV,
-                "FELT_LOG_LEVEL": "INFO",
-                "FELT_DEALER_ADDRESS": dealer.address,
-                "FELT_WALLET_ADDRESS": wallet.address,
-                "TABLE_DATABASE_URL": url,
-                "FELT_TABLE_SHARDED": "1",
-                "FELT_TABLE_SHARD_ID": shard.instance,
-                "FELT_TABLE_ADVERTISE_ADDRESS": shard.public_address,
-                "FELT_TABLE_ADVERTISE_INTERNAL_ADDRESS": shard.address,
-                "FELT_TABLE_LEASE_SECONDS": str(LEASE_SECONDS),
-            }
-            shard.start()
-        for replica in replicas:
-            replica.env = {
-                "FELT_LOG_LEVEL": "INFO",
-                "FELT_TOURNAMENT_TICK_SECONDS": "0.05",
-                "TOURNAMENT_DATABASE_URL": url,
-                "FELT_TOURNAMENT_REPLICATED": "1",
-                "FELT_TOURNAMENT_REPLICA_ID": replica.instance,
-                "FELT_TOURNAMENT_ADVERTISE_ADDRESS": replica.public_address,
-                "FELT_TOURNAMENT_ADVERTISE_INTERNAL_ADDRESS": replica.address,
-                "FELT_TOURNAMENT_LEASE_SECONDS": str(LEASE_SECONDS),
-                "FELT_TABLE_SHARD_ADDRESSES": ",".join(s.address for s in table_shards),
-                "FELT_WALLET_ADDRESS": wallet.address,
-                "FELT_DEALER_ADDRESS": dealer.address,
-            }
-            replica.start()
-        yield Replicated(
-            Stack(data_dir, dealer, wallet, table_shards[0], replicas[0]), replicas, table_shards, url
-        )
-    finally:
-        for proc in (*replicas, *table_shards, wallet, dealer):
-            if proc.proc is not None and proc.proc.poll() is None:
-                proc.proc.send_signal(signal.SIGCONT)  # a paused one stops too
-            proc.stop()
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+    with postgres_schema() as url, replicated_stack(data_dir, url, LEASE_SECONDS) as stack:
+        replicas = [r for r in stack.replicas if isinstance(r, Instance)]
+        table_shards = [s for s in stack.table_shards if isinstance(s, Instance)]
+        yield Replicated(stack, replicas, table_shards, url)
 
 
 def levels(count: int = 30, hands: int = 3) -> list[pb.StructureEntry]:

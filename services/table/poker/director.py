@@ -3,11 +3,14 @@ callers only; each call is one typed command of the table core (`SeatPlayer`, `R
 `ReleaseHands`, `CloseTable`), idempotent by its request id like every TableService change.
 
 Directors are fenced (issue 25): a request's `director_epoch` (its director's lease epoch on the
-tournament) below one any shard has seen for the tournament is refused STALE_DIRECTOR before anything
-else, so a tournament replica that lost its lease (paused past it, partitioned) cannot act at a table after
-the new owner did. The floor is kept in the table store (`poker_director_epochs`), shared by every shard:
-it survives a restart of the shard and holds at the tournament's tables on the other shards, and at a
-table another shard took over. 0 is unfenced (a director of before the epoch, an operator by hand)."""
+tournament) below one any shard has seen for the tournament is refused STALE_DIRECTOR, so a tournament
+replica that lost its lease (paused past it, partitioned) cannot act at a table after the new owner did.
+The floor is kept in the table store (`poker_director_epochs`), shared by every shard: it survives a
+restart of the shard and holds at the tournament's tables on the other shards, and at a table another
+shard took over. It is checked twice: before anything else (a known-stale director costs no command), and
+again in the transaction that writes what the instruction did, the floor row share-locked, so a newer
+director's raise between the first check and the write is seen there and the write rolled back
+(store._fence_director). 0 is unfenced (a director of before the epoch, an operator by hand)."""
 
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ from servicekit.logging import get_logger
 from services.table.poker.requests import once
 from services.table.poker.room import PokerRoom
 from services.table.poker.runtime import PokerTable
-from services.table.poker.store import TableStore
+from services.table.poker.store import DirectorFence, StaleDirector, TableStore
 from services.table.poker.tables import MAX_CHIPS, check_tournament_settings
 
 M = TypeVar("M", bound=Message)
@@ -74,11 +77,13 @@ class DirectorEpochs:
         self._seen: dict[str, int] = {}
         self._lock = threading.Lock()
 
-    def check(self, tournament_id: str, epoch: int) -> None:
+    def check(self, tournament_id: str, epoch: int) -> DirectorFence | None:
         """Refuse an instruction from a director older than one any shard has seen; remember a newer one.
-        The store is read every time: another shard may have seen the newer director first."""
+        The store is read every time: another shard may have seen the newer director first. The fence
+        returned goes with the instruction's write, which checks it again in its own transaction (a newer
+        director may raise the floor between this check and that write: store._fence_director)."""
         if not epoch:
-            return
+            return None
         with self._lock:
             floor = self._seen.get(tournament_id, 0)
         if epoch >= floor:  # the store's floor (the raise is one atomic statement: no lock held over I/O)
@@ -87,18 +92,26 @@ class DirectorEpochs:
                 floor = self._store.raise_director_epoch(tournament_id, epoch)
                 if floor == epoch:
                     log.info("director_epoch_raised", tournament_id=tournament_id, epoch=epoch)
-            with self._lock:
-                self._seen[tournament_id] = max(floor, self._seen.get(tournament_id, 0))
+            self._remember(tournament_id, floor)
         if epoch < floor:
-            STALE_DIRECTORS.inc()
-            log.warning("stale_director_refused", tournament_id=tournament_id, epoch=epoch, seen_epoch=floor)
-            raise errors.failed_precondition(
-                "STALE_DIRECTOR",
-                f"tournament {tournament_id!r} has a newer director (epoch {floor}) than this ({epoch})",
-                tournament_id=tournament_id,
-                seen_epoch=floor,
-                epoch=epoch,
-            )
+            raise self.refused(StaleDirector(tournament_id, epoch, floor))
+        return DirectorFence(tournament_id, epoch)
+
+    def refused(self, stale: StaleDirector) -> StaleDirector:
+        """Count and log a STALE_DIRECTOR refusal (found before the command, or by its write's own check)."""
+        self._remember(stale.tournament_id, stale.seen_epoch)
+        STALE_DIRECTORS.inc()
+        log.warning(
+            "stale_director_refused",
+            tournament_id=stale.tournament_id,
+            epoch=stale.epoch,
+            seen_epoch=stale.seen_epoch,
+        )
+        return stale
+
+    def _remember(self, tournament_id: str, floor: int) -> None:
+        with self._lock:
+            self._seen[tournament_id] = max(floor, self._seen.get(tournament_id, 0))
 
 
 def _unfenced(request: M) -> M:
@@ -134,15 +147,25 @@ class TableDirectorServicer(pb_grpc.TableDirectorServiceServicer):
     ) -> M:
         """One director command at one table: from a director not older than one seen for the tournament,
         idempotent by request id, the answer from its events."""
-        self.epochs.check(table.tournament_id, int(getattr(request, "director_epoch", 0)))
+        fence = self.epochs.check(table.tournament_id, int(getattr(request, "director_epoch", 0)))
 
         def run(key: str, fingerprint: str) -> tuple[M, bool]:
-            events = list(table.run(command).events)
+            events = list(table.run(command, director=fence).events)
             return answer(events), False
 
-        return once(
-            self._room.store, table.lock, self._room.now, rpc, _unfenced(request), table.table_id, kind, run
-        )
+        try:
+            return once(
+                self._room.store,
+                table.lock,
+                self._room.now,
+                rpc,
+                _unfenced(request),
+                table.table_id,
+                kind,
+                run,
+            )
+        except StaleDirector as stale:  # the floor passed the epoch after the check: nothing was written
+            raise self.epochs.refused(stale) from None
 
     def CreateTournamentTable(
         self, request: pb.CreateTournamentTableRequest, context: grpc.ServicerContext
@@ -150,22 +173,25 @@ class TableDirectorServicer(pb_grpc.TableDirectorServiceServicer):
         _director()
         tournament_id = _text("tournament_id", request.tournament_id, MAX_TOURNAMENT_ID)
         settings = check_tournament_settings(request.settings)
-        self.epochs.check(tournament_id, request.director_epoch)
+        fence = self.epochs.check(tournament_id, request.director_epoch)
 
         def run(key: str, fingerprint: str) -> tuple[pb.CreateTournamentTableResponse, bool]:
-            table = self._room.create_tournament_table(tournament_id, settings)
+            table = self._room.create_tournament_table(tournament_id, settings, director=fence)
             return pb.CreateTournamentTableResponse(table=table.info()), False
 
-        return once(
-            self._room.store,
-            self._room.lock,
-            self._room.now,
-            "CreateTournamentTable",
-            _unfenced(request),
-            "",
-            pb.CreateTournamentTableResponse,
-            run,
-        )
+        try:
+            return once(
+                self._room.store,
+                self._room.lock,
+                self._room.now,
+                "CreateTournamentTable",
+                _unfenced(request),
+                "",
+                pb.CreateTournamentTableResponse,
+                run,
+            )
+        except StaleDirector as stale:
+            raise self.epochs.refused(stale) from None
 
     def SeatPlayer(
         self, request: pb.SeatPlayerRequest, context: grpc.ServicerContext

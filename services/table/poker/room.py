@@ -29,7 +29,7 @@ from services.table.poker.cards import Dealer
 from services.table.poker.clock import TableClock
 from services.table.poker.money import Escrow
 from services.table.poker.runtime import ClockMs, Options, PokerTable
-from services.table.poker.store import REQUEST_RETENTION_MS, TableStore
+from services.table.poker.store import REQUEST_RETENTION_MS, DirectorFence, TableStore
 from services.table.poker.tables import PublicTable
 from services.table.routing import is_mine, moved, place_of
 from services.table.schedule import Deadlines
@@ -387,11 +387,16 @@ class PokerRoom:
             table.shard_address = place.address if place is not None else ""
         return table
 
-    def create_tournament_table(self, tournament_id: str, settings: pb.TableSettings) -> PokerTable:
-        """A table of a tournament, under the tournament policy: the director seats every player."""
+    def create_tournament_table(
+        self, tournament_id: str, settings: pb.TableSettings, director: DirectorFence | None = None
+    ) -> PokerTable:
+        """A table of a tournament, under the tournament policy: the director seats every player. With
+        `director`, created only if no newer director of the tournament has acted (StaleDirector)."""
         table_id = f"tt-{uuid.uuid4().hex[:16]}"
         raw = settings.SerializeToString()
-        shard = self.store.add_table(table_id, raw, "", "", [], self._clock(), tournament_id=tournament_id)
+        shard = self.store.add_table(
+            table_id, raw, "", "", [], self._clock(), tournament_id=tournament_id, director=director
+        )
         return self._created(shard, self._runtime(table_id, settings, "", "", [], tournament_id))
 
     def now(self) -> int:

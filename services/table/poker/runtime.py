@@ -49,7 +49,15 @@ from services.table.poker.feed import EncodedFeed
 from services.table.poker.money import Escrow
 from services.table.poker.pace import RecentHands
 from services.table.poker.snapshot import from_snapshot, to_snapshot
-from services.table.poker.store import Answer, Commit, HandRow, Payout, StoredEvent, TableStore
+from services.table.poker.store import (
+    Answer,
+    Commit,
+    DirectorFence,
+    HandRow,
+    Payout,
+    StoredEvent,
+    TableStore,
+)
 from services.table.poker.tables import table_config
 from services.table.poker.wakeup import Wakeup
 
@@ -252,12 +260,15 @@ class PokerTable:
         stored = self._number(t, now, shoe, command)
         return Prepared(command, now, t, stored, self.seq + len(stored), shoe)
 
-    def execute(self, prepared: Prepared, answer: Answer | None = None) -> Transition:
-        """Move the money the command asks for, then commit it (with `answer`, for repeats of its request)
-        and publish its events. A buy-in the wallet refuses leaves the table as it was."""
+    def execute(
+        self, prepared: Prepared, answer: Answer | None = None, director: DirectorFence | None = None
+    ) -> Transition:
+        """Move the money the command asks for, then commit it (with `answer`, for repeats of its request;
+        with `director`, only if no newer director of the tournament has acted: StaleDirector) and publish
+        its events. A buy-in the wallet refuses leaves the table as it was."""
         buy = next((ev for ev in prepared.transition.events if isinstance(ev, te.BuyInRequested)), None)
         if buy is None:
-            self._commit(prepared, answer=answer)
+            self._commit(prepared, answer=answer, director=director)
             return prepared.transition
         n, hold_id = self._store.begin_money(
             self.table_id, buy.player, buy.amount, lambda n: f"pt-{self.table_id}-m{n}-s{buy.seat}-{buy.kind}"
@@ -266,7 +277,7 @@ class PokerTable:
             if prepared.state.seats[buy.seat].is_bot:
                 self._escrow.fund_bot(f"{hold_id}-fund", buy.player, buy.amount)
             self._escrow.buy_in(self.table_id, hold_id, buy.player, buy.amount)
-            self._commit(prepared, money_done=n, answer=answer)
+            self._commit(prepared, money_done=n, answer=answer, director=director)
         except BaseException:  # the wallet refused, or the table could not log the seat: give it all back
             try:
                 self._escrow.undo_buy_in(self.table_id, hold_id, buy.player)
@@ -278,10 +289,12 @@ class PokerTable:
             raise
         return prepared.transition
 
-    def run(self, command: c.Command, now: int | None = None) -> Transition:
+    def run(
+        self, command: c.Command, now: int | None = None, director: DirectorFence | None = None
+    ) -> Transition:
         """prepare + execute, for commands whose caller needs no stored answer."""
         with self.lock:
-            return self.execute(self.prepare(command, now))
+            return self.execute(self.prepare(command, now), director=director)
 
     def _number(
         self, t: Transition, now: int, shoe: HandShoe | None, command: c.Command | None = None
@@ -307,9 +320,18 @@ class PokerTable:
             stored.append(StoredEvent(event.seq, belongs, private, event.SerializeToString(), now))
         return stored
 
-    def _commit(self, p: Prepared, *, money_done: int | None = None, answer: Answer | None = None) -> None:
+    def _commit(
+        self,
+        p: Prepared,
+        *,
+        money_done: int | None = None,
+        answer: Answer | None = None,
+        director: DirectorFence | None = None,
+    ) -> None:
         old, new, t = self.state, p.state, p.transition
         self.last_payouts = []
+        # Nothing to write (a director's release through a hand already released): nothing a stale
+        # director could overwrite either; the servicer's check before the command refused a known one.
         if not t.events and money_done is None and answer is None:
             self.state = new
             self.wake_clock()
@@ -323,7 +345,12 @@ class PokerTable:
         self.last_payouts = [p for parts in owed for p in parts]
         invited = [ev.player for ev in t.events if isinstance(ev, te.PlayerInvited)]
         commit = Commit(
-            events=p.events, payouts=self.last_payouts, money_done=money_done, invited=invited, request=answer
+            events=p.events,
+            payouts=self.last_payouts,
+            money_done=money_done,
+            invited=invited,
+            request=answer,
+            director=director,
         )
         if len(invited) < len(t.events):  # invitations are rows of their own: nothing else to write for them
             if new.hand_in_progress:

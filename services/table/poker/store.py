@@ -36,10 +36,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from refusal import Kind, Refusal
 from servicekit.idempotency import Saved
 from servicekit.schema import MIGRATE_AT_START, SchemaPolicy
 
 from services.table.storage import Tx, open_database, seats
+from services.table.storage.database import lock_clause
 from services.table.storage.leases import DEFAULT_TTL_MS, Shard
 from services.table.storage.ownership import ShardTables
 from services.table.storage.schema import POKER
@@ -102,6 +104,30 @@ class Answer:
     at_ms: int
 
 
+@dataclass(frozen=True)
+class DirectorFence:
+    """A tournament director's instruction (issue 25): its tournament and the epoch of the director's lease
+    on it. Checked against `poker_director_epochs` in the transaction that writes what the instruction did.
+    """
+
+    tournament_id: str
+    epoch: int
+
+
+class StaleDirector(Refusal):
+    """A newer director of the tournament has acted (at this table, another, or another shard): the
+    instruction is refused and its transaction rolled back."""
+
+    def __init__(self, tournament_id: str, epoch: int, seen_epoch: int) -> None:
+        super().__init__(
+            Kind.FAILED_PRECONDITION,
+            "STALE_DIRECTOR",
+            f"tournament {tournament_id!r} has a newer director (epoch {seen_epoch}) than this ({epoch})",
+            details={"tournament_id": tournament_id, "seen_epoch": seen_epoch, "epoch": epoch},
+        )
+        self.tournament_id, self.epoch, self.seen_epoch = tournament_id, epoch, seen_epoch
+
+
 @dataclass
 class Commit:
     """Everything one command writes, in one transaction."""
@@ -116,6 +142,7 @@ class Commit:
     request: Answer | None = None  # the command's answer, for repeats of its request
     invited: list[str] = field(default_factory=list)  # players invited by the host (rows of their own)
     seated: dict[str, int] | None = None  # who sits at the table now (its seat claims follow), if it changed
+    director: DirectorFence | None = None  # a director's instruction: refused unless its epoch is the newest
 
 
 def _row(r: Any) -> tuple[str, bytes, str, str, list[str], str]:
@@ -163,19 +190,24 @@ class TableStore:
         invited: list[str],
         now_ms: int,
         tournament_id: str = "",
+        director: DirectorFence | None = None,
     ) -> str:
         """A new table with its lease, placed on the shard with the fewest tables (this one unless
         sharded); that shard's id. A table that exists already (a configured public table another shard
-        created at the same moment) is left as it is."""
+        created at the same moment) is left as it is. `director`: created for a tournament director,
+        refused (StaleDirector, nothing written) if a newer one has acted."""
         row = (table_id, settings, host, code, json.dumps(sorted(invited)), now_ms, tournament_id)
-        return self.owned.place(
-            table_id,
-            lambda tx: tx.execute(
+
+        def rows(tx: Tx) -> None:
+            if director is not None:
+                TableStore._fence_director(tx, director)
+            tx.execute(
                 "INSERT INTO poker_tables (table_id, settings, host, invite_code, invited, created_ms,"
                 " tournament_id) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (table_id) DO NOTHING",
                 row,
-            ),
-        )
+            )
+
+        return self.owned.place(table_id, rows)
 
     def table_row(self, table_id: str) -> TableRow | None:
         rows = self._rows(
@@ -213,6 +245,8 @@ class TableStore:
 
     @staticmethod
     def _apply(tx: Tx, table_id: str, c: Commit) -> None:
+        if c.director is not None:
+            TableStore._fence_director(tx, c.director)
         if c.log is not None:
             row = tx.execute(
                 "SELECT COALESCE(MAX(n), 0) FROM poker_hand_log WHERE table_id = ?", (table_id,)
@@ -486,6 +520,34 @@ class TableStore:
             return int(row[0])
 
         return self._db.write(work)
+
+    @staticmethod
+    def _fence_director(tx: Tx, fence: DirectorFence) -> None:
+        """The STALE_DIRECTOR check inside the transaction of the instruction's own write (issue 25).
+
+        The floor row is read share-locked (PostgreSQL; SQLite has one writer at a time), so a newer
+        director's raise of it (`raise_director_epoch`, an UPDATE) waits until this transaction has
+        committed, and a raise committed before it is seen here: an instruction is written before the floor
+        passes its epoch, or not at all. Checking outside the transaction left a window: a raise committed
+        between the check and the write let a stale director's instruction land after the new director's.
+        Share locks do not block each other, so the tournament's tables still commit side by side."""
+        row = tx.execute(
+            "SELECT epoch FROM poker_director_epochs WHERE tournament_id = ?" + lock_clause(tx, "share"),
+            (fence.tournament_id,),
+        ).fetchone()
+        floor = int(row[0]) if row is not None else 0
+        if fence.epoch < floor:
+            raise StaleDirector(fence.tournament_id, fence.epoch, floor)
+        if fence.epoch > floor:  # not raised before the write (the servicer raises it first): here, then
+            row = tx.execute(
+                "INSERT INTO poker_director_epochs (tournament_id, epoch) VALUES (?, ?)"
+                " ON CONFLICT (tournament_id) DO UPDATE SET epoch = CASE"
+                " WHEN excluded.epoch > poker_director_epochs.epoch THEN excluded.epoch"
+                " ELSE poker_director_epochs.epoch END RETURNING epoch",
+                (fence.tournament_id, fence.epoch),
+            ).fetchone()
+            if int(row[0]) > fence.epoch:
+                raise StaleDirector(fence.tournament_id, fence.epoch, int(row[0]))
 
     # Idempotent requests ---------------------------------------------------------------------------------
 
