@@ -64,9 +64,7 @@ _timer: _PauseTimer | None = None
 def configure(environ: dict[str, str] | None = None) -> tuple[int, int, int]:
     """Set the collector's thresholds and time its pauses (once per process); returns the thresholds."""
     global _timer
-    thresholds = setting(
-        "FELT_GC_THRESHOLDS", DEFAULT_THRESHOLDS, parse=parse_thresholds, environ=environ
-    )
+    thresholds = setting("FELT_GC_THRESHOLDS", DEFAULT_THRESHOLDS, parse=parse_thresholds, environ=environ)
     gc.set_threshold(*thresholds)
     if _timer is None:
         _timer = _PauseTimer()

@@ -33,9 +33,9 @@ def test_configure_sets_the_thresholds_and_times_collections() -> None:
         assert gcpolicy.configure(environ={"FELT_GC_THRESHOLDS": "1234,7,9"}) == (1234, 7, 9)
         assert gc.get_threshold() == (1234, 7, 9)
         full = gcpolicy.PAUSE_SECONDS.labels("2")
-        counted = full._sum.get(), _count(full)  # noqa: SLF001 (prometheus_client's own fields)
+        counted = full._sum.get(), _count(full)
         gc.collect()
-        assert _count(full) == counted[1] + 1 and full._sum.get() > counted[0]  # noqa: SLF001
+        assert _count(full) == counted[1] + 1 and full._sum.get() > counted[0]
         with pytest.raises(ConfigError, match="FELT_GC_THRESHOLDS"):
             gcpolicy.configure(environ={"FELT_GC_THRESHOLDS": "700,10"})
     finally:
@@ -43,7 +43,7 @@ def test_configure_sets_the_thresholds_and_times_collections() -> None:
 
 
 def _count(histogram_child: object) -> float:
-    return sum(bucket.get() for bucket in histogram_child._buckets)  # type: ignore[attr-defined]  # noqa: SLF001
+    return sum(bucket.get() for bucket in histogram_child._buckets)  # type: ignore[attr-defined]
 
 
 def test_a_service_process_uses_the_setting_and_reports_its_pauses(tmp_path: Path) -> None:
@@ -69,4 +69,3 @@ def test_a_malformed_setting_stops_the_start_and_names_it() -> None:
     )
     assert done.returncode == 2
     assert b"FELT_GC_THRESHOLDS" in done.stderr
-
