@@ -437,21 +437,28 @@ class Leases:
 
     def _place(self, tx: Tx, table_id: str, now: int, here: bool) -> tuple[tuple[str, str], int]:
         names = self.scheme
-        row = tx.execute(
-            f"SELECT owner, incarnation, epoch FROM {names.leases} WHERE kind = ? AND {names.item_id} = ?"
-            + lock_clause(tx, "update"),
-            (self.kind, table_id),
-        ).fetchone()
-        if row is not None:
-            return (str(row[0] or ""), str(row[1] or "")), int(row[2])
-        if here:
-            shard = (self.shard.shard_id, self.shard.incarnation)
-            tx.execute(
+        while True:
+            row = tx.execute(
+                f"SELECT owner, incarnation, epoch FROM {names.leases} WHERE kind = ? AND {names.item_id} = ?"
+                + lock_clause(tx, "update"),
+                (self.kind, table_id),
+            ).fetchone()
+            if row is not None:
+                return (str(row[0] or ""), str(row[1] or "")), int(row[2])
+            shard = (self.shard.shard_id, self.shard.incarnation) if here else self._fewest(tx, now)
+            # Shards starting together place the configured tables at once: the one that loses the race
+            # finds the winner's lease (the row its INSERT waited for) instead of a unique violation.
+            inserted = tx.execute(
                 f"INSERT INTO {names.leases} (kind, {names.item_id}, owner, incarnation, epoch, expires_ms)"
-                " VALUES (?, ?, ?, ?, 1, ?)",
+                f" VALUES (?, ?, ?, ?, 1, ?) ON CONFLICT (kind, {names.item_id}) DO NOTHING",
                 (self.kind, table_id, *shard, now + self.ttl_ms),
             )
-            return shard, 1
+            if inserted.rowcount == 1:
+                return shard, 1
+
+    def _fewest(self, tx: Tx, now: int) -> tuple[str, str]:
+        """The live, not draining shard with the fewest live leases (ties to the lowest shard id)."""
+        names = self.scheme
         shards = {
             str(r[0]): str(r[1])
             for r in tx.execute(
@@ -470,12 +477,7 @@ class Leases:
             ).fetchall()
         }
         shard_id = min(shards, key=lambda s: (counts.get(s, 0), s))
-        tx.execute(
-            f"INSERT INTO {names.leases} (kind, {names.item_id}, owner, incarnation, epoch, expires_ms)"
-            " VALUES (?, ?, ?, ?, 1, ?)",
-            (self.kind, table_id, shard_id, shards[shard_id], now + self.ttl_ms),
-        )
-        return (shard_id, shards[shard_id]), 1
+        return shard_id, shards[shard_id]
 
     def fair_share(self, renewal: Renewal) -> int:
         """How many tables this shard should hold: every table with a lease row, over the live shards."""

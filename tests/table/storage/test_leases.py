@@ -100,6 +100,35 @@ def test_store_instances_racing_for_leases_get_one_owner_each(location: Any) -> 
     assert sum(len(s.held()) for s in shards) == len(tables)
 
 
+def test_shards_starting_together_place_the_same_tables_without_a_conflict(location: Any) -> None:
+    """Shards started at once (a StatefulSet's parallel pods) each place the configured tables: every
+    placement answers, all agree on each table's shard, and each table has one lease (it was a unique
+    violation on the lease's key for the shard that lost the race, which then exited)."""
+    shards = [location.shard(f"table-{i}") for i in range(4)]
+    tables = [f"t{i}" for i in range(20)]
+    answers: dict[str, set[str]] = {t: set() for t in tables}
+    start = threading.Barrier(len(shards))
+    errors: list[BaseException] = []
+
+    def race(leases: Leases, here: bool) -> None:
+        try:
+            start.wait()
+            for table_id in tables:
+                answers[table_id].add(leases.place(table_id, here=here))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=race, args=(s, k % 2 == 0)) for k, s in enumerate(shards)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    for table_id in tables:
+        owner = shards[0].owner_of(table_id)
+        assert owner is not None and answers[table_id] == {owner.shard_id} and owner.epoch == 1
+
+
 def test_a_renewed_lease_outlives_its_first_term(location: Any) -> None:
     a, b = location.shard("table-0"), location.shard("table-1")
     a.acquire("t1")
