@@ -102,7 +102,8 @@ def hands_finished(output: str) -> int:
 @pytest.mark.slow
 def test_felt_play_command_plays_hands_against_bots_and_leaves_with_the_stack(stack: Stack) -> None:
     """The real command in its own process, stdin scripted: `c` (check or call) at each turn, then `q`."""
-    script = "c\n" * 12 + "q\n"
+    # Thirty turns: calling every street, a hand may take five of ana's turns, and she may sit down mid-hand.
+    script = "c\n" * 30 + "q\n"
     # The public ports, as a player's: felt play has no client certificate; it trusts the CA it is given.
     command = [sys.executable, "-m", "felt", "play", "--address", stack.table.public_address]
     command += ["--wallet-address", stack.wallet.public_address, "--table", TABLE, "--player", "ana"]
@@ -119,9 +120,9 @@ def test_felt_play_command_plays_hands_against_bots_and_leaves_with_the_stack(st
     assert result.returncode == 0, out[-3000:] + result.stderr[-3000:]
     assert f"Issued {BUY_IN} development chips to ana's wallet." in out
     assert "You sit in seat" in out and "[bot]" in out
-    # Twelve calls, then q; or, calling everything, out of chips first (then felt play leaves by itself).
+    # Thirty calls, then q; or, calling everything, out of chips first (then felt play leaves by itself).
     busted = "You are out of chips; leaving the table" in out
-    assert out.count("Your turn (") >= 12 or busted, out[-3000:]
+    assert out.count("Your turn (") >= 30 or busted, out[-3000:]
     assert re.search(r"^Your cards: (?:[2-9TJQKA][cdhs] ){1}[2-9TJQKA][cdhs]$", out, re.MULTILINE)
     assert hands_finished(out) >= (1 if busted else 2), out[-3000:]
     assert "Refused" not in out
