@@ -46,6 +46,7 @@ from servicekit.clients.wallet import WalletCalls
 from servicekit.logging import get_logger
 
 from services.tournament import codec, metrics, spin_draw
+from services.tournament.maps import IN_ROWS, changed_keys, copy_data
 from services.tournament.replicas import Replicas
 from services.tournament.store import SNAPSHOT_EVERY, Change, TournamentStore
 
@@ -151,7 +152,7 @@ class Running:
             new, out, draws = self.try_step(command)
         else:
             new, out, draws = precomputed
-        data = _copy(self.data)
+        data = copy_data(self.data)
         if data_update is not None:
             data_update(data)
         steps: list[dict[str, Any]] = []
@@ -194,6 +195,8 @@ class Running:
             made = answer(new, data)
             if made is not None:
                 saved = (*made, self.hub.deps.clock())
+        touched = changed_keys(data)
+        data[IN_ROWS] = True
         self.hub.deps.store.commit(
             Change(
                 self.id,
@@ -205,6 +208,7 @@ class Running:
                 snapshot,
                 (hold[0], "DONE") if hold else None,
                 saved,
+                touched,
             )
         )
         self._queue(n for n, _ in outbox)
@@ -555,11 +559,6 @@ def _replayed(draws: list[tuple[int, int]]) -> Callable[[int], int]:
     return draw
 
 
-def _copy(data: dict[str, Any]) -> dict[str, Any]:
-    copied: dict[str, Any] = json.loads(json.dumps(data))
-    return copied
-
-
 def _instruction_step(i: ins.Instruction) -> dict[str, Any]:
     if isinstance(i, ins.SeatPlayer):
         return {"k": "SeatPlayer", "table": i.table, "player": i.player, "seat": i.seat, "stack": i.stack}
@@ -593,7 +592,10 @@ def money_steps(
     started = new.phase in (Phase.RUNNING, Phase.FINISHED) or any(
         isinstance(e, ev.TournamentStarted) for e in events
     )
-    if started:
+    # Entries are captured at the start and, after it, in the change that registers them (a late entry
+    # or a re-entry): other changes have nothing to capture and need not look at every entry.
+    capturing = any(isinstance(e, (ev.TournamentStarted, ev.PlayerRegistered)) for e in events)
+    if started and capturing:
         due = [e for e, m in entries.items() if not m["c"] and m["h"]]
         for k in range(0, len(due), CAPTURES_PER_BATCH):
             chunk = due[k : k + CAPTURES_PER_BATCH]
@@ -606,7 +608,7 @@ def money_steps(
                 }
             )
         for e in due:
-            entries[e]["c"] = True
+            entries[e] = {**entries[e], "c": True}  # replaced, not changed: the copy shares the value
     for event in events:
         if isinstance(event, ev.SpinMultiplierDrawn):
             diff = event.prize_pool - spec.buy_in * spec.seats_per_table
@@ -1176,7 +1178,7 @@ class Hub:
             with running.lock:
                 if fill is not None and (not has_person(running.t) or running.data.get("fill_at") != fill):
                     break  # the last person left meanwhile: no field of bots alone
-                if any(x.player == player for x in running.t.entries.values()):
+                if running.t.entries_of.get(player, 0) > 0:
                     added.append(player)  # registered before a crash: the same bot
                     continue
                 try:

@@ -5,6 +5,8 @@ the table service), one schema for both, written in one transaction per change.
 The shape of the table service's log (services/table/storage), without importing it:
 
 - `tn_tournaments`: one row per tournament (its definition, its service-side data as JSON, its state name);
+- `tn_maps`: the parts of that data that grow with the field (entries, tables, watch), a row per key, so a
+  change writes what it touched (services/tournament/maps.py);
 - `tn_commands`: the append-only log of the director's commands (with the draws they used) — replaying them
   on the last snapshot rebuilds the director exactly; each with the epoch of the lease it was written under;
 - `tn_snapshots`: the director's state every SNAPSHOT_EVERY commands (a pickle of the pure core's state);
@@ -33,6 +35,8 @@ from typing import Any, Protocol, TypeVar
 from servicekit.leases import Leases
 from servicekit.schema import MIGRATE_AT_START, SchemaPolicy, await_schema, describe
 from servicekit.sqlstore import Dialect
+
+from services.tournament.maps import IN_ROWS, MAPS
 
 T = TypeVar("T")
 SNAPSHOT_EVERY = 200
@@ -77,7 +81,19 @@ LEASES = (
 # Version 3: each command row carries the fencing epoch of the lease it was written under (0: written
 # unfenced or before the epoch), so the log itself shows one director at a time: epochs never go down.
 COMMAND_EPOCHS = ("ALTER TABLE tn_commands ADD COLUMN epoch BIGINT NOT NULL DEFAULT 0",)
-MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = ((1, SCHEMA), (2, LEASES), (3, COMMAND_EPOCHS))
+# Version 4: the data's maps that grow with the field, a row per key (services/tournament/maps.py); a
+# tournament written before keeps them in its JSON until its next change writes them here.
+MAP_ROWS = (
+    """CREATE TABLE IF NOT EXISTS tn_maps (
+        tournament_id TEXT NOT NULL, map TEXT NOT NULL, k TEXT NOT NULL, v TEXT NOT NULL,
+        PRIMARY KEY (tournament_id, map, k))""",
+)
+MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
+    (1, SCHEMA),
+    (2, LEASES),
+    (3, COMMAND_EPOCHS),
+    (4, MAP_ROWS),
+)
 VERSION_TABLE = "tn_schema_migrations"
 # Any constant: serialises the migrations of replicas starting together and `felt migrate` (the wallet's
 # and the table service's locks are other numbers).
@@ -202,6 +218,8 @@ class Change:
     snapshot: tuple[int, bytes] | None = None  # (commands applied, pickled state)
     intent_done: tuple[int, str] | None = None  # (intent number, status)
     answer: tuple[str, str, bytes, int] | None = None  # (request key, fingerprint, response, ms)
+    # The keys of each map the change touched (maps.changed_keys); None: write every key.
+    touched: dict[str, set[str]] | None = None
 
 
 class TournamentStore:
@@ -261,8 +279,9 @@ class TournamentStore:
             tx.execute(
                 "INSERT INTO tn_tournaments (tournament_id, created_ms, format, state, data)"
                 " VALUES (?, ?, ?, ?, ?)",
-                (tournament_id, created_ms, fmt, state, json.dumps(data)),
+                (tournament_id, created_ms, fmt, state, _small_json(data)),
             )
+            _write_maps(tx, tournament_id, data, None)
             for seq, event in events:
                 tx.execute(
                     "INSERT INTO tn_events (tournament_id, seq, event) VALUES (?, ?, ?)",
@@ -281,9 +300,10 @@ class TournamentStore:
         def work(tx: Tx) -> None:
             tx.execute(
                 "UPDATE tn_tournaments SET state = ?, data = ? WHERE tournament_id = ?",
-                (change.state, json.dumps(change.data), change.tournament_id),
+                (change.state, _small_json(change.data), change.tournament_id),
             )
             tid = change.tournament_id
+            _write_maps(tx, tid, change.data, change.touched)
             if change.command is not None:
                 # The lease's epoch, read in the transaction the fence checked it in: the writer's own.
                 tx.execute(
@@ -316,12 +336,14 @@ class TournamentStore:
         self._write(change.tournament_id, work)
 
     def save_data(self, tournament_id: str, state: str, data: dict[str, Any]) -> None:
-        """The service-side data alone (a reservation made before the commands it prepares)."""
+        """The service-side data without its maps (a reservation made before the commands it prepares):
+        data whose maps are still in its JSON is written whole, as it was."""
+        text = _small_json(data) if data.get(IN_ROWS) else json.dumps(data)
         self._write(
             tournament_id,
             lambda tx: tx.execute(
                 "UPDATE tn_tournaments SET state = ?, data = ? WHERE tournament_id = ?",
-                (state, json.dumps(data), tournament_id),
+                (state, text, tournament_id),
             ),
         )
 
@@ -373,19 +395,28 @@ class TournamentStore:
         rows = self._db.read("SELECT fingerprint, response FROM tn_answers WHERE request_key = ?", (key,))
         return (str(rows[0][0]), bytes(rows[0][1])) if rows else None
 
-    def tournaments(self) -> list[tuple[str, int, str, str, dict[str, Any]]]:
-        rows = self._db.read("SELECT tournament_id, created_ms, format, state, data FROM tn_tournaments")
-        return [(str(r[0]), int(r[1]), str(r[2]), str(r[3]), json.loads(r[4])) for r in rows]
-
     def tournament_ids(self) -> list[str]:
         return [str(r[0]) for r in self._db.read("SELECT tournament_id FROM tn_tournaments")]
 
     def tournament(self, tournament_id: str) -> tuple[int, str, dict[str, Any]] | None:
-        """(created_ms, state, data) of one tournament, as last committed."""
+        """(created_ms, state, data) of one tournament, as last committed: its row and its maps' rows
+        read in one statement, so from one commit."""
         rows = self._db.read(
-            "SELECT created_ms, state, data FROM tn_tournaments WHERE tournament_id = ?", (tournament_id,)
+            "SELECT 0, created_ms, state, data, '' FROM tn_tournaments WHERE tournament_id = ?"
+            " UNION ALL SELECT 1, 0, map, k, v FROM tn_maps WHERE tournament_id = ?",
+            (tournament_id, tournament_id),
         )
-        return (int(rows[0][0]), str(rows[0][1]), json.loads(rows[0][2])) if rows else None
+        head = next((r for r in rows if int(r[0]) == 0), None)
+        if head is None:
+            return None
+        data: dict[str, Any] = json.loads(head[3])
+        if data.get(IN_ROWS):
+            maps: dict[str, dict[str, Any]] = {name: {} for name in MAPS}
+            for _, _, name, key, value in rows:
+                if name in maps:
+                    maps[str(name)][str(key)] = json.loads(value)
+            data.update(maps)
+        return int(head[1]), str(head[2]), data
 
     def snapshot(self, tournament_id: str) -> tuple[int, bytes] | None:
         rows = self._db.read("SELECT n, state FROM tn_snapshots WHERE tournament_id = ?", (tournament_id,))
@@ -417,6 +448,32 @@ class TournamentStore:
             (tournament_id,),
         )
         return [(int(r[0]), str(r[1])) for r in rows]
+
+
+def _small_json(data: dict[str, Any]) -> str:
+    """The tournament row's JSON: the data without its maps (their rows hold them)."""
+    return json.dumps({**{k: v for k, v in data.items() if k not in MAPS}, IN_ROWS: True})
+
+
+def _write_maps(tx: Tx, tournament_id: str, data: dict[str, Any], touched: dict[str, set[str]] | None) -> None:
+    """The rows of the maps' keys a change touched (every key when `touched` is None)."""
+    for name in MAPS:
+        values: dict[str, Any] = data.get(name) or {}
+        if touched is None:
+            tx.execute("DELETE FROM tn_maps WHERE tournament_id = ? AND map = ?", (tournament_id, name))
+            keys: set[str] | list[str] = list(values)
+        else:
+            keys = touched.get(name, set())
+        gone = [(tournament_id, name, k) for k in keys if k not in values]
+        kept = [(tournament_id, name, k, json.dumps(values[k])) for k in keys if k in values]
+        if gone:
+            tx.executemany("DELETE FROM tn_maps WHERE tournament_id = ? AND map = ? AND k = ?", gone)
+        if kept:
+            tx.executemany(
+                "INSERT INTO tn_maps (tournament_id, map, k, v) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (tournament_id, map, k) DO UPDATE SET v = excluded.v",
+                kept,
+            )
 
 
 def _save_answer(tx: Tx, answer: tuple[str, str, bytes, int]) -> None:

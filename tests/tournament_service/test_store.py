@@ -14,6 +14,7 @@ import pytest
 from pokerrules.tournament import commands as c
 
 from services.tournament import codec
+from services.tournament.maps import IN_ROWS, Tracked, changed_keys, copy_data
 from services.tournament.store import Change, TournamentStore
 
 URLS = ["", *([os.environ["FELT_TEST_POSTGRES_URL"]] if os.environ.get("FELT_TEST_POSTGRES_URL") else [])]
@@ -53,10 +54,10 @@ def test_a_change_is_stored_whole_and_read_back_in_order(store: TournamentStore)
     assert store.answer("k1") == ("f", b"r") and store.answer("k0") == ("f", b"first")
     store.commit(Change(tid, "running", {"last_seq": 2}, snapshot=(2, b"later")))
     assert store.snapshot(tid) == (2, b"later")
-    assert next(row for row in store.tournaments() if row[0] == tid)[3] == "running"
+    assert store.tournament(tid)[1] == "running"
     with pytest.raises(Exception):  # noqa: B017 - a repeated command number: the whole change is refused
         store.commit(Change(tid, "finished", {"last_seq": 9}, (1, command), [(3, b"c")]))
-    assert store.events(tid, 3) == [] and next(r for r in store.tournaments() if r[0] == tid)[3] == "running"
+    assert store.events(tid, 3) == [] and store.tournament(tid)[1] == "running"
 
 
 def test_a_waves_done_marks_are_one_write(store: TournamentStore) -> None:
@@ -98,3 +99,88 @@ def test_postgres_sessions_end_a_transaction_left_open_by_a_stopped_process(tmp_
         assert shown == f"{IDLE_IN_TRANSACTION_MS // 1000}s"
     finally:
         opened.close()
+
+
+def _row_json(store: TournamentStore, tid: str) -> str:
+    return str(store.database.read("SELECT data FROM tn_tournaments WHERE tournament_id = ?", (tid,))[0][0])
+
+
+def _entry(k: int, captured: bool = False) -> dict[str, object]:
+    return {"p": f"bot:{k}", "h": f"hold:{k}", "c": captured}
+
+
+def test_the_maps_that_grow_with_the_field_are_rows_and_a_change_writes_the_keys_it_touched(
+    store: TournamentStore,
+) -> None:
+    """Issue 25: a 10,000-player tournament's data was ~1 MB of JSON written on every registration and
+    hand result; now its row stays the same size whatever the field and a change writes what it touched."""
+    tid = f"tn_{secrets.token_hex(6)}"
+    entries = {f"e{k}": _entry(k) for k in range(2_000)}
+    first = {"last_seq": 0, "entries": entries, "tables": {"t1": "tb_1"}, "watch": {"tb_1": 1}}
+    store.create(tid, 1, "mtt", "registering", first, None)
+    assert len(_row_json(store, tid)) < 100  # the entries are not in it
+    _, state, loaded = store.tournament(tid)
+    assert state == "registering" and loaded[IN_ROWS]
+    assert loaded["entries"] == entries and loaded["tables"] == {"t1": "tb_1"} and loaded["watch"] == {"tb_1": 1}
+
+    changed = copy_data(loaded)
+    changed["entries"]["e2000"] = _entry(2_000)
+    changed["entries"].pop("e0")
+    changed["entries"]["e1"] = {**changed["entries"]["e1"], "c": True}
+    changed["watch"]["tb_1"] = 7
+    changed["last_seq"] = 3
+    touched = changed_keys(changed)
+    assert touched == {"entries": {"e0", "e1", "e2000"}, "tables": set(), "watch": {"tb_1"}}
+    assert loaded["entries"]["e1"]["c"] is False and "e0" in loaded["entries"]  # the copy left it alone
+    store.commit(Change(tid, "running", changed, touched=touched))
+
+    _, state, again = store.tournament(tid)
+    assert state == "running" and again["last_seq"] == 3
+    assert again["entries"] == {k: v for k, v in changed["entries"].items()} and "e0" not in again["entries"]
+    assert again["entries"]["e1"]["c"] is True and again["watch"] == {"tb_1": 7}
+    rows = store.database.read("SELECT COUNT(*) FROM tn_maps WHERE tournament_id = ?", (tid,))
+    assert int(rows[0][0]) == 2_000 + 1 + 1
+
+
+def test_a_tournament_stored_with_its_maps_in_its_json_is_read_and_moved_to_rows_at_its_next_change(
+    store: TournamentStore,
+) -> None:
+    """A store written before version 4 keeps the maps inside the row's JSON: read as they are, written
+    whole at the next change (a reservation before it keeps them where they are)."""
+    tid = f"tn_{secrets.token_hex(6)}"
+    old = {"last_seq": 1, "bots": 0, "entries": {"e1": _entry(1)}, "tables": {}, "watch": {}}
+    store.create(tid, 1, "mtt", "registering", {"last_seq": 0}, None)
+    store.database.write(
+        lambda tx: tx.execute(
+            "UPDATE tn_tournaments SET data = ? WHERE tournament_id = ?", (json.dumps(old), tid)
+        )
+    )
+    _, _, loaded = store.tournament(tid)
+    assert loaded == old and changed_keys(copy_data(loaded)) is None  # every key is to be written
+
+    reserved = {**loaded, "bots": 5}
+    store.save_data(tid, "registering", reserved)
+    assert json.loads(_row_json(store, tid))["entries"] == {"e1": _entry(1)}
+
+    changed = copy_data(reserved)
+    changed["entries"]["e2"] = _entry(2)
+    touched = changed_keys(changed)
+    changed[IN_ROWS] = True
+    store.commit(Change(tid, "registering", changed, touched=touched))
+    assert "entries" not in json.loads(_row_json(store, tid))
+    _, _, moved = store.tournament(tid)
+    assert moved["entries"] == {"e1": _entry(1), "e2": _entry(2)} and moved["bots"] == 5
+
+
+def test_a_tracked_map_remembers_every_key_set_or_removed() -> None:
+    base = {"a": 1, "b": 2}
+    tracked = Tracked(base)
+    tracked["c"] = 3
+    tracked.setdefault("a", 9)  # present: not a change
+    tracked.setdefault("d", 4)
+    tracked.update({"b": 5})
+    del tracked["c"]
+    tracked.pop("zz", None)
+    assert tracked.changed == {"b", "c", "d", "zz"} and base == {"a": 1, "b": 2}
+    with pytest.raises(TypeError):
+        tracked.clear()
