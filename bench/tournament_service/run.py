@@ -424,7 +424,13 @@ def main(argv: list[str] | None = None) -> int:
         while True:
             for tid in tids:
                 if tid not in done:
-                    t = ops.GetTournament(pb.GetTournamentRequest(tournament_id=tid)).tournament
+                    try:
+                        t = ops.GetTournament(
+                            pb.GetTournamentRequest(tournament_id=tid), timeout=30
+                        ).tournament
+                    except grpc.RpcError as error:  # a replica busy or moving it: look again
+                        print(f"GetTournament: {error.code().name}", flush=True)
+                        continue
                     if t.state in (pb.STATE_FINISHED, pb.STATE_CANCELLED):
                         done[tid] = t
             elapsed = time.perf_counter() - t0

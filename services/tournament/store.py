@@ -455,7 +455,9 @@ def _small_json(data: dict[str, Any]) -> str:
     return json.dumps({**{k: v for k, v in data.items() if k not in MAPS}, IN_ROWS: True})
 
 
-def _write_maps(tx: Tx, tournament_id: str, data: dict[str, Any], touched: dict[str, set[str]] | None) -> None:
+def _write_maps(
+    tx: Tx, tournament_id: str, data: dict[str, Any], touched: dict[str, set[str]] | None
+) -> None:
     """The rows of the maps' keys a change touched (every key when `touched` is None)."""
     for name in MAPS:
         values: dict[str, Any] = data.get(name) or {}

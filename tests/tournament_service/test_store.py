@@ -121,7 +121,9 @@ def test_the_maps_that_grow_with_the_field_are_rows_and_a_change_writes_the_keys
     assert len(_row_json(store, tid)) < 100  # the entries are not in it
     _, state, loaded = store.tournament(tid)
     assert state == "registering" and loaded[IN_ROWS]
-    assert loaded["entries"] == entries and loaded["tables"] == {"t1": "tb_1"} and loaded["watch"] == {"tb_1": 1}
+    assert (
+        loaded["entries"] == entries and loaded["tables"] == {"t1": "tb_1"} and loaded["watch"] == {"tb_1": 1}
+    )
 
     changed = copy_data(loaded)
     changed["entries"]["e2000"] = _entry(2_000)
