@@ -338,21 +338,27 @@ class Running:
     def run_pump(self) -> None:
         backoff = 0.05
         while not self.hub.stopping.is_set() and self.hub.owns(self):
-            pending = self.hub.deps.store.pending_steps(self.id)
-            self._queue(n for n, _ in pending)  # after a restart: waiting from now on
-            if not pending:
-                if self.over:
-                    self.hub.finished(self)
-                    return
-                self.wake.wait(1.0)
-                self.wake.clear()
-                continue
             try:
+                pending = self.hub.deps.store.pending_steps(self.id)
+                self._queue(n for n, _ in pending)  # after a restart: waiting from now on
+                if not pending:
+                    if self.over:
+                        self.hub.finished(self)
+                        return
+                    self.wake.wait(1.0)
+                    self.wake.clear()
+                    continue
                 failed = self.pump_round(pending)
             except (RuntimeError, CancelledError):  # the hub's pool shut down under a round: stopping
                 if self.hub.stopping.is_set():
                     return
                 raise
+            except Exception as exc:  # the store away, or the lease lost (a done mark fenced out): the
+                # pump must not die while the tournament is still this replica's
+                if not self.hub.owns(self):
+                    return
+                self.log.warning("tournament_pump_retry", error=failure(exc, 200))
+                failed = True
             if failed:  # a dependency away or refusing: retried from the store, in order, with back-off
                 self.hub.stopping.wait(backoff)
                 backoff = min(backoff * 2, 5.0)

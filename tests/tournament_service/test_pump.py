@@ -329,6 +329,37 @@ def test_the_pump_retries_a_failed_step_by_itself_with_back_off(hub: Hub, record
     assert not pump.is_alive()
 
 
+def test_the_pump_outlives_a_store_that_fails_under_it(
+    hub: Hub, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A done mark that fails (the store away for a moment) is logged and the round done again: the pump
+    thread does not die with it (it did, and the tournament waited for a change that would restart it)."""
+    running = tournament(hub, [{"k": "release", "holds": ["h"]}, release(0)])
+    store = hub.deps.store
+    real = store.mark_done
+    fails = [1]
+
+    def flaky(tournament_id: str, n: int) -> None:
+        if fails[0]:
+            fails[0] -= 1
+            raise OSError("the store went away")
+        real(tournament_id, n)
+
+    monkeypatch.setattr(store, "mark_done", flaky)
+    pump = threading.Thread(target=running.run_pump, daemon=True)
+    pump.start()
+    deadline = time.monotonic() + WAIT
+    while pending(running):
+        assert pump.is_alive() and time.monotonic() < deadline, f"steps {pending(running)} never done"
+        time.sleep(0.02)
+    rid = running.id
+    assert [c.rid for c in recorder.calls] == [f"{rid}:s1", f"{rid}:s1", f"{rid}:s2"]  # the same request id
+    hub.stop()
+    running.wake.set()
+    pump.join(WAIT)
+    assert not pump.is_alive()
+
+
 def test_the_hubs_pool_bounds_the_calls_in_flight_whatever_the_number_of_tables(
     hub: Hub, recorder: Recorder
 ) -> None:
