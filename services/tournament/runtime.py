@@ -108,6 +108,7 @@ class Running:
         self.created_ms = created_ms
         self.t = t
         self.committed_phase = t.phase  # the phase of the last commit (the metrics' moves)
+        self.ahead = False  # changed in place by a change that did not commit and not restored yet
         self.data = data
         self.lock = threading.RLock()
         self.changed = threading.Condition(self.lock)
@@ -252,13 +253,25 @@ class Running:
         """`command` applied to the state in place (a refused one raises TournamentError and changes
         nothing). Call under `self.lock`, then `apply(precomputed=...)` or, if the change goes no further,
         `restore()`: until it commits, the state is ahead of the log."""
+        self.ensure_restored()
         draws: list[tuple[int, int]] = []
         out = self.t.apply(command, self._recording(draws))
         return self.t, out, draws
 
     def restore(self) -> None:
-        """The state as the log has it (a change applied in place that did not commit)."""
-        self.t = self.hub.state_from_log(self.id, self.created_ms, int(self.data["commands"]))
+        """The state as the log has it (a change applied in place that did not commit). If the log cannot
+        be read now (the store away), the state is marked ahead and restored before its next use."""
+        self.ahead = True
+        try:
+            self.ensure_restored()
+        except Exception as exc:
+            self.log.warning("tournament_restore_deferred", error=failure(exc, 200))
+
+    def ensure_restored(self) -> None:
+        """Raises while the log cannot be read: nothing may use a state ahead of the log. Under the lock."""
+        if self.ahead:
+            self.t = self.hub.state_from_log(self.id, self.created_ms, int(self.data["commands"]))
+            self.ahead = False
 
     def _recording(self, draws: list[tuple[int, int]]) -> Callable[[int], int]:
         def draw(n: int) -> int:
@@ -876,10 +889,12 @@ class Hub:
 
     def refresh(self, running: Running) -> None:
         """A follower's copy brought up to the last commit of the log (the owner's own copy is the log's)."""
-        if self.owns(running):
+        if self.owns(running) and not running.ahead:
             return
         with running.lock:
-            self._catch_up(running)
+            running.ensure_restored()
+            if not self.owns(running):
+                self._catch_up(running)
 
     def sync(self) -> None:
         """Every tournament of the log known here and followed ones caught up (ListTournaments)."""
@@ -976,6 +991,7 @@ class Hub:
         if row is None:
             return
         _created, _state, data = row
+        running.ensure_restored()
         have, stored = int(running.data["commands"]), int(data["commands"])
         t = running.t
         for n, text in self.deps.store.commands(running.id, have):

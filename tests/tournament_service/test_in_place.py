@@ -91,3 +91,28 @@ def test_a_refused_change_changes_nothing_and_needs_no_restore(
     with pytest.raises(TournamentError):
         hub.register(running, "p0")  # already registered: the core refuses it before changing anything
     assert entrants(running) == ["p0"] and restores == []
+
+
+def test_a_state_that_cannot_be_restored_at_once_is_restored_before_its_next_use(
+    hub: Hub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store away for the commit and for the read of the log after it: the state is marked ahead of
+    the log, and nothing uses it before it is restored (the next change, a read)."""
+    running = free_tournament(hub)
+    hub.register(running, "p0")
+
+    def down(*_args: Any) -> None:
+        raise OSError("the store went away")
+
+    monkeypatch.setattr(hub.deps.store, "commit", down)
+    monkeypatch.setattr(hub.deps.store, "commands", down)
+    with pytest.raises(OSError):
+        hub.register(running, "p1")
+    assert running.ahead
+    with pytest.raises(OSError):
+        hub.register(running, "p2")  # not applied to a state ahead of the log
+    monkeypatch.undo()
+    hub.refresh(running)  # a read restores it first
+    assert not running.ahead and entrants(running) == ["p0"]
+    hub.register(running, "p1")
+    assert entrants(running) == ["p0", "p1"]
