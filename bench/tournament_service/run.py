@@ -407,7 +407,7 @@ def main(argv: list[str] | None = None) -> int:
         watched: list[str] = []
         for tid in tids:
             listed = table_stub.ListTables(
-                tpb.ListTablesRequest(tournament_id=tid, page_size=args.watch_tables)
+                tpb.ListTablesRequest(tournament_id=tid, page_size=args.watch_tables), timeout=120
             )
             watched += [t.table_id for t in listed.tables][: max(1, args.watch_tables // len(tids))]
         watchers = [

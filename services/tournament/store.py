@@ -311,13 +311,18 @@ class TournamentStore:
                     "(SELECT epoch FROM tn_leases WHERE kind = 'tournament' AND tournament_id = ?), 0))",
                     (tid, *change.command, tid),
                 )
-            for seq, event in change.events:
-                tx.execute(
-                    "INSERT INTO tn_events (tournament_id, seq, event) VALUES (?, ?, ?)", (tid, seq, event)
+            # One statement each, whatever the number of rows (psycopg pipelines executemany): a big
+            # field's start writes ~10,000 events and seating steps, and a statement per row kept the
+            # transaction, and the lease row it share-locks, open for tens of seconds under load.
+            if change.events:
+                tx.executemany(
+                    "INSERT INTO tn_events (tournament_id, seq, event) VALUES (?, ?, ?)",
+                    [(tid, seq, event) for seq, event in change.events],
                 )
-            for n, step in change.outbox:
-                tx.execute(
-                    "INSERT INTO tn_outbox (tournament_id, n, step, done) VALUES (?, ?, ?, 0)", (tid, n, step)
+            if change.outbox:
+                tx.executemany(
+                    "INSERT INTO tn_outbox (tournament_id, n, step, done) VALUES (?, ?, ?, 0)",
+                    [(tid, n, step) for n, step in change.outbox],
                 )
             if change.snapshot is not None:
                 tx.execute(
