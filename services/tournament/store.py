@@ -198,8 +198,16 @@ class _Postgres:
             return work(_Tx())
 
     def read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self._pool.connection() as conn:
-            return list(conn.execute(self._sql(sql), tuple(args)).fetchall())
+        import psycopg
+
+        try:
+            with self._pool.connection() as conn:
+                return list(conn.execute(self._sql(sql), tuple(args)).fetchall())
+        except psycopg.OperationalError:
+            # A pooled connection the server closed meanwhile (this process was stopped past the
+            # session's idle-in-transaction timeout): the pool drops it; a read is safe to ask again.
+            with self._pool.connection() as conn:
+                return list(conn.execute(self._sql(sql), tuple(args)).fetchall())
 
     def close(self) -> None:
         self._pool.close()

@@ -186,3 +186,23 @@ def test_a_tracked_map_remembers_every_key_set_or_removed() -> None:
     assert tracked.changed == {"b", "c", "d", "zz"} and base == {"a": 1, "b": 2}
     with pytest.raises(TypeError):
         tracked.clear()
+
+
+def test_a_read_outlives_a_pooled_connection_the_server_closed(tmp_path: Path) -> None:
+    """A replica stopped (SIGSTOP) past the session timeouts finds its pooled connections closed by the
+    server: its next read is asked again on a new one instead of failing the call (INTERNAL)."""
+    url = os.environ.get("FELT_TEST_POSTGRES_URL")
+    if not url:
+        pytest.skip("FELT_TEST_POSTGRES_URL not set: PostgreSQL store test skipped (CI sets it)")
+    import psycopg
+
+    store = TournamentStore(tmp_path / "t.sqlite3", url, pool_size=1)
+    try:
+        tid = f"tn_{secrets.token_hex(6)}"
+        store.create(tid, 1, "mtt", "registering", {"last_seq": 0}, None)
+        pid = store.database.read("SELECT pg_backend_pid()")[0][0]
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        assert store.tournament(tid) is not None
+    finally:
+        store.close()
