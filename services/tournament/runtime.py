@@ -62,6 +62,7 @@ TRANSFERS_PER_BATCH = 90
 PUMP_WORKERS = 16
 TIMER_WORKERS = 4
 TIMER_LOCK_WAIT_SECONDS = 0.5
+WATCHES_OPENED_PER_SECOND = 200  # a tournament's table watches opened at once (ensure_threads)
 Clock = Callable[[], int]
 OVER = (Phase.FINISHED, Phase.CANCELLED)
 
@@ -479,7 +480,9 @@ class Running:
 
     # ------------------------------------------------------------ the tables' hands
 
-    def watch_table(self, table_id: str) -> None:
+    def watch_table(self, table_id: str, delay: float = 0.0) -> None:
+        if delay and self.hub.stopping.wait(delay):
+            return
         starts: dict[int, tpb.HandStarted] = {}
         backoff = 0.1
         while not self.hub.stopping.is_set() and self.hub.owns(self):
@@ -1077,23 +1080,29 @@ class Hub:
         if running.pump is None or not running.pump.is_alive():
             running.pump = threading.Thread(target=running.run_pump, name=f"pump-{running.id}", daemon=True)
             running.pump.start()
+        started = 0
         for name, table_id in list(running.data["tables"].items()):
             if name not in running.t.tables:
                 continue  # closed by the director after its last hand
             watcher = running.watchers.get(table_id)
             if watcher is None or not watcher.is_alive():
+                # A big field's start (or takeover) opens ~1,000 watches: paced, so that their streams
+                # opening at once do not starve the lease keeper's thread of the GIL past the lease.
+                delay = started / WATCHES_OPENED_PER_SECOND
                 thread = threading.Thread(
-                    target=running.watch_table, args=(table_id,), name=f"watch-{table_id}", daemon=True
+                    target=running.watch_table, args=(table_id, delay), name=f"watch-{table_id}", daemon=True
                 )
                 running.watchers[table_id] = thread
                 thread.start()
+                started += 1
 
     # ------------------------------------------------------------ the clock
 
     def _tick(self) -> None:
         """Every tick, each tournament with something due gets one job on the clock's pool (never two at
-        once); the look takes no tournament's lock (its state is replaced whole by each change, never
-        changed in place), so a tournament busy elsewhere holds up nothing here."""
+        once); the look takes no tournament's lock (it reads single fields and a copy of the entrants'
+        keys, safe while the owner changes the state in place), so a tournament busy elsewhere holds up
+        nothing here."""
         while not self.stopping.wait(self.tick_seconds):
             now = self.deps.clock()
             for running in list(self.running.values()):
