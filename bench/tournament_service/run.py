@@ -162,6 +162,7 @@ class Member:
     def __init__(self, process: ServiceProcess) -> None:
         self.process = process
         self.peak_mib = 0.0
+        self.last_samples: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
 
     @property
     def name(self) -> str:
@@ -183,14 +184,20 @@ class Member:
         self.peak_mib = max(self.peak_mib, _rss_mib(self.pid))
 
     def samples(self) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-        """Every sample the process serves now: (name, sorted labels) -> value."""
-        with urllib.request.urlopen(self.process.metrics_url, timeout=10) as reply:
-            text = reply.read().decode()
-        return {
+        """Every sample the process serves now: (name, sorted labels) -> value (the last ones it served
+        when it does not answer within 30 s: a replica busy with a big field's start)."""
+        try:
+            with urllib.request.urlopen(self.process.metrics_url, timeout=30) as reply:
+                text = reply.read().decode()
+        except OSError as error:
+            print(f"metrics of {self.name}: {error}", flush=True)
+            return dict(self.last_samples)
+        self.last_samples = {
             (sample.name, tuple(sorted(sample.labels.items()))): float(sample.value)
             for family in text_string_to_metric_families(text)
             for sample in family.samples
         }
+        return dict(self.last_samples)
 
 
 class Stack:
