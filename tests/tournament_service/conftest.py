@@ -46,6 +46,8 @@ from servicekit import auth, shards, testing
 from servicekit.errors import details_of
 from servicekit.testing import free_port, fund_player
 
+from services.tournament.store import TournamentStore
+
 ROOT = Path(__file__).resolve().parents[2]
 SINGLE, REPLICATED = "single-sqlite", "replicated-postgres"
 # A module's `pytestmark` entry: every test of the module against both deployments (one of each per module).
@@ -611,3 +613,12 @@ class Scripted:
                     self.errors.append(f"{why or error.code()}: {details_of(error).message}")
                 table_id = "" if why in ("NOT_SEATED", "TABLE_NOT_FOUND", "TABLE_CLOSED") else table_id
                 time.sleep(0.1)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[TournamentStore]:
+    """A tournament store on SQLite, for the tests of the runtime in process (test_store.py has its own,
+    on both backends)."""
+    opened = TournamentStore(tmp_path / "t.sqlite3")
+    yield opened
+    opened.close()

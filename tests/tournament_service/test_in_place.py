@@ -8,7 +8,6 @@ from __future__ import annotations
 import pickle
 import secrets
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,13 +17,6 @@ from pokerrules.tournament.spec import TournamentSpec
 
 from services.tournament.runtime import Deps, Hub, Running
 from services.tournament.store import TournamentStore
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[TournamentStore]:
-    opened = TournamentStore(tmp_path / "t.sqlite3")
-    yield opened
-    opened.close()
 
 
 @pytest.fixture

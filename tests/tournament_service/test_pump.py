@@ -13,7 +13,6 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -99,13 +98,6 @@ class Recorder:
     def called(self, rid: str) -> Call | None:
         with self.lock:
             return next((c for c in self.calls if c.rid == rid), None)
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[TournamentStore]:
-    opened = TournamentStore(tmp_path / "t.sqlite3")
-    yield opened
-    opened.close()
 
 
 @pytest.fixture
