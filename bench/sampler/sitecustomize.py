@@ -1,7 +1,8 @@
 """A sampling profiler for a service started by a benchmark, where py-spy cannot read the process (on this
 machine `py-spy dump` fails with "Failed to find python version from target process").
 
-Put this directory first on PYTHONPATH and name the output in H24_SAMPLE_OUT; a process started with
+Put this directory first on PYTHONPATH and name the output in H24_SAMPLE_OUT (`%p` in it: the process id, for
+several processes of one module, such as tournament replicas); a process started with
 `-m services.table` (or the module named in H24_SAMPLE_MODULE) then samples itself every 5 ms: the stack
 of each thread weighted by the CPU time it used since the previous sample (/proc/self/task/*/schedstat),
 collapsed (`a;b;c MICROSECONDS`), rewritten to the file every 2 s: where the CPU goes, the sampler's own
@@ -21,7 +22,7 @@ ROOT = os.getcwd() + "/"
 
 
 def _run() -> None:
-    out = os.environ.get("H24_SAMPLE_OUT")
+    out = os.environ.get("H24_SAMPLE_OUT", "").replace("%p", str(os.getpid()))
     module = os.environ.get("H24_SAMPLE_MODULE", "services.table")
     if not out or f"-m {module} " not in " ".join(getattr(sys, "orig_argv", [])) + " ":
         return
