@@ -6,7 +6,7 @@ answer; the same id with another request is refused with REQUEST_ID_REUSED."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
 import grpc
@@ -27,6 +27,7 @@ from servicekit.idempotency import Saved
 from services.table.poker import proof
 from services.table.poker.convert import KIND_PB, PB_KIND, PB_POWER, PRESET_PB, table_view
 from services.table.poker.exports import Exporter, history_format, page_after, page_token, table_filter
+from services.table.poker.feed import EVENT_KINDS, MAX_KINDS
 from services.table.poker.history import phh_of, pokerstars_of, stream_events
 from services.table.poker.money import BOT_PREFIX
 from services.table.poker.requests import once
@@ -59,6 +60,18 @@ def _player() -> str:
 
 def _viewer(caller: Caller) -> str | None:
     return caller.subject if caller.role is Role.PLAYER else None
+
+
+def _kinds(names: Sequence[str]) -> frozenset[str]:
+    """WatchTableRequest.only, checked: kinds of TableEvent, at most MAX_KINDS of them."""
+    if len(names) > MAX_KINDS:
+        raise errors.invalid_argument("only", "TOO_MANY_KINDS", f"at most {MAX_KINDS} kinds of event")
+    unknown = next((n for n in names if n not in EVENT_KINDS), None)
+    if unknown is not None:
+        raise errors.invalid_argument(
+            "only", "UNKNOWN_EVENT_KIND", "no TableEvent has that kind", kind=unknown[:64]
+        )
+    return frozenset(names)
 
 
 def _table_id(value: str) -> str:
@@ -462,6 +475,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
         if request.from_seq > MAX_INT64:
             raise errors.invalid_argument("from_seq", "FROM_SEQ_OUT_OF_RANGE", "no event has that number")
         next_seq = max(1, request.from_seq)
+        only = _kinds(request.only)
         if viewer is not None:
             # A seated player is connected while one of their streams is open (NK-7.3, NK-7.4).
             table.watch_opened(viewer)
@@ -479,7 +493,7 @@ class TableServicer(pb_grpc.TableServiceServicer):
                 # If cut off, the client may not have these: it watches again from the first of them.
                 cut = functools.partial(cut_call, context, rows[0].seq, self._slow.timeout)
                 # Serialized once per audience (the public one, each seated player's), sent as they are.
-                for response in table.feed.responses(rows, viewer, WATCH_BATCH):
+                for response in table.feed.responses(rows, viewer, WATCH_BATCH, only):
                     sending.start(cut)
                     yield response
                     sending.done()

@@ -172,10 +172,13 @@ def stack(deps: tuple[Path, RunningService, RunningService]) -> Iterator[Stack]:
 class Watcher:
     """One WatchTable stream read on a thread; `events` fills as they arrive; `close()` cancels it."""
 
-    def __init__(self, stub: pb_grpc.TableServiceStub, table_id: str, from_seq: int = 0) -> None:
+    def __init__(
+        self, stub: pb_grpc.TableServiceStub, table_id: str, from_seq: int = 0, only: tuple[str, ...] = ()
+    ) -> None:
         self.events: list[pb.TableEvent] = []
         self.messages: list[list[pb.TableEvent]] = []  # the events of each stream message
-        self._call = stub.WatchTable(pb.WatchTableRequest(table_id=table_id, from_seq=from_seq), timeout=60)
+        request = pb.WatchTableRequest(table_id=table_id, from_seq=from_seq, only=only)
+        self._call = stub.WatchTable(request, timeout=60)
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
 

@@ -181,6 +181,20 @@ def test_hand_numbers_beyond_int64_name_the_field(shared_stack: Stack, hu: str) 
     )
 
 
+def test_a_watch_of_unknown_or_too_many_kinds_names_only(shared_stack: Stack, hu: str) -> None:
+    t = shared_stack.tables("ana")
+    for only, why in (
+        (["hand_ended", "hand_endd"], "UNKNOWN_EVENT_KIND"),
+        (["event"], "UNKNOWN_EVENT_KIND"),  # the oneof's own name is no kind
+        (["hand_ended"] * 65, "TOO_MANY_KINDS"),
+    ):
+        _bad(
+            lambda o=only: t.WatchTable(pb.WatchTableRequest(table_id=hu, only=o)).next(),  # type: ignore[misc]
+            "only",
+            why,
+        )
+
+
 def test_page_tokens_are_the_services_own_small_numbers(shared_stack: Stack, hu: str) -> None:
     t = shared_stack.tables("ana")
     ops = shared_stack.tables("ops", Role.OPERATOR)

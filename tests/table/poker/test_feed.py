@@ -40,3 +40,15 @@ def test_each_audience_once_and_its_own_events_only() -> None:
     assert seqs(ann) == [1, 2, 4]
     assert seqs(feed.responses(rows, "bob", 256)) == [1, 3, 4]
     assert [len(r.message().events) for r in feed.responses(rows, "ann", 2)] == [2, 1]
+
+
+def test_a_filtered_audience_gets_its_kinds_alone_built_once_per_filter() -> None:
+    feed = EncodedFeed()
+    rows = [_event(1, None), _event(2, "ann"), _event(3, None)]
+    seqs = lambda rs: [e.seq for r in rs for e in r.message().events]  # noqa: E731
+    acted = frozenset({"player_acted"})
+    assert seqs(feed.responses(rows, "ann", 256, acted)) == [1, 3]  # her hole cards are not of that kind
+    assert feed.responses(rows, None, 256, acted) is feed.responses(rows, None, 256, acted)
+    assert seqs(feed.responses(rows, "ann", 256, frozenset({"hole_cards_dealt"}))) == [2]
+    assert feed.responses(rows, None, 256, frozenset({"hand_ended"})) == []  # nothing to send
+    assert seqs(feed.responses(rows, None, 256)) == [1, 3]  # no filter: all (the public ones)

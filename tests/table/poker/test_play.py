@@ -152,6 +152,30 @@ def test_watch_streams_are_filtered_per_viewer_and_resume_from_seq(stack: Stack,
         resumed.close()
 
 
+def test_a_watch_of_some_kinds_gets_those_alone_in_order(stack: Stack, hu: str) -> None:
+    """WatchTableRequest.only: a follower of hand boundaries (a tournament director) gets the hands'
+    starts and ends, none of the actions, from the same log as everyone."""
+    heads_up(stack, hu)
+    boundaries = ("hand_started", "hand_ended")
+    ends = Watcher(stack.tables("ops", Role.OPERATOR), hu, from_seq=1, only=boundaries)
+    everything = Watcher(stack.tables("ops", Role.OPERATOR), hu, from_seq=1)
+    try:
+        for _ in range(2):
+            number = stack.view("ana", hu).hand_number
+            stack.act(to_act(stack, hu), hu, pb.ACTION_KIND_FOLD)
+            wait_until(lambda n=number: stack.view("ana", hu).hand_number == n + 1)
+        wait_until(
+            lambda: ends.kinds().count("hand_ended") >= 2 and everything.kinds().count("hand_ended") >= 2
+        )
+        assert set(ends.kinds()) == set(boundaries)
+        assert all(m for m in ends.messages)  # a change with none of those kinds sends nothing
+        mine = [e.SerializeToString() for e in everything.events if e.WhichOneof("event") in boundaries]
+        assert [e.SerializeToString() for e in ends.events] == mine[: len(ends.events)]
+    finally:
+        ends.close()
+        everything.close()
+
+
 def test_hand_events_tell_the_story(stack: Stack, hu: str) -> None:
     heads_up(stack, hu)
     watch = Watcher(stack.tables("bob"), hu)
