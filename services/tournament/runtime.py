@@ -18,6 +18,7 @@ Time comes from an injectable clock (integer ms); the service's timer applies Ti
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import pickle
@@ -25,7 +26,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import CancelledError, ThreadPoolExecutor
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +50,7 @@ from services.tournament import codec, metrics, spin_draw
 from services.tournament.maps import IN_ROWS, changed_keys, copy_data
 from services.tournament.replicas import Replicas
 from services.tournament.store import SNAPSHOT_EVERY, Change, TournamentStore
+from services.tournament.watches import Watches
 
 BOT_PREFIX = "bot:"
 HOUSE_OWNER = "tournaments"
@@ -62,6 +64,9 @@ TRANSFERS_PER_BATCH = 90
 PUMP_WORKERS = 16
 TIMER_WORKERS = 4
 TIMER_LOCK_WAIT_SECONDS = 0.5
+# What a table's watch carries: the director needs where hands start and end, not every action (at a
+# 10,000-player start, 1,112 watches woken by every bot's action kept the owner's process busy).
+HAND_BOUNDARIES = ("hand_started", "hand_ended", "hand_voided", "table_closed")
 WATCHES_OPENED_PER_SECOND = 200  # a tournament's table watches opened at once (ensure_threads)
 Clock = Callable[[], int]
 OVER = (Phase.FINISHED, Phase.CANCELLED)
@@ -114,7 +119,7 @@ class Running:
         self.lock = threading.RLock()
         self.changed = threading.Condition(self.lock)
         self.wake = threading.Event()
-        self.watchers: dict[str, threading.Thread] = {}
+        self.watchers: dict[str, Future[None]] = {}  # table id -> its watch (Hub.watches)
         self.pump: threading.Thread | None = None
         self.queued: dict[int, float] = {}  # outbox step -> when it was committed (monotonic), until done
         self.steps_done = threading.Condition()  # notified as the pump marks steps done
@@ -480,37 +485,51 @@ class Running:
 
     # ------------------------------------------------------------ the tables' hands
 
-    def watch_table(self, table_id: str, delay: float = 0.0) -> None:
-        if delay and self.hub.stopping.wait(delay):
-            return
+    async def watch_table(self, table_id: str, delay: float = 0.0) -> None:
+        """Follows one table's hands (a task on the replica's watch loop: services.tournament.watches)
+        until it closes or the tournament is no longer this replica's; what its events mean is applied on
+        the loop's pool, a response at a time."""
+        watches = self.hub.watches
+        if delay:
+            await asyncio.sleep(delay)
         starts: dict[int, tpb.HandStarted] = {}
         backoff = 0.1
         while not self.hub.stopping.is_set() and self.hub.owns(self):
-            with self.lock:
-                from_seq = int(self.data["watch"].get(table_id, 1))
-                closed = table_id not in {self.real_table(k) for k in self.t.tables}
+            from_seq, closed = await watches.blocking(self._watch_position, table_id)
             try:
-                stream = self.hub.deps.tables.watch(table_id, from_seq)
-                for response in stream:
+                async for response in self.hub.deps.tables.watch(table_id, from_seq, only=HAND_BOUNDARIES):
                     backoff = 0.1
-                    for event in response.events:
-                        if self._table_event(table_id, event, starts):
-                            stream.cancel()
-                            return
                     if self.hub.stopping.is_set() or not self.hub.owns(self):
-                        stream.cancel()
+                        return  # the new owner watches the table from the log's position
+                    if await watches.blocking(self._table_events, table_id, response.events, starts):
                         return
-            except grpc.RpcError as error:
-                if self.hub.stopping.is_set():
-                    return
-                if closed:
+            except grpc.aio.AioRpcError as error:
+                if self.hub.stopping.is_set() or closed:
                     return
                 self.log.info("tournament_watch_retry", table_id=table_id, code=error.code().name)
+            except asyncio.CancelledError:
+                raise
             except Exception as exc:  # a dependency away while the hand was processed (a new table, the
                 # store): nothing was committed, so the watch resumes before that hand and tries again
+                if self.hub.stopping.is_set():
+                    return
                 self.log.warning("tournament_hand_retry", table_id=table_id, error=failure(exc))
-            self.hub.stopping.wait(backoff)
+            await asyncio.sleep(backoff)
             backoff = min(backoff * 2, 2.0)
+
+    def _watch_position(self, table_id: str) -> tuple[int, bool]:
+        """Where the table's watch resumes (the event after the last hand applied), and whether the
+        director has closed the table."""
+        with self.lock:
+            from_seq = int(self.data["watch"].get(table_id, 1))
+            closed = table_id not in {self.real_table(k) for k in self.t.tables}
+        return from_seq, closed
+
+    def _table_events(
+        self, table_id: str, events: Iterable[tpb.TableEvent], starts: dict[int, tpb.HandStarted]
+    ) -> bool:
+        """A response's events applied in order; True once the table is closed (the watch ends)."""
+        return any(self._table_event(table_id, event, starts) for event in events)
 
     def _table_event(self, table_id: str, event: tpb.TableEvent, starts: dict[int, tpb.HandStarted]) -> bool:
         """True once the table is closed (the watch ends). A hand the table plays out in the same change
@@ -847,6 +866,7 @@ class Hub:
         # the timer thread only looks at what is due, so one tournament's long work (an AddBots of 1,000
         # bots, a bot fill, tables opening at a start) never holds up another's levels.
         self.timers = ThreadPoolExecutor(max_workers=TIMER_WORKERS, thread_name_prefix="tournament-clock")
+        self.watches = Watches()  # every table's watch, on one event loop
         self.log = get_logger(service="tournament")
 
     # ------------------------------------------------------------ ownership
@@ -925,7 +945,8 @@ class Hub:
                 self.ensure_threads(running)
 
     def drop(self, tournament_ids: Iterable[str]) -> None:
-        """Tournaments this replica lost: its threads for them end (their writes would be fenced anyway)."""
+        """Tournaments this replica lost: its threads and watches for them end (their writes would be fenced
+        anyway)."""
         for tournament_id in tournament_ids:
             running = self.running.get(tournament_id)
             if running is None:
@@ -935,6 +956,8 @@ class Hub:
                 if running.queued.pop(n, None) is not None:
                     metrics.STEPS_WAITING.dec()
             running.wake.set()
+            for watch in list(running.watchers.values()):
+                watch.cancel()  # its stream closed now, not at the table's next hand
             with running.lock:
                 running.changed.notify_all()
             self.log.warning("tournament_lost", tournament_id=tournament_id)
@@ -1069,6 +1092,8 @@ class Hub:
             self.replicas.stop()
         self.pool.shutdown(wait=False, cancel_futures=True)
         self.timers.shutdown(wait=False, cancel_futures=True)
+        stubs = getattr(self.deps.tables, "stubs", None)
+        self.watches.stop(stubs.close_aio if stubs is not None else None)
         for running in list(self.running.values()):
             running.wake.set()
             with running.lock:
@@ -1085,15 +1110,11 @@ class Hub:
             if name not in running.t.tables:
                 continue  # closed by the director after its last hand
             watcher = running.watchers.get(table_id)
-            if watcher is None or not watcher.is_alive():
-                # A big field's start (or takeover) opens ~1,000 watches: paced, so that their streams
-                # opening at once do not starve the lease keeper's thread of the GIL past the lease.
+            if watcher is None or watcher.done():
+                # A big field's start (or takeover) opens ~1,000 watches: paced, so that the tables' shards
+                # are not asked for a thousand streams in the same instant.
                 delay = started / WATCHES_OPENED_PER_SECOND
-                thread = threading.Thread(
-                    target=running.watch_table, args=(table_id, delay), name=f"watch-{table_id}", daemon=True
-                )
-                running.watchers[table_id] = thread
-                thread.start()
+                running.watchers[table_id] = self.watches.open(running.watch_table(table_id, delay))
                 started += 1
 
     # ------------------------------------------------------------ the clock

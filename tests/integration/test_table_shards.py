@@ -17,6 +17,7 @@ bench/table_shards.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import signal
@@ -518,6 +519,40 @@ def test_no_chip_is_lost_or_duplicated_and_every_hand_is_settled_once(stack: Sta
         numbers = [h.hand_number for h in listed.hands]
         assert len(numbers) == len(set(numbers)), table_id
         assert numbers, table_id
+
+
+def test_the_services_aio_watch_follows_each_table_to_its_shard(stack: Stack) -> None:
+    """The tournament director's table watches (grpc.aio, TableStubs.watch_table: a stream per table on
+    one event loop) follow a table to its shard as the synchronous stream does: a watch at a shard that
+    does not serve the table ends with TABLE_MOVED (or UNAVAILABLE at a stopped one), the router learns,
+    and the next watch is served; `only` leaves out every other kind."""
+    tables = TableStubs(
+        [s.address for s in stack.shards],
+        stack.token("ops", auth.Role.OPERATOR),
+        tls_files=testing.client_files(),
+    )
+    refused: list[str] = []
+
+    async def first(table_id: str) -> pb.TableEvent:
+        request = pb.WatchTableRequest(table_id=table_id, from_seq=1, only=["hand_started"])
+        for _ in range(10):
+            try:
+                async for response in tables.watch_table(request):
+                    return response.events[0]
+            except grpc.aio.AioRpcError as error:
+                refused.append(errors.details_of(error).reason or error.code().name)
+                await asyncio.sleep(0.2)
+        raise AssertionError(f"no watch of {table_id} served: {refused}")
+
+    async def every() -> list[pb.TableEvent]:
+        try:
+            return await asyncio.gather(*(first(t) for t in POKER))
+        finally:
+            await tables.close_aio()
+
+    events = asyncio.run(every())
+    assert [e.WhichOneof("event") for e in events] == ["hand_started"] * len(POKER)
+    assert tables.router.redirects > 0 and "TABLE_MOVED" in refused  # some table is not on the first shard
 
 
 def _wait(check: Callable[[], bool], seconds: float, what: str) -> None:

@@ -10,8 +10,7 @@ The table's own refusals (HAND_IN_PROGRESS, TABLE_NOT_FOUND, ...) come back as t
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterable
 
 import grpc
 from poker.table.v1 import table_director_service_pb2 as dpb
@@ -36,6 +35,7 @@ class TableDirectorClient:
         shard serving it, TABLE_MOVED and TABLE_MOVING included; a stream that ends with one resumes at the
         new owner when the caller asks again from its next seq)."""
         calls = Calls("table", CallPolicy(deadline_seconds, attempts, backoff_seconds), sleep)
+        self.stubs = channel if isinstance(channel, TableStubs) else None  # for the aio streams
         if isinstance(channel, TableStubs):
             director, self._tables = channel.director, channel.tables
         else:
@@ -103,8 +103,15 @@ class TableDirectorClient:
         )
         return list(response.removed)
 
-    def watch(self, table_id: str, from_seq: int) -> Any:
-        """The table's events from `from_seq` (no deadline: the stream lasts as long as the table): the
-        caller iterates its WatchTableResponse messages, cancels it with `.cancel()`, and after a failure
-        resumes from the next seq it needs."""
-        return self._tables.WatchTable(pb.WatchTableRequest(table_id=table_id, from_seq=from_seq))
+    def watch(
+        self, table_id: str, from_seq: int, only: Iterable[str] = ()
+    ) -> AsyncIterator[pb.WatchTableResponse]:
+        """The table's events from `from_seq` (no deadline: the stream lasts as long as the table), of the
+        kinds in `only` (empty: all), on grpc.aio (servicekit.aio_channels: a director holds a stream per
+        table): the caller iterates its WatchTableResponse messages on one event loop, and after a failure
+        (grpc.aio.AioRpcError) watches again from the next seq it needs."""
+        if self.stubs is None:
+            raise RuntimeError("aio streams go through TableStubs")
+        return self.stubs.watch_table(
+            pb.WatchTableRequest(table_id=table_id, from_seq=from_seq, only=list(only))
+        )
