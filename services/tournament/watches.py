@@ -25,10 +25,16 @@ RESULT_WORKERS = 4  # threads applying what the streams bring (a tournament's re
 class Watches:
     def __init__(self, workers: int = RESULT_WORKERS) -> None:
         self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="table-watches", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="table-watches", daemon=True)
         self._pool = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="table-results")
         self._started = threading.Lock()
         self._stopped = False
+
+    def _run(self) -> None:
+        try:
+            self._loop.run_forever()
+        finally:
+            self._loop.close()
 
     def open(self, watch: Coroutine[Any, Any, None]) -> concurrent.futures.Future[None]:
         """`watch` run on the loop (started at the first); its future is done when it returns."""
@@ -48,6 +54,8 @@ class Watches:
             running = self._thread.is_alive()
         self._pool.shutdown(wait=False, cancel_futures=True)
         if not running:
+            if not self._loop.is_closed():
+                self._loop.close()
             return
 
         async def end() -> None:
