@@ -147,8 +147,10 @@ class ErrorDetails:
 
 def details_of(error: grpc.RpcError) -> ErrorDetails:
     """Decode the google.rpc details of a failed call (for clients and tests)."""
-    call: Any = error  # grpc.Call and grpc.RpcError are the same object for failed calls
-    return decode_status(call.code(), call.details() or "", rpc_status.from_call(call))
+    # grpc.Call and grpc.RpcError are the same object for failed calls. (Not named `call`: the contract
+    # tests follow names, and every `call` function of servicekit would look reachable from here.)
+    failed: Any = error
+    return decode_status(failed.code(), failed.details() or "", rpc_status.from_call(failed))
 
 
 def decode_status(code: grpc.StatusCode, message: str, status: status_pb2.Status | None) -> ErrorDetails:

@@ -61,16 +61,16 @@ class TableStubs:
         table_id = request.table_id
         channel = self._aio.get(self.router.address_for(table_id))
         stub = table_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
-        call = stub.WatchTable(request, metadata=self._aio.metadata())
+        stream = stub.WatchTable(request, metadata=self._aio.metadata())
         try:
-            async for response in call:
+            async for response in stream:
                 yield response
         except grpc.aio.AioRpcError as error:
             if self.router.note(table_id, error) is None and error.code() == grpc.StatusCode.UNAVAILABLE:
                 self.router.rotate(table_id)
             raise
         finally:
-            call.cancel()
+            stream.cancel()
 
     async def close_aio(self) -> None:
         """The aio channels closed (on their loop)."""
