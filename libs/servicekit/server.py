@@ -257,10 +257,6 @@ class Service:
                 if self.private_server.add_insecure_port(address) == 0:
                     raise RuntimeError(f"{spec.name}: cannot listen on {address}")
         self.health = health.HealthServicer(experimental_non_blocking=True)
-        # grpc's servicer starts out SERVING for "": NOT_SERVING until start() has brought up the rest
-        # (the metrics port, the readiness checks) and published the real status. A CI run saw a test
-        # find the evaluator SERVING and its metrics port not yet open.
-        self.health.set("", health_pb2.HealthCheckResponse.NOT_SERVING)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         names = [s.full_name for s in spec.services]
         reflection.enable_server_reflection(
