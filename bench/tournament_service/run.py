@@ -156,6 +156,40 @@ def _cpu_seconds(pid: int) -> float:
     return total
 
 
+def _postgres_cpu_seconds() -> float:
+    """Every PostgreSQL process's CPU, the exited backends' included (their time is added to the
+    postmaster's children's when it reaps them): PostgreSQL runs beside the services, not under them."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            head, tail = (entry / "stat").read_text().rsplit(")", 1)
+        except OSError:
+            continue
+        if not head.endswith("(postgres"):
+            continue
+        fields = tail.split()
+        total += (int(fields[11]) + int(fields[12])) / tick
+        parent = Path(f"/proc/{fields[1]}/stat")
+        try:
+            is_postmaster = not parent.read_text().rsplit(")", 1)[0].endswith("(postgres")
+        except OSError:
+            is_postmaster = False
+        if is_postmaster:
+            total += (int(fields[13]) + int(fields[14])) / tick
+    return total
+
+
+def _machine_busy_seconds() -> float:
+    """CPU seconds the whole machine spent busy (/proc/stat: all but idle and iowait), every core summed:
+    what the services, PostgreSQL and the kernel's network work (loopback softirq) cost together."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:8]]
+    user, nice, system, _idle, _iowait, irq, softirq = fields
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
 class Member:
     """One process of the stack (a service, a shard, a replica), its peak RSS sampled."""
 
@@ -401,6 +435,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.players * len(tids)} bots registered in {registration_s:.1f} s", flush=True)
         load_start = _load()
         cpu0 = {m.name: _cpu_seconds(m.pid) for m in members}
+        pg0, busy0 = _postgres_cpu_seconds(), _machine_busy_seconds()
         before = stack.tournament_samples()
         profilers = _profile(args.profile, stack) if args.profile else []
         t0 = time.perf_counter()
@@ -465,6 +500,7 @@ def main(argv: list[str] | None = None) -> int:
             profiler.send_signal(2)  # SIGINT: py-spy writes its file
         load_end = _load()
         cpu = {m.name: _cpu_seconds(m.pid) - cpu0[m.name] for m in members}
+        pg_cpu, busy = _postgres_cpu_seconds() - pg0, _machine_busy_seconds() - busy0
         stop_sampling.set()
         after = stack.tournament_samples()
         hands = _value(after, "poker_tournament_hands_total") - _value(before, "poker_tournament_hands_total")
@@ -520,6 +556,11 @@ def main(argv: list[str] | None = None) -> int:
             burst.report(before)
         print("peak RSS MiB: " + ", ".join(f"{m.name} {m.peak_mib:.0f}" for m in members))
         print("CPU s during play: " + ", ".join(f"{n} {c:.1f}" for n, c in cpu.items()))
+        print(
+            f"PostgreSQL CPU s during play: {pg_cpu:.1f}; the machine busy: {busy:.1f} CPU s of "
+            f"{wall * (os.cpu_count() or 1):.1f} ({busy / wall:.2f} cores); per table-hand: "
+            f"{1000 * busy / max(hands, 1):.1f} ms (machine), {1000 * pg_cpu / max(hands, 1):.1f} ms (PostgreSQL)"
+        )
         print(
             f"load average: {load_start} at the start, {load_end} at the end; uptime at the end: {uptime_end}"
         )

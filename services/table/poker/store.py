@@ -247,13 +247,11 @@ class TableStore:
     def _apply(tx: Tx, table_id: str, c: Commit) -> None:
         if c.director is not None:
             TableStore._fence_director(tx, c.director)
-        if c.log is not None:
-            row = tx.execute(
-                "SELECT COALESCE(MAX(n), 0) FROM poker_hand_log WHERE table_id = ?", (table_id,)
-            ).fetchone()
+        if c.log is not None:  # numbered after the table's last entry, in the same statement
             tx.execute(
-                "INSERT INTO poker_hand_log (table_id, n, op, body) VALUES (?, ?, ?, ?)",
-                (table_id, int(row[0]) + 1, c.log[0], json.dumps(c.log[1], sort_keys=True)),
+                "INSERT INTO poker_hand_log (table_id, n, op, body)"
+                " SELECT ?, COALESCE(MAX(n), 0) + 1, ?, ? FROM poker_hand_log WHERE table_id = ?",
+                (table_id, c.log[0], json.dumps(c.log[1], sort_keys=True), table_id),
             )
         if c.snapshot is not None:
             tx.execute(

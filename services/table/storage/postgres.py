@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import random
+import re
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -39,6 +40,26 @@ def placeholders(sql: str) -> str:
     return "".join(out)
 
 
+# An INSERT of one VALUES tuple that may become one statement of many tuples: no DO UPDATE (a statement
+# that would update a row twice is refused), nothing after the ON CONFLICT clause but DO NOTHING.
+_ROW_INSERT = re.compile(
+    r"^(?P<head>INSERT INTO [^()]+\([^()]*\) VALUES )(?P<row>\((?:\?, )*\?\))"
+    r"(?P<tail>(?: ON CONFLICT(?: \([^()]*\))? DO NOTHING)?)$"
+)
+ROWS_PER_STATEMENT = 500  # PostgreSQL takes up to 65,535 parameters in a statement
+
+
+@functools.lru_cache(maxsize=256)
+def _row_insert(sql: str) -> tuple[str, str, str] | None:
+    match = _ROW_INSERT.match(sql)
+    return None if match is None else (match["head"], match["row"], match["tail"])
+
+
+@functools.lru_cache(maxsize=512)
+def _rows_statement(head: str, row: str, tail: str, count: int) -> str:
+    return placeholders(head + ", ".join([row] * count) + tail)
+
+
 class PostgresTx:
     dialect: Dialect = "postgres"
 
@@ -53,6 +74,15 @@ class PostgresTx:
         # pipelines them with a single Sync at the end: a process stopped in between (SIGSTOP, a frozen VM)
         # leaves its session "active", waiting for the rest, so the idle-in-transaction timeout
         # (servicekit.postgres) never ends it and its row locks (a table's lease: no takeover) stay held.
+        # A plain INSERT goes as one statement of many rows: a round trip per commit instead of one per
+        # row (a table's events: most of the statements of a hand, bench/RESULTS.md, issue 24).
+        insert = _row_insert(sql)
+        if insert is not None and isinstance(rows, list | tuple) and len(rows) > 1:
+            for start in range(0, len(rows), ROWS_PER_STATEMENT):
+                chunk = rows[start : start + ROWS_PER_STATEMENT]
+                args = tuple(value for row in chunk for value in row)
+                self._conn.execute(_rows_statement(*insert, len(chunk)), args)
+            return
         query = placeholders(sql)
         execute = self._conn.execute
         for row in rows:
