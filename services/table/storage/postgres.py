@@ -14,6 +14,7 @@ import random
 import re
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import psycopg
@@ -40,24 +41,48 @@ def placeholders(sql: str) -> str:
     return "".join(out)
 
 
-# An INSERT of one VALUES tuple that may become one statement of many tuples: no DO UPDATE (a statement
-# that would update a row twice is refused), nothing after the ON CONFLICT clause but DO NOTHING.
+# An INSERT of one VALUES tuple that may become one statement of many tuples (its ON CONFLICT clause
+# kept): a plain one, DO NOTHING, or DO UPDATE when no two rows share the conflict's key (PostgreSQL refuses
+# a statement that would update a row twice).
 _ROW_INSERT = re.compile(
-    r"^(?P<head>INSERT INTO [^()]+\([^()]*\) VALUES )(?P<row>\((?:\?, )*\?\))"
-    r"(?P<tail>(?: ON CONFLICT(?: \([^()]*\))? DO NOTHING)?)$"
+    r"^(?P<head>INSERT INTO [^()]+\((?P<columns>[^()]*)\) VALUES )(?P<row>\((?:\?, )*\?\))"
+    r"(?P<tail>(?: ON CONFLICT(?: \((?P<key>[^()]*)\))? DO (?:NOTHING|UPDATE SET [^()?]*))?)$"
 )
 ROWS_PER_STATEMENT = 500  # PostgreSQL takes up to 65,535 parameters in a statement
 
 
+@dataclass(frozen=True)
+class _RowInsert:
+    head: str
+    row: str
+    tail: str
+    key: tuple[int, ...] | None  # DO UPDATE: the positions of the conflict's key in a row
+
+    def fits(self, rows: Sequence[Sequence[Any]]) -> bool:
+        """Whether `rows` may go in one statement."""
+        if self.key is None:
+            return True
+        keys = {tuple(row[i] for i in self.key) for row in rows}
+        return len(keys) == len(rows)
+
+
 @functools.lru_cache(maxsize=256)
-def _row_insert(sql: str) -> tuple[str, str, str] | None:
+def _row_insert(sql: str) -> _RowInsert | None:
     match = _ROW_INSERT.match(sql)
-    return None if match is None else (match["head"], match["row"], match["tail"])
+    if match is None:
+        return None
+    key = None
+    if "DO UPDATE" in match["tail"]:
+        if match["key"] is None:
+            return None
+        columns = [c.strip() for c in match["columns"].split(",")]
+        key = tuple(columns.index(c.strip()) for c in match["key"].split(","))
+    return _RowInsert(match["head"], match["row"], match["tail"], key)
 
 
 @functools.lru_cache(maxsize=512)
-def _rows_statement(head: str, row: str, tail: str, count: int) -> str:
-    return placeholders(head + ", ".join([row] * count) + tail)
+def _rows_statement(insert: _RowInsert, count: int) -> str:
+    return placeholders(insert.head + ", ".join([insert.row] * count) + insert.tail)
 
 
 class PostgresTx:
@@ -77,11 +102,11 @@ class PostgresTx:
         # A plain INSERT goes as one statement of many rows: a round trip per commit instead of one per
         # row (a table's events: most of the statements of a hand, bench/RESULTS.md, issue 24).
         insert = _row_insert(sql)
-        if insert is not None and isinstance(rows, list | tuple) and len(rows) > 1:
+        if insert is not None and isinstance(rows, list | tuple) and len(rows) > 1 and insert.fits(rows):
             for start in range(0, len(rows), ROWS_PER_STATEMENT):
                 chunk = rows[start : start + ROWS_PER_STATEMENT]
                 args = tuple(value for row in chunk for value in row)
-                self._conn.execute(_rows_statement(*insert, len(chunk)), args)
+                self._conn.execute(_rows_statement(insert, len(chunk)), args)
             return
         query = placeholders(sql)
         execute = self._conn.execute

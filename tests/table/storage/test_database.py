@@ -141,3 +141,38 @@ def test_placeholders_are_rewritten_outside_literals_only(sql: str, psycopg: str
     from services.table.storage.postgres import placeholders
 
     assert placeholders(sql) == psycopg
+
+
+def test_many_rows_insert_as_on_one_row_at_a_time(location: Any) -> None:
+    """`executemany` of an INSERT (on PostgreSQL one statement of many rows, chunked, issue 24) writes what
+    one statement per row writes: plain, DO NOTHING with duplicates in the batch, DO UPDATE (and, when two
+    rows share the key, row by row: the last one wins)."""
+    db = location.open()
+    events = [("t", seq, 1, "", b"x%d" % seq, seq) for seq in range(1, 1_203)]  # three chunks of 500
+
+    def rows(tx: Tx) -> None:
+        tx.executemany(
+            "INSERT INTO poker_events (table_id, seq, hand, private_player, body, time_ms)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            events,
+        )
+        tx.executemany(
+            "INSERT INTO poker_invitations (table_id, player) VALUES (?, ?) ON CONFLICT DO NOTHING",
+            [("t", "ana"), ("t", "bo"), ("t", "ana")],
+        )
+        upsert = (
+            "INSERT INTO poker_hand_players (table_id, hand, player, seat, net) VALUES (?, ?, ?, ?, ?)"
+            " ON CONFLICT (table_id, hand, player) DO UPDATE SET seat = excluded.seat, net = excluded.net"
+        )
+        tx.executemany(upsert, [("t", 1, "ana", 1, 5), ("t", 1, "bo", 2, -5)])
+        tx.executemany(upsert, [("t", 1, "ana", 3, 7), ("t", 1, "ana", 4, 9), ("t", 1, "cy", 5, 0)])
+
+    db.write(rows)
+    stored = db.read("SELECT seq, body FROM poker_events WHERE table_id = ? ORDER BY seq", ("t",))
+    assert [(int(seq), bytes(body)) for seq, body in stored] == [(e[1], e[4]) for e in events]
+    assert db.read("SELECT player FROM poker_invitations ORDER BY player") == [("ana",), ("bo",)]
+    assert db.read("SELECT player, seat, net FROM poker_hand_players ORDER BY player") == [
+        ("ana", 4, 9),
+        ("bo", 2, -5),
+        ("cy", 5, 0),
+    ]
