@@ -339,16 +339,19 @@ class Service:
         return f"{self.config.host}:{self.internal_port}"
 
     def start(self) -> Service:
-        if self.private_server is not None:
-            self.private_server.start()
-        self.server.start()
-        if self.web is not None:
-            self.web.start()
+        # The metrics port first: grpc's health service answers SERVING for "" as soon as the server
+        # starts (before our first publish), and whoever sees SERVING may scrape at once (a CI run found
+        # the evaluator SERVING with its metrics port not yet open). /readyz says not ready until then.
         if self.config.metrics_port is not None:
             routes = {**auth.jwks_routes(self.keys), **probes.routes(lambda: self.serving)}
             self._metrics_server, self.metrics_port = metrics.start_metrics_server(
                 self.config.host, self.config.metrics_port, routes=routes
             )
+        if self.private_server is not None:
+            self.private_server.start()
+        self.server.start()
+        if self.web is not None:
+            self.web.start()
         if self.issuers is not None:
             self.issuers.warm_up()
         self._ready = self._dependencies_ready()

@@ -88,11 +88,28 @@ def _rows_statement(insert: _RowInsert, count: int) -> str:
 class PostgresTx:
     dialect: Dialect = "postgres"
 
-    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+    def __init__(self, conn: psycopg.Connection[Any], *, begin: bool = False) -> None:
         self._conn = conn
+        self.begun = not begin  # `begin`: the transaction starts with the first statement (`_begin`)
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> psycopg.Cursor[Any]:
+        if not self.begun:
+            return self._begin_with(sql, tuple(args))
         return self._conn.execute(placeholders(sql), tuple(args))
+
+    def _begin_with(self, sql: str, args: tuple[Any, ...]) -> psycopg.Cursor[Any]:
+        """BEGIN and the transaction's first statement in one round trip (one simple-protocol message:
+        nothing is left half-sent for a stopped process to hold open), its values bound by psycopg's
+        client-side quoting; a fenced write's first statement is the lease check (issue 24: a round trip
+        fewer per commit). Values other than text and integers go the usual way, after a BEGIN alone."""
+        self.begun = True
+        if not all(type(a) in (str, int) for a in args):
+            self._conn.execute(b"BEGIN")
+            return self._conn.execute(placeholders(sql), args)
+        statement = psycopg.ClientCursor(self._conn).mogrify(placeholders(sql), args)
+        cursor = self._conn.execute(("BEGIN; " + statement).encode())
+        cursor.nextset()  # past BEGIN's result, to the statement's
+        return cursor
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         # One statement at a time, each answered before the next goes out. psycopg's own executemany
@@ -101,6 +118,9 @@ class PostgresTx:
         # (servicekit.postgres) never ends it and its row locks (a table's lease: no takeover) stay held.
         # A plain INSERT goes as one statement of many rows: a round trip per commit instead of one per
         # row (a table's events: most of the statements of a hand, bench/RESULTS.md, issue 24).
+        if not self.begun:
+            self.begun = True
+            self._conn.execute(b"BEGIN")
         insert = _row_insert(sql)
         if insert is not None and isinstance(rows, list | tuple) and len(rows) > 1 and insert.fits(rows):
             for start in range(0, len(rows), ROWS_PER_STATEMENT):
@@ -114,7 +134,31 @@ class PostgresTx:
             execute(query, tuple(row))
 
     def script(self, script: str) -> None:
+        if not self.begun:
+            self.begun = True
+            script = "BEGIN;\n" + script
         self._conn.execute(script.encode())  # no parameters: several statements in one call
+
+
+def _in_transaction(conn: psycopg.Connection[Any], work: Callable[[Tx], T]) -> T:
+    """`work` in one transaction, its BEGIN sent with its first statement (PostgresTx), then COMMIT; on
+    any failure ROLLBACK (unless the connection is gone), the failure raised."""
+    tx = PostgresTx(conn, begin=True)
+    try:
+        result = work(tx)
+    except BaseException:
+        if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE and not conn.closed:
+            try:
+                conn.execute(b"ROLLBACK")
+            except psycopg.Error:
+                pass  # the connection is broken: the pool discards it, the server rolls back
+        raise
+    if conn.info.transaction_status == psycopg.pq.TransactionStatus.INERROR:
+        conn.execute(b"ROLLBACK")  # a statement failed and `work` went on: COMMIT would roll back quietly
+        raise psycopg.errors.InFailedSqlTransaction("the write's transaction failed and was rolled back")
+    if tx.begun:
+        conn.execute(b"COMMIT")
+    return result
 
 
 class PostgresDatabase:
@@ -139,8 +183,8 @@ class PostgresDatabase:
     def write(self, work: Callable[[Tx], T]) -> T:
         for attempt in range(_MAX_ATTEMPTS):
             try:
-                with self._pool.connection() as conn, conn.transaction():
-                    return work(PostgresTx(conn))
+                with self._pool.connection() as conn:
+                    return _in_transaction(conn, work)
             except _RETRYABLE:
                 if attempt == _MAX_ATTEMPTS - 1:
                     raise

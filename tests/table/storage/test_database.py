@@ -176,3 +176,18 @@ def test_many_rows_insert_as_on_one_row_at_a_time(location: Any) -> None:
         ("bo", 2, -5),
         ("cy", 5, 0),
     ]
+
+
+@pytest.mark.parametrize("text", ["it's 100%", "'; DROP TABLE poker_hand_log; --", "tab\tle\\n", "ünï 🂡"])
+def test_a_write_s_first_statement_takes_any_text_as_a_value(location: Any, text: str) -> None:
+    """On PostgreSQL a write's first statement goes with its BEGIN in one message, its values quoted by
+    psycopg (issue 24): whatever the text, it is a value, never SQL."""
+    db = location.open()
+
+    def work(tx: Tx) -> Any:
+        row = tx.execute("SELECT ?, ?", (text, 7)).fetchone()
+        _insert(text, 1)(tx)
+        return row
+
+    assert tuple(db.write(work)) == (text, 7)
+    assert db.read("SELECT table_id FROM poker_hand_log") == [(text,)]
