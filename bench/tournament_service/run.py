@@ -312,6 +312,14 @@ class Stack:
                 total[key] = total.get(key, 0.0) + value
         return total
 
+    def table_samples(self) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+        """The table services' samples, summed over the shards."""
+        total: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
+        for member in self.tables:
+            for key, value in member.samples().items():
+                total[key] = total.get(key, 0.0) + value
+        return total
+
     def stop(self) -> None:
         for member in reversed(self.members):
             member.process.stop()
@@ -325,8 +333,12 @@ class Stack:
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
 
-def _value(samples: Samples, name: str) -> float:
-    return sum(v for (n, _labels), v in samples.items() if n == name)
+def _value(samples: Samples, name: str, **match: str) -> float:
+    return sum(
+        v
+        for (n, labels), v in samples.items()
+        if n == name and all(dict(labels).get(k) == want for k, want in match.items())
+    )
 
 
 def _quantiles(
@@ -437,6 +449,7 @@ def main(argv: list[str] | None = None) -> int:
         cpu0 = {m.name: _cpu_seconds(m.pid) for m in members}
         pg0, busy0 = _postgres_cpu_seconds(), _machine_busy_seconds()
         before = stack.tournament_samples()
+        tables_before = stack.table_samples()
         profilers = _profile(args.profile, stack) if args.profile else []
         t0 = time.perf_counter()
         starts = [threading.Thread(target=_start_tournament, args=(ops, tid), daemon=True) for tid in tids]
@@ -503,6 +516,7 @@ def main(argv: list[str] | None = None) -> int:
         pg_cpu, busy = _postgres_cpu_seconds() - pg0, _machine_busy_seconds() - busy0
         stop_sampling.set()
         after = stack.tournament_samples()
+        tables_after = stack.table_samples()
         hands = _value(after, "poker_tournament_hands_total") - _value(before, "poker_tournament_hands_total")
         for tid, t in done.items():
             standings = ops.GetStandings(pb.GetStandingsRequest(tournament_id=tid))
@@ -535,6 +549,12 @@ def main(argv: list[str] | None = None) -> int:
             f"wall time (start to finish): {wall:.1f} s (target < {TARGET_S:.0f} s: {'met' if wall < TARGET_S else 'MISSED'})"
         )
         print(f"table-hands: {hands:,.0f} ({hands / wall:,.1f} /s)")
+        ended = {
+            end: _value(tables_after, "poker_table_hands_total", end=end)
+            - _value(tables_before, "poker_table_hands_total", end=end)
+            for end in ("played", "voided")
+        }
+        print(f"hands at the tables: {ended['played']:,.0f} played, {ended['voided']:,.0f} voided")
         qs = (0.5, 0.99)
         lag_n = _count(before, after, RESULT_LAG)
         print(

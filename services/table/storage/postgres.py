@@ -90,7 +90,7 @@ class PostgresTx:
 
     def __init__(self, conn: psycopg.Connection[Any], *, begin: bool = False) -> None:
         self._conn = conn
-        self.begun = not begin  # `begin`: the transaction starts with the first statement (`_begin`)
+        self.begun = not begin  # `begin`: BEGIN goes with the first statement (`_begin_with`)
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> psycopg.Cursor[Any]:
         if not self.begun:
