@@ -306,19 +306,11 @@ class Stack:
 
     def tournament_samples(self) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
         """The tournament services' samples, summed over the replicas."""
-        total: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
-        for member in self.tournaments:
-            for key, value in member.samples().items():
-                total[key] = total.get(key, 0.0) + value
-        return total
+        return _summed(self.tournaments)
 
     def table_samples(self) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
         """The table services' samples, summed over the shards."""
-        total: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
-        for member in self.tables:
-            for key, value in member.samples().items():
-                total[key] = total.get(key, 0.0) + value
-        return total
+        return _summed(self.tables)
 
     def stop(self) -> None:
         for member in reversed(self.members):
@@ -331,6 +323,15 @@ class Stack:
 
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+def _summed(members: Iterable[Member]) -> Samples:
+    """Every sample of `members`, each label set's values added up over them."""
+    total: Samples = {}
+    for member in members:
+        for key, value in member.samples().items():
+            total[key] = total.get(key, 0.0) + value
+    return total
 
 
 def _value(samples: Samples, name: str, **match: str) -> float:
