@@ -21,6 +21,16 @@ class StoreUnavailable(Exception):
     write's own keys make idempotent (or a read) can tell."""
 
 
+# The SQLSTATE of a lease check that failed inside the database (PostgreSQL's `felt_fence`, where a
+# write's statements go with its COMMIT and nobody reads the check's result).
+FENCE_SQLSTATE = "FL001"
+
+
+class FenceBroken(Exception):
+    """A write's lease check failed in the database (FENCE_SQLSTATE); nothing of the write committed. The
+    message is the reason the check was given."""
+
+
 class Cursor(Protocol):
     @property
     def rowcount(self) -> int: ...
@@ -31,7 +41,9 @@ class Cursor(Protocol):
 
 
 class Tx(Protocol):
-    """An open transaction (for SQLite's group commit, this write's savepoint inside one)."""
+    """An open transaction (for SQLite's group commit, this write's savepoint inside one). A transaction
+    may hold statements back until a result is read or it commits (`holds_back`, PostgreSQL): a statement's
+    failure may then be raised by a later call, or by the commit, and fails the whole write all the same."""
 
     dialect: Dialect
 

@@ -9,6 +9,7 @@ connection is StoreUnavailable (the write may have committed: the caller's idemp
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import random
 import re
@@ -21,6 +22,7 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 from servicekit.postgres import CONNECTION_LOST, configure_session
+from servicekit.sqlstore import FENCE_SQLSTATE, FenceBroken
 
 from services.table.storage.database import Dialect, Row, StoreUnavailable, Tx
 
@@ -85,79 +87,147 @@ def _rows_statement(insert: _RowInsert, count: int) -> str:
     return placeholders(insert.head + ", ".join([insert.row] * count) + insert.tail)
 
 
+# Values psycopg's client-side quoting turns into literals (ClientCursor.mogrify): a statement of only
+# these may wait to go with the next one in one message.
+_LITERAL_TYPES = (str, int, bytes, bool, float, type(None))
+PENDING_BYTES = 1 << 20  # statements held back at most: past it they go at once, in one message
+
+
+class _Later:
+    """The result of a statement sent later than `execute` returned: with the next statement whose result
+    is read, or with COMMIT. Reading it sends what waits (`PostgresTx.flush`)."""
+
+    def __init__(self, tx: PostgresTx) -> None:
+        self._tx = tx
+        self._rows: list[Any] = []
+        self._next = 0
+        self._rowcount = -1
+
+    def settle(self, cursor: psycopg.Cursor[Any]) -> None:
+        self._rowcount = cursor.rowcount
+        if cursor.description is not None:
+            self._rows = cursor.fetchall()
+
+    @property
+    def rowcount(self) -> int:
+        self._tx.flush()
+        return self._rowcount
+
+    def fetchone(self) -> Any:
+        self._tx.flush()
+        if self._next >= len(self._rows):
+            return None
+        self._next += 1
+        return self._rows[self._next - 1]
+
+    def fetchall(self) -> list[Any]:
+        self._tx.flush()
+        rows, self._next = self._rows[self._next :], len(self._rows)
+        return rows
+
+
 class PostgresTx:
     dialect: Dialect = "postgres"
 
     def __init__(self, conn: psycopg.Connection[Any], *, begin: bool = False) -> None:
         self._conn = conn
-        self.begun = not begin  # `begin`: BEGIN goes with the first statement (`_begin_with`)
+        self.begun = not begin  # `begin`: BEGIN goes in the message of the first statements
+        # `begin` also holds statements back: each goes in one simple-protocol message with the next one
+        # whose result is read, or with COMMIT (issue 24: a fenced write is two round trips, its lease
+        # check and then the rest with COMMIT). A message is always whole: nothing is left half-sent for a
+        # stopped process to hold open.
+        self._later = begin
+        self.holds_back = begin  # servicekit.leases sends its lease check so (`felt_fence`)
+        self._pending: list[tuple[bytes, _Later]] = []
+        self._pending_bytes = 0
+        self._quote = psycopg.ClientCursor(conn).mogrify
 
-    def execute(self, sql: str, args: Sequence[Any] = ()) -> psycopg.Cursor[Any]:
-        if not self.begun:
-            return self._begin_with(sql, tuple(args))
-        return self._conn.execute(placeholders(sql), tuple(args))
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        args = tuple(args)
+        if self._later and all(type(a) in _LITERAL_TYPES for a in args):
+            return self._hold(self._quote(placeholders(sql), args).encode())
+        self.flush()
+        return self._conn.execute(placeholders(sql), args)
 
-    def _begin_with(self, sql: str, args: tuple[Any, ...]) -> psycopg.Cursor[Any]:
-        """BEGIN and the transaction's first statement in one round trip (one simple-protocol message:
-        nothing is left half-sent for a stopped process to hold open), its values bound by psycopg's
-        client-side quoting; a fenced write's first statement is the lease check (issue 24: a round trip
-        fewer per commit). Values other than text and integers go the usual way, after a BEGIN alone."""
-        self.begun = True
-        if not all(type(a) in (str, int) for a in args):
-            self._conn.execute(b"BEGIN")
-            return self._conn.execute(placeholders(sql), args)
-        statement = psycopg.ClientCursor(self._conn).mogrify(placeholders(sql), args)
-        cursor = self._conn.execute(("BEGIN; " + statement).encode())
-        cursor.nextset()  # past BEGIN's result, to the statement's
-        return cursor
+    def _hold(self, statement: bytes) -> _Later:
+        later = _Later(self)
+        self._pending.append((statement, later))
+        self._pending_bytes += len(statement)
+        if self._pending_bytes > PENDING_BYTES:
+            self.flush()
+        return later
 
-    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        # One statement at a time, each answered before the next goes out. psycopg's own executemany
-        # pipelines them with a single Sync at the end: a process stopped in between (SIGSTOP, a frozen VM)
-        # leaves its session "active", waiting for the rest, so the idle-in-transaction timeout
-        # (servicekit.postgres) never ends it and its row locks (a table's lease: no takeover) stay held.
-        # A plain INSERT goes as one statement of many rows: a round trip per commit instead of one per
-        # row (a table's events: most of the statements of a hand, bench/RESULTS.md, issue 24).
+    def flush(self, last: bytes | None = None) -> None:
+        """Send what waits, BEGIN first if not yet sent and `last` after, in one message; each held
+        statement's result to its `_Later`."""
+        if not self._pending and last is None and self.begun:
+            return
+        pending, self._pending, self._pending_bytes = self._pending, [], 0
+        parts = [statement for statement, _ in pending] + ([last] if last is not None else [])
         if not self.begun:
             self.begun = True
-            self._conn.execute(b"BEGIN")
+            parts.insert(0, b"BEGIN")
+            pending.insert(0, (b"BEGIN", _Later(self)))
+        if not parts:
+            return
+        cursor = self._conn.execute(b"; ".join(parts))
+        for index, (_, later) in enumerate(pending):
+            if index:
+                cursor.nextset()
+            later.settle(cursor)
+
+    def commit(self) -> None:
+        """Whatever waits, then COMMIT, in one message (nothing when nothing was sent or held)."""
+        if self.begun or self._pending:
+            self.flush(b"COMMIT")
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        # One statement at a time, each whole. psycopg's own executemany pipelines them with a single Sync
+        # at the end: a process stopped in between (SIGSTOP, a frozen VM) leaves its session "active",
+        # waiting for the rest, so the idle-in-transaction timeout (servicekit.postgres) never ends it and
+        # its row locks (a table's lease: no takeover) stay held.
+        # A plain INSERT goes as one statement of many rows: a round trip per commit instead of one per
+        # row (a table's events: most of the statements of a hand, bench/RESULTS.md, issue 24).
         insert = _row_insert(sql)
         if insert is not None and isinstance(rows, list | tuple) and len(rows) > 1 and insert.fits(rows):
             for start in range(0, len(rows), ROWS_PER_STATEMENT):
                 chunk = rows[start : start + ROWS_PER_STATEMENT]
                 args = tuple(value for row in chunk for value in row)
-                self._conn.execute(_rows_statement(insert, len(chunk)), args)
+                self._statement(_rows_statement(insert, len(chunk)), args)
             return
         query = placeholders(sql)
-        execute = self._conn.execute
         for row in rows:
-            execute(query, tuple(row))
+            self._statement(query, tuple(row))
+
+    def _statement(self, query: str, args: tuple[Any, ...]) -> None:
+        """A statement already in psycopg's placeholders, whose result nobody reads."""
+        if self._later and all(type(a) in _LITERAL_TYPES for a in args):
+            self._hold(self._quote(query, args).encode())
+            return
+        self.flush()
+        self._conn.execute(query, args)
 
     def script(self, script: str) -> None:
-        if not self.begun:
-            self.begun = True
-            script = "BEGIN;\n" + script
-        self._conn.execute(script.encode())  # no parameters: several statements in one call
+        self.flush(script.encode())  # no parameters: several statements in one message
 
 
 def _in_transaction(conn: psycopg.Connection[Any], work: Callable[[Tx], T]) -> T:
-    """`work` in one transaction, its BEGIN sent with its first statement (PostgresTx), then COMMIT; on
-    any failure ROLLBACK (unless the connection is gone), the failure raised."""
+    """`work` in one transaction: its statements go in at most as many messages as it reads results
+    (PostgresTx), the last with COMMIT; on any failure ROLLBACK (unless the connection is gone), the
+    failure raised."""
     tx = PostgresTx(conn, begin=True)
     try:
         result = work(tx)
+        if conn.info.transaction_status == psycopg.pq.TransactionStatus.INERROR:
+            # a statement failed and `work` went on: COMMIT would roll back quietly
+            raise psycopg.errors.InFailedSqlTransaction("the write's transaction failed and was rolled back")
+        tx.commit()
     except BaseException:
         if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE and not conn.closed:
-            try:
+            # if the connection is broken, the pool discards it and the server rolls back
+            with contextlib.suppress(psycopg.Error):
                 conn.execute(b"ROLLBACK")
-            except psycopg.Error:
-                pass  # the connection is broken: the pool discards it, the server rolls back
         raise
-    if conn.info.transaction_status == psycopg.pq.TransactionStatus.INERROR:
-        conn.execute(b"ROLLBACK")  # a statement failed and `work` went on: COMMIT would roll back quietly
-        raise psycopg.errors.InFailedSqlTransaction("the write's transaction failed and was rolled back")
-    if tx.begun:
-        conn.execute(b"COMMIT")
     return result
 
 
@@ -183,8 +253,13 @@ class PostgresDatabase:
     def write(self, work: Callable[[Tx], T]) -> T:
         for attempt in range(_MAX_ATTEMPTS):
             try:
-                with self._pool.connection() as conn:
-                    return _in_transaction(conn, work)
+                try:
+                    with self._pool.connection() as conn:
+                        return _in_transaction(conn, work)
+                except psycopg.Error as failed:
+                    if failed.sqlstate == FENCE_SQLSTATE:  # a lease check (servicekit.leases), raised in SQL
+                        raise FenceBroken(failed.diag.message_primary or "fenced out") from None
+                    raise
             except _RETRYABLE:
                 if attempt == _MAX_ATTEMPTS - 1:
                     raise

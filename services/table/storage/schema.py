@@ -28,6 +28,8 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from servicekit.sqlstore import FENCE_SQLSTATE
+
 from services.table.storage.database import ScriptTx
 
 
@@ -73,6 +75,18 @@ CREATE INDEX table_seat_claims_by_table ON table_seat_claims (kind, table_id);
 # Version 4 of `leases`: the address of each shard's internal port (mutual TLS, servicekit.tls), where the
 # other services' calls are sent when a table moved (the public `address` is for players).
 _LEASES_V4 = "ALTER TABLE table_shards ADD COLUMN internal_address TEXT NOT NULL DEFAULT '';"
+
+# Version 5 of `leases` (issue 24): on PostgreSQL a fenced write's lease check goes in the same message as
+# the write's other statements and its COMMIT (services/table/storage/postgres.py), so nobody reads its
+# result: the check raises instead, with FENCE_SQLSTATE and the reason, and the transaction rolls back.
+_LEASES_V5_POSTGRES = f"""
+CREATE OR REPLACE FUNCTION felt_fence(held BOOLEAN, why TEXT) RETURNS VOID LANGUAGE plpgsql AS $$
+BEGIN
+    IF NOT held THEN
+        RAISE EXCEPTION USING ERRCODE = '{FENCE_SQLSTATE}', MESSAGE = why;
+    END IF;
+END $$;
+"""
 
 # The poker store's schema before shards, as services/table/poker/store.py last created it (its SQLite
 # `user_version` 4), and the steps that store took from its older versions (`user_version` 0 to 3).
@@ -293,6 +307,7 @@ MIGRATIONS: dict[str, list[Migration]] = {
         Migration(2, _LEASES_V2, _LEASES_V2),
         Migration(3, _LEASES_V3, _LEASES_V3),
         Migration(4, _LEASES_V4, _LEASES_V4),
+        Migration(5, "", _LEASES_V5_POSTGRES),
     ],
     POKER: [
         Migration(1, _poker_v1_sqlite, ""),

@@ -191,3 +191,121 @@ def test_a_write_s_first_statement_takes_any_text_as_a_value(location: Any, text
 
     assert tuple(db.write(work)) == (text, 7)
     assert db.read("SELECT table_id FROM poker_hand_log") == [(text,)]
+
+
+def test_a_write_reads_what_it_wrote_before_and_the_counts_of_its_changes(location: Any) -> None:
+    """On PostgreSQL a write's statements wait to go with the next one whose result is read, or with
+    COMMIT (issue 24): a read in the write still sees every row written before it, and a row count read
+    late is the count of its own statement."""
+    db = location.open()
+    db.write(_insert("t", 1))
+
+    def work(tx: Tx) -> Any:
+        _insert("t", 2)(tx)
+        updated = tx.execute("UPDATE poker_hand_log SET body = ? WHERE table_id = ?", ('{"a": 1}', "t"))
+        _insert("t", 3)(tx)
+        seen = tx.execute("SELECT n FROM poker_hand_log WHERE table_id = ? ORDER BY n", ("t",))
+        _insert("u", 4)(tx)
+        return updated.rowcount, [int(r[0]) for r in seen.fetchall()], seen.fetchone()
+
+    assert db.write(work) == (2, [1, 2, 3], None)
+    assert db.read("SELECT table_id, n FROM poker_hand_log ORDER BY n") == [
+        ("t", 1),
+        ("t", 2),
+        ("t", 3),
+        ("u", 4),
+    ]
+
+
+def test_a_statement_that_fails_late_fails_its_write_and_changes_nothing(location: Any) -> None:
+    """A statement held back fails when it goes, with COMMIT: its write raises, nothing of it is kept,
+    and the next write on the same connections commits."""
+    db = location.open()
+    db.write(_insert("t", 1))
+
+    def clash(tx: Tx) -> None:
+        _insert("t", 2)(tx)
+        _insert("t", 1)(tx)  # the key is taken
+        _insert("t", 3)(tx)
+
+    for _ in range(3):  # more times than the pool has connections in use
+        with pytest.raises(Exception, match=r"(?i)unique|duplicate"):
+            db.write(clash)
+    assert db.read("SELECT n FROM poker_hand_log ORDER BY n") == [(1,)]
+    db.write(_insert("t", 2))
+    assert db.read("SELECT n FROM poker_hand_log ORDER BY n") == [(1,), (2,)]
+
+
+def test_held_statements_take_any_value_as_a_value(location: Any) -> None:
+    """Held statements are quoted by psycopg (client-side): text, bytes, NULL and large integers come
+    back as they went, and `%` in the SQL itself is SQL's."""
+    db = location.open()
+    values: list[str | None] = ["it's 100%", "'; DROP TABLE poker_events; --", "back\\slash", "ünï 🂡", None]
+
+    def work(tx: Tx) -> None:
+        for seq, text in enumerate(values, start=1):
+            tx.execute(
+                "INSERT INTO poker_events (table_id, seq, hand, private_player, body, time_ms)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                ("t", seq, 2**62, text, bytes([0, 39, 92, seq]) + str(text).encode(), seq),
+            )
+        tx.execute("UPDATE poker_events SET hand = 1 WHERE private_player LIKE '%\\%%' ESCAPE '\\'")
+
+    db.write(work)
+    rows = db.read("SELECT seq, hand, private_player, body, time_ms FROM poker_events ORDER BY seq")
+    assert [(int(s), int(h), p, bytes(b), int(t)) for s, h, p, b, t in rows] == [
+        (seq, 1 if "%" in str(text) else 2**62, text, bytes([0, 39, 92, seq]) + str(text).encode(), seq)
+        for seq, text in enumerate(values, start=1)
+    ]
+
+
+def test_a_write_is_as_many_messages_as_its_reads_plus_one_on_postgres(
+    postgres_session: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 24: statements wait for the next read or for COMMIT. A write that reads one row first and
+    then writes is two messages: BEGIN with the read, then the writes with COMMIT; a fenced write (its
+    lease check raises in SQL instead of answering) whose statements read nothing is one message, and a
+    stale shard's one message is still refused and commits nothing."""
+    import psycopg
+
+    from services.table.storage.leases import FencedOut
+    from tests.table.storage.conftest import Location
+
+    location = Location("postgres", postgres_session.new_schema(), tmp_path)
+    shard, other = location.shard("table-0"), location.shard("table-1")
+    shard.acquire("t")
+    db = location.open()
+    sent: list[bytes] = []
+    original = psycopg.Connection.execute
+
+    def counting(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(query if isinstance(query, bytes) else str(query).encode())
+        return original(self, query, *args, **kwargs)
+
+    def reads_then_writes(tx: Tx) -> None:
+        assert tx.execute("SELECT COUNT(*) FROM poker_hand_log").fetchone() == (0,)
+        for n in range(1, 4):
+            _insert("t", n)(tx)
+        tx.executemany(
+            "INSERT INTO poker_invitations (table_id, player) VALUES (?, ?)", [("t", "a"), ("t", "b")]
+        )
+
+    monkeypatch.setattr(psycopg.Connection, "execute", counting)
+    try:
+        db.write(reads_then_writes)
+        assert len(sent) == 2, sent
+        assert sent[0].startswith(b"BEGIN; SELECT") and sent[1].endswith(b"; COMMIT")
+        sent.clear()
+        shard.write("t", _insert("t", 4))
+        assert len(sent) == 1, sent
+        assert sent[0].startswith(b"BEGIN; SELECT felt_fence(") and sent[0].endswith(b"; COMMIT")
+        location.clock.advance(10 * 60_000)  # the shard is paused past its lease: the other takes over
+        assert other.acquire("t") == 2
+        sent.clear()
+        with pytest.raises(FencedOut, match="epoch 1"):
+            shard.write("t", _insert("t", 5))
+        assert len(sent) == 2, sent  # the one message, then its ROLLBACK
+    finally:
+        monkeypatch.undo()
+    assert db.read("SELECT n FROM poker_hand_log ORDER BY n") == [(1,), (2,), (3,), (4,)]
+    assert not shard.holds("t")  # refused: the lease is forgotten, as after a check that answered

@@ -116,7 +116,7 @@ def test_leases_version_2_adds_seat_claims_and_keeps_the_data(
     location: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A store at leases version 1 (before seat claims), with tables, leases and shards in it: opening it
-    applies versions 2, 3 and 4 only, keeps every row, and the claims table starts empty and works (its
+    applies versions 2 to 5 only, keeps every row, and the claims table starts empty and works (its
     key); the shards' rows from before versions 3 and 4 have no browser door and no internal address (their
     shards write them when they join)."""
     with monkeypatch.context() as m:
@@ -144,7 +144,7 @@ def test_leases_version_2_adds_seat_claims_and_keeps_the_data(
             )
         )
     new = location.open()
-    assert _versions(new) == {c: latest(c) for c in (LEASES, POKER, CASINO)} and latest(LEASES) == 4
+    assert _versions(new) == {c: latest(c) for c in (LEASES, POKER, CASINO)} and latest(LEASES) == 5
     assert new.read("SELECT table_id, host FROM poker_tables") == [("t-1", "ana")]
     assert new.read("SELECT kind, table_id, owner, epoch FROM table_leases") == [
         ("poker", "t-1", "table-0", 3)

@@ -46,7 +46,8 @@ def test_a_write_stopped_between_rows_of_executemany_releases_its_locks(
             yield (2,)
 
         def work(tx: Tx) -> None:
-            tx.execute("SELECT id FROM lease WHERE id = 1 FOR SHARE")  # as a fenced write does
+            # as a fenced write does: the lease check's row is read, so it goes (with BEGIN) at once
+            assert tx.execute("SELECT id FROM lease WHERE id = 1 FOR SHARE").fetchone() == (1,)
             tx.executemany("INSERT INTO log (n) VALUES (?)", rows())  # type: ignore[arg-type]
 
         failed: list[BaseException] = []
