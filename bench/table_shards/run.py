@@ -15,7 +15,8 @@ service as 1 or 3 shards (FELT_TABLE_SHARDED=1) on a fresh PostgreSQL database (
   each step: Act → the other players' PlayerActed p50 / p99, hands/s, the shards' CPU per hand and the part
   of it the bots spent deciding (poker_table_bot_decision_cpu_seconds_total), and the load average. The
   capacity is the last step whose p99 stays under 20 ms. Run with `--shards 1` then `--shards 3`.
-  Issue 24: the dealer's CPU per hand too, and the engine's own CPU per six-handed hand measured in the same
+  Issue 24: the dealer's CPU per hand too, PostgreSQL's (every postgres process) and the machine's busy CPU
+  (/proc/stat: with the loopback's softirq and the clients) per hand, and the engine's own CPU per six-handed hand measured in the same
   run (pokerrules.multiplayer, random legal actions, in this process), so that the figure to drive down --
   the shard's CPU per hand without the bots over the engine's -- is read beside the others. The defaults
   (12 live tables of 6 players) give each step more than 1,000 latency samples in a 60 s window.
@@ -68,6 +69,7 @@ from bench.table_service.run import (  # noqa: E402
     _p50_p99,
     _pct,
 )
+from bench.tournament_service.run import _machine_busy_seconds, _postgres_cpu_seconds  # noqa: E402
 
 TARGET_P99_MS = 20.0
 
@@ -245,6 +247,7 @@ def capacity(args: argparse.Namespace) -> None:
                 cpu0 = {k: _cpu_seconds(p) for k, p in pids.items()}
                 assert stack.dealer.proc is not None
                 dealer0 = _cpu_seconds(stack.dealer.proc.pid)
+                postgres0, busy0 = _postgres_cpu_seconds(), _machine_busy_seconds()
                 bots0 = sum(s.metric("poker_table_bot_decision_cpu_seconds_total") for s in stack.shards)
                 load0 = os.getloadavg()[0]
                 h0, t0 = _hands(stack.ops, bot_ids | {p.table for p in players}), time.perf_counter()
@@ -253,6 +256,7 @@ def capacity(args: argparse.Namespace) -> None:
                 hands = _hands(stack.ops, bot_ids | {p.table for p in players}) - h0
                 cpu = sum(_cpu_seconds(p) - cpu0[k] for k, p in pids.items())
                 dealer_cpu = _cpu_seconds(stack.dealer.proc.pid) - dealer0
+                postgres_cpu, busy = _postgres_cpu_seconds() - postgres0, _machine_busy_seconds() - busy0
                 bots = (
                     sum(s.metric("poker_table_bot_decision_cpu_seconds_total") for s in stack.shards) - bots0
                 )
@@ -263,8 +267,9 @@ def capacity(args: argparse.Namespace) -> None:
                 own = per_hand - bot_per_hand
                 row = (f"| {args.shards} | {step} | {_p50_p99(samples)} ({len(samples)}) | {hands / elapsed:.2f} | "
                        f"{per_hand:.1f} | {bot_per_hand:.1f} | {own:.1f} | {own / engine_ms:.0f}× | "
-                       f"{dealer_cpu * 1000 / max(1, hands):.2f} | "
-                       f"{cpu * 100 / elapsed:.0f} | {load0:.1f} → {load1:.1f} |")  # fmt: skip
+                       f"{dealer_cpu * 1000 / max(1, hands):.2f} | {postgres_cpu * 1000 / max(1, hands):.1f} | "
+                       f"{busy * 1000 / max(1, hands):.1f} | "
+                       f"{cpu * 100 / elapsed:.0f} | {busy * 100 / elapsed:.0f} | {load0:.1f} → {load1:.1f} |")  # fmt: skip
                 if len(samples) < 1000:
                     print(f"  (step {step}: {len(samples)} latency samples, fewer than 1,000: "
                           "more --live-tables or a longer --seconds)", flush=True)  # fmt: skip
@@ -276,8 +281,8 @@ def capacity(args: argparse.Namespace) -> None:
             print(f"\n### capacity: {args.shards} shard(s) on PostgreSQL, bot tables at human pacing + {args.live_tables} "
                   f"tables × {args.live_players} players thinking {args.think} s, {args.seconds:.0f} s windows\n")  # fmt: skip
             print(f"the engine alone: {engine_ms:.3f} ms of CPU per six-handed hand (same run)\n")
-            print("| shards | bot tables | Act → others p50 / p99 ms (samples) | hands/s | shard CPU ms/hand | of it bots deciding | without the bots | ÷ engine | dealer CPU ms/hand | shards' CPU % of a core | load 1 min |")  # fmt: skip
-            print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+            print("| shards | bot tables | Act → others p50 / p99 ms (samples) | hands/s | shard CPU ms/hand | of it bots deciding | without the bots | ÷ engine | dealer CPU ms/hand | PostgreSQL CPU ms/hand | machine busy CPU ms/hand | shards' CPU % of a core | machine busy % of a core (2 cores: 200) | load 1 min |")  # fmt: skip
+            print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
             for _, _, row in rows:
                 print(row)
             print(f"\ncapacity (p99 < {TARGET_P99_MS:.0f} ms): {max(ok) if ok else 'below the first step'} bot tables "
