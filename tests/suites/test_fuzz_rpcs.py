@@ -329,7 +329,7 @@ _HEAD = re.compile(r"[.\[]")
 def problem_of(rpc: Rpc, code: grpc.StatusCode, error: Any) -> str:
     if code is grpc.StatusCode.UNAVAILABLE and error is not None:
         refused = details_of(error)
-        if refused.reason in RETRY_LATER and refused.retry_after is not None:
+        if refused.reason in RETRY_LATER and refused.retry_after_seconds is not None:
             return ""
     if code in NEVER or (code is grpc.StatusCode.DEADLINE_EXCEEDED and not rpc.streaming):
         return f"{code.name}: {error.details() if error is not None else ''}"
