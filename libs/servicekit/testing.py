@@ -301,6 +301,11 @@ def free_port() -> int:
     return free_ports(1)[0]
 
 
+def bindable(port: int) -> bool:
+    """Whether nothing listens on `port` of 127.0.0.1 now (a test's own check before a process binds it)."""
+    return _bindable(port)
+
+
 def free_ports(count: int) -> list[int]:
     """`count` consecutive free ports on 127.0.0.1 for processes that bind them later.
 

@@ -141,16 +141,25 @@ class Stack:
             return tpb_grpc.TournamentServiceStub(channel).GetStandings(request)  # type: ignore[no-untyped-call]
 
 
+def _internal_ports(base: int, shards: int) -> set[int]:
+    """The ports `felt up --base-port base` binds beyond the 5 it was given: the shards' and every internal one."""
+    public = {*range(base, base + 5), *(port for _, port, _, _ in shard_ports(base, base, shards))}
+    return (public - set(range(base, base + 5))) | {port + 1000 for port in public}
+
+
 def felt_up(
     tmp_path: Path, tables: str, shards: int = 1, tournaments: bool = False, **settings: str
 ) -> Iterator[Stack]:
     """`felt up` on free ports (its doors and page too) with `tables`, until the test is over."""
     _needs()
     metrics, web, page_port = free_ports(5)[0], free_ports(5)[0], free_ports(1)[0]
-    # Each service also listens on its port + 1000 (internal): that block must miss the others.
+    # Each service also listens on its port + 1000 (internal): that block must miss the others, and be free
+    # (this machine's RabbitMQ listens on 25672: a CI run lost a shard's internal port to it).
     taken = {*range(metrics, metrics + 10), *range(web, web + 10), page_port}
     base = free_ports(5)[0]
-    while taken & {*range(base + 1000, base + 1010)}:
+    while taken & _internal_ports(base, shards) or not all(
+        map(testing.bindable, _internal_ports(base, shards))
+    ):
         base = free_ports(5)[0]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FELT_", "TABLE_DATABASE_URL"))}
     env |= {"FELT_TABLE_POKER_TABLES": tables, "FELT_TABLE_POKER_BOT_PACING": "0", **settings}
