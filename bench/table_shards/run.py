@@ -251,7 +251,11 @@ def capacity(args: argparse.Namespace) -> None:
                 bots0 = sum(s.metric("poker_table_bot_decision_cpu_seconds_total") for s in stack.shards)
                 load0 = os.getloadavg()[0]
                 h0, t0 = _hands(stack.ops, bot_ids | {p.table for p in players}), time.perf_counter()
+                spies = _profile(args.profile, pids, step) if args.profile else []
                 samples, _act_ms = _measure_latency(latencies, args.seconds)
+                for spy in spies:
+                    spy.send_signal(signal.SIGINT)  # py-spy writes its file
+                    spy.wait(60)
                 elapsed = time.perf_counter() - t0
                 hands = _hands(stack.ops, bot_ids | {p.table for p in players}) - h0
                 cpu = sum(_cpu_seconds(p) - cpu0[k] for k, p in pids.items())
@@ -291,6 +295,23 @@ def capacity(args: argparse.Namespace) -> None:
             stack.stop()
 
 
+def _profile(directory: str, pids: dict[str, int], step: int) -> list[subprocess.Popen[bytes]]:
+    """py-spy (pip install py-spy) on each shard through the step's window, idle threads left out: where
+    the CPU goes, as collapsed stacks in DIR/<shard>-<step>.txt."""
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    spy = str(Path(sys.executable).with_name("py-spy"))
+    return [
+        subprocess.Popen(
+            [spy, "record", "--pid", str(pid), "--format", "raw", "--rate", "50", "--gil", "--nonblocking",
+             "--output", str(out / f"{name}-{step}.txt")],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for name, pid in pids.items()
+    ]  # fmt: skip
+
+
 def _bot_tables_from(ops: Any, start: int, count: int) -> set[str]:
     ids = set()
     for t in range(start, start + count):
@@ -312,6 +333,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--live-tables", type=int, default=12)
     parser.add_argument("--live-players", type=int, default=6)
     parser.add_argument("--think", default="1-3")
+    parser.add_argument("--profile", default="", help="capacity: py-spy the shards in each window into DIR")
     # A paced hand takes ~30 s: a window of a minute sees each table deal about twice.
     parser.add_argument("--seconds", type=float, default=60.0)
     args = parser.parse_args(argv)

@@ -8,6 +8,8 @@ import threading
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from services.table.storage import StoreUnavailable, Tx
 
@@ -257,6 +259,34 @@ def test_held_statements_take_any_value_as_a_value(location: Any) -> None:
         (seq, 1 if "%" in str(text) else 2**62, text, bytes([0, 39, 92, seq]) + str(text).encode(), seq)
         for seq, text in enumerate(values, start=1)
     ]
+
+
+_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.floats(allow_nan=False),
+    st.text(alphabet=st.characters(blacklist_characters="\x00")),
+    st.binary(),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(args=st.lists(_VALUES, max_size=8), literal=st.sampled_from(["", "'?'", "'it''s ?%'"]))
+def test_a_held_statement_is_quoted_as_psycopg_quotes_it(
+    postgres_session: Any, args: list[Any], literal: str
+) -> None:
+    """A statement held back (issue 24) is quoted value by value with psycopg's own quoting, not through
+    ClientCursor.mogrify's parse of the whole statement: the text sent is mogrify's, whatever the values,
+    and `?` or `%` inside a string literal stay SQL's."""
+    import psycopg
+
+    from services.table.storage.postgres import PostgresTx, placeholders
+
+    sql = "SELECT " + (", ".join(["?"] * len(args) + ([literal] if literal else [])) or "1")
+    with psycopg.connect(postgres_session.url, autocommit=True) as conn:
+        held = PostgresTx(conn, begin=True)._quoted(sql, tuple(args))
+        assert held == psycopg.ClientCursor(conn).mogrify(placeholders(sql), tuple(args)).encode()
 
 
 def test_a_write_is_as_many_messages_as_its_reads_plus_one_on_postgres(
