@@ -15,8 +15,8 @@ client could: the suites never import the generated stubs to find out what exist
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -54,12 +54,20 @@ INFRASTRUCTURE = ("grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflec
 OPERATOR = "suite-ops"
 
 
-_LIBC = ctypes.CDLL("libc.so.6", use_errno=True)  # loaded here: the forked child only calls into it
+# A service whose test process is killed (a timeout) goes too: SIGTERM when its parent dies, set by
+# util-linux's setpriv before it runs the service. Not by a preexec_fn calling prctl: that makes Python fork
+# rather than vfork, and in the forked child gRPC's fork handlers (grpcio is built with fork support) restart
+# the test process's pollers, whose epoll descriptor close_fds then closes before exec: once in a CI run the
+# child aborted there ("Epoll1Poller ... epoll_wait error: Bad file descriptor", the service's log's only
+# line) and the service "did not start".
+DIE_WITH_THE_SUITE = ["setpriv", "--pdeathsig", "TERM"] if shutil.which("setpriv") else []
 
 
-def _die_with_the_suite() -> None:
-    """A service whose test process is killed (a timeout) goes too: SIGTERM when its parent dies."""
-    _LIBC.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+def spawn(argv: list[str], env: Mapping[str, str], out: Any) -> subprocess.Popen[bytes]:
+    """A service's process, output to `out`, that gets SIGTERM when the thread that started it ends."""
+    return subprocess.Popen(
+        [*DIE_WITH_THE_SUITE, *argv], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT
+    )
 
 
 def wait_serving(address: str, seconds: float, proc: subprocess.Popen[bytes] | None = None) -> bool:
@@ -76,6 +84,20 @@ def wait_serving(address: str, seconds: float, proc: subprocess.Popen[bytes] | N
                 return False
             time.sleep(0.1)
     return False
+
+
+def _exit_status(proc: subprocess.Popen[bytes]) -> str:
+    """How a service that did not start ended: its return code (negative: the signal that killed it,
+    named), or that it was still running."""
+    code = proc.poll()
+    if code is None:
+        return "still running, not serving"
+    if code < 0:
+        try:
+            return f"return code {code}: killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"return code {code}: killed by signal {-code}"
+    return f"return code {code}"
 
 
 @dataclass
@@ -102,6 +124,9 @@ class Stack:
                 **os.environ,
                 "FELT_SHUTDOWN_GRACE_SECONDS": "2",
                 "FELT_LOG_LEVEL": "WARNING",
+                # A fatal signal (gRPC's abort on a failed epoll_wait, a segfault) prints every thread's
+                # Python stack into the log: a service that dies at start says where each thread was.
+                "PYTHONFAULTHANDLER": "1",
                 **where,
                 **self.env,
                 **self.per_service.get(name, {}),
@@ -116,17 +141,13 @@ class Stack:
                     "--web-port", str(web_port),
                     "--metrics-port", str(free_port()), "--data-dir", str(self.data_dir)]  # fmt: skip
             with self.log(name).open("wb") as out:
-                self.procs[name] = subprocess.Popen(
-                    argv,
-                    cwd=ROOT,
-                    env=env,
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    preexec_fn=_die_with_the_suite,
-                )
+                self.procs[name] = spawn(argv, env, out)
             if not wait_serving(self.addresses[name], 60, self.procs[name]):
+                exit_status = _exit_status(self.procs[name])  # before stop() ends a process still up
                 self.stop()
-                raise AssertionError(f"{name} did not start:\n{self.log(name).read_text()[-3000:]}")
+                raise AssertionError(
+                    f"{name} did not start ({exit_status}):\n{self.log(name).read_text()[-3000:]}"
+                )
         return self
 
     def log(self, name: str) -> Path:
