@@ -5,10 +5,6 @@ fsyncs between concurrent commits (synchronous_commit stays on: a returned write
 decide a write (a table's lease) are locked with `FOR SHARE` / `FOR UPDATE` where the write reads them
 (`database.lock_clause`). A deadlock or serialization failure reruns the write from the start; a lost
 connection is StoreUnavailable (the write may have committed: the caller's idempotent retry tells).
-
-A table's fenced writes (servicekit.leases) are group-committed (`write_grouped`): those that arrive while
-both lanes have a transaction in flight wait and go together, several tables' commands in one transaction
-and one message, as SQLite's store groups them under its single writer.
 """
 
 from __future__ import annotations
