@@ -324,15 +324,7 @@ class Leases:
         if not superseded:
             self._upsert_shard(tx, now, draining=self._draining)
             # The leases' rows last, with nothing after: the row locks this takes (which a fenced write of
-            # the same table waits for) are held only until the commit that follows. In the order of their
-            # ids, bytewise: a group of fenced writes (PostgreSQL's group commit) share-locks its tables' rows
-            # in that order too, so neither waits for a row the other holds while holding one it wants.
-            if tx.dialect == "postgres":
-                tx.execute(
-                    f"SELECT 1 FROM {names.leases} WHERE kind = ? AND owner = ? AND incarnation = ?"
-                    f' ORDER BY {names.item_id} COLLATE "C" FOR UPDATE',
-                    (self.kind, me, mine),
-                )
+            # the same table waits for) are held only until the commit that follows.
             rows = tx.execute(
                 f"UPDATE {names.leases} SET expires_ms = ? WHERE kind = ? AND owner = ? AND incarnation = ?"
                 f" RETURNING {names.item_id}, epoch",
@@ -565,12 +557,9 @@ class Leases:
 
     def write(self, table_id: str, work: Callable[[Tx], T]) -> T:
         """Write the table's log through the fence; a refusal forgets the lease (it is another's now)."""
-        # A database that groups writes (PostgreSQL's table store) takes them in the order of their tables.
-        grouped = getattr(self._db, "write_grouped", None)
         try:
             try:
-                fenced = self.fenced(table_id, work)
-                return grouped(table_id, fenced) if grouped is not None else self._db.write(fenced)
+                return self._db.write(self.fenced(table_id, work))
             except FenceBroken as broken:
                 raise self.scheme.fenced_out(self.kind, table_id, str(broken)) from None
         except FencedOut:

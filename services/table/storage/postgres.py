@@ -13,13 +13,11 @@ import contextlib
 import functools
 import random
 import re
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
-import prometheus_client
 import psycopg
 from psycopg import errors as pg_errors
 from psycopg.adapt import Transformer
@@ -33,22 +31,6 @@ T = TypeVar("T")
 _RETRYABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
 _MAX_ATTEMPTS = 20
 POOL_WAIT_SECONDS = 30.0
-# Group commit (issue 24): a shard's writes that arrive while GROUP_LANES groups are in flight wait and go
-# together, up to GROUP_MAX_WRITES in one transaction. Two lanes: a write never waits behind more than
-# one group, and one connection stays busy while the other's group forms.
-GROUP_LANES = 2
-GROUP_MAX_WRITES = 64
-GROUP_COMMITS = prometheus_client.Counter(
-    "table_store_postgres_group_commits_total",
-    "Transactions of the table store's PostgreSQL group commit carrying more than one write.",
-)
-GROUPED_WRITES = prometheus_client.Counter(
-    "table_store_postgres_grouped_writes_total", "Writes those group transactions carried."
-)
-GROUPS_SPLIT = prometheus_client.Counter(
-    "table_store_postgres_groups_split_total",
-    "Groups that failed and were rolled back, their writes run again one by one.",
-)
 
 
 @functools.lru_cache(maxsize=512)
@@ -285,29 +267,10 @@ def _in_transaction(conn: psycopg.Connection[Any], work: Callable[[Tx], T]) -> T
     return result
 
 
-class _Grouped(Generic[T]):
-    """A write waiting for its group (`PostgresDatabase.write_grouped`)."""
-
-    __slots__ = ("done", "error", "key", "result", "taken", "work")
-
-    def __init__(self, work: Callable[[Tx], T], key: str) -> None:
-        self.work, self.key = work, key
-        self.taken = self.done = False
-        self.result: T | None = None
-        self.error: Exception | None = None
-
-
 class PostgresDatabase:
     dialect: Dialect = "postgres"
 
-    def __init__(
-        self, conninfo: str, *, pool_size: int = 8, name: str = "table", group_lanes: int = GROUP_LANES
-    ) -> None:
-        """`group_lanes`: grouped writes' transactions in flight at once (0: each write alone)."""
-        self.group_lanes = group_lanes
-        self._groups = threading.Condition()
-        self._waiting: list[_Grouped[Any]] = []
-        self._in_flight = 0
+    def __init__(self, conninfo: str, *, pool_size: int = 8, name: str = "table") -> None:
         self._pool = ConnectionPool(
             conninfo,
             min_size=1,
@@ -322,80 +285,6 @@ class PostgresDatabase:
         except PoolTimeout as lost:
             self._pool.close()
             raise StoreUnavailable(f"PostgreSQL unavailable: {lost}") from lost
-
-    def write_grouped(self, key: str, work: Callable[[Tx], T]) -> T:
-        """`work` in one transaction with the other grouped writes that wait for a lane (group commit): one
-        message and one COMMIT for a group, instead of one for each. `key` orders a group (a table's id:
-        the lease rows its fenced writes share-lock are locked in one order, the renewal's, so two
-        transactions never wait for each other's rows). A group that fails is rolled back and each of its
-        writes runs again alone, so every write gets its own answer, as from `write`; a connection lost
-        at the COMMIT makes every write of the group StoreUnavailable (it may have committed)."""
-        if self.group_lanes == 0:
-            return self.write(work)
-        mine: _Grouped[T] = _Grouped(work, key)
-        lead: list[_Grouped[Any]] = []
-        with self._groups:
-            self._waiting.append(mine)
-            while not mine.taken and self._in_flight >= self.group_lanes:
-                self._groups.wait()
-            if not mine.taken:  # a lane is free: lead a group of this write and others waiting
-                others = [write for write in self._waiting if write is not mine]
-                lead = [mine, *others[: GROUP_MAX_WRITES - 1]]
-                self._waiting = others[GROUP_MAX_WRITES - 1 :]
-                for write in lead:
-                    write.taken = True
-                self._in_flight += 1
-        if lead:
-            try:
-                self._commit_group(lead)
-            finally:
-                with self._groups:
-                    self._in_flight -= 1
-                    self._groups.notify_all()
-        with self._groups:
-            while not mine.done:
-                self._groups.wait()
-        if mine.error is not None:
-            raise mine.error
-        return mine.result  # type: ignore[return-value]
-
-    def _commit_group(self, group: list[_Grouped[Any]]) -> None:
-        try:
-            if len(group) == 1:
-                self._alone(group[0])
-                return
-            group.sort(key=lambda write: write.key)
-            try:
-                with self._pool.connection() as conn:
-                    results = _in_transaction(conn, lambda tx: [write.work(tx) for write in group])
-            except _RETRYABLE:
-                results = None
-            except CONNECTION_LOST as lost:
-                for write in group:
-                    write.error = StoreUnavailable(f"PostgreSQL unavailable: {type(lost).__name__}: {lost}")
-                return
-            except Exception:  # one write's failure (a fence, a key, its own check): rolled back
-                results = None
-            if results is None:
-                GROUPS_SPLIT.inc()
-                for write in group:
-                    self._alone(write)
-                return
-            GROUP_COMMITS.inc()
-            GROUPED_WRITES.inc(len(group))
-            for write, result in zip(group, results, strict=True):
-                write.result = result
-        finally:
-            with self._groups:
-                for write in group:
-                    write.done = True
-                self._groups.notify_all()
-
-    def _alone(self, write: _Grouped[Any]) -> None:
-        try:
-            write.result = self.write(write.work)
-        except Exception as error:
-            write.error = error
 
     def write(self, work: Callable[[Tx], T]) -> T:
         for attempt in range(_MAX_ATTEMPTS):
