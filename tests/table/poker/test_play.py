@@ -275,8 +275,9 @@ def test_the_view_s_pot_holds_this_round_s_bets_too(stack: Stack, hu: str) -> No
     turn = stack.view("ana", hu)
     assert turn.street == pb.STREET_TURN and turn.pot == 800
     stack.act("bob", hu, pb.ACTION_KIND_BET, 1_000)
-    stack.act("ana", hu, pb.ACTION_KIND_FOLD)  # bob's 1,000 is uncalled: it goes back to him
-    done = stack.view("ana", hu)
+    # bob's 1,000 is uncalled: it goes back to him. The view the fold answers with is the hand's end (a
+    # later GetTableView may meet the next hand: hand_pause_ms is 0 here).
+    done = stack.act("ana", hu, pb.ACTION_KIND_FOLD).view
     number = turn.hand_number
     assert done.hand_number == number and not done.hand_in_play and done.pot == 0
     assert {p.seat.seat: p.seat.stack for p in done.players} == {1: 4_600, 2: 5_400}  # bob won the 800
