@@ -301,11 +301,6 @@ def free_port() -> int:
     return free_ports(1)[0]
 
 
-def bindable(port: int) -> bool:
-    """Whether nothing listens on `port` of 127.0.0.1 now (a test's own check before a process binds it)."""
-    return _bindable(port)
-
-
 def free_ports(count: int) -> list[int]:
     """`count` consecutive free ports on 127.0.0.1 for processes that bind them later.
 
@@ -318,7 +313,7 @@ def free_ports(count: int) -> list[int]:
     for _ in range(500):
         base = _pick.randrange(_PORTS_FROM, low - count)
         block = list(range(base, base + count))
-        if _handed_out.intersection(block) or not all(_bindable(port) for port in block):
+        if _handed_out.intersection(block) or not all(bindable(port) for port in block):
             continue
         _handed_out.update(block)
         return block
@@ -338,7 +333,8 @@ def _ephemeral_low() -> int:
     return max(low, _PORTS_FROM + 1_000)
 
 
-def _bindable(port: int) -> bool:
+def bindable(port: int) -> bool:
+    """Whether nothing listens on `port` of 127.0.0.1 now (a test's own check before a process binds it)."""
     with socket.socket() as probe:
         try:
             probe.bind(("127.0.0.1", port))

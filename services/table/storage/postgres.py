@@ -34,26 +34,15 @@ POOL_WAIT_SECONDS = 30.0
 
 
 @functools.lru_cache(maxsize=512)
-def placeholders(sql: str) -> str:
-    """`?` outside string literals -> `%s`, and every `%` doubled, for psycopg."""
-    out, quoted = [], False
-    for char in sql:
-        if char == "'":
-            quoted = not quoted  # a doubled '' inside a literal toggles twice: still inside
-        out.append("%s" if char == "?" and not quoted else "%%" if char == "%" else char)
-    return "".join(out)
-
-
-@functools.lru_cache(maxsize=512)
 def literal_parts(sql: str) -> tuple[bytes, ...]:
     """`sql` cut at its `?` placeholders outside string literals: the text around the values of a
-    statement quoted here (`PostgresTx._quoted`)."""
+    statement (quoted here by `PostgresTx._quoted`, or given to psycopg by `placeholders`)."""
     parts: list[str] = []
     current: list[str] = []
     quoted = False
     for char in sql:
         if char == "'":
-            quoted = not quoted
+            quoted = not quoted  # a doubled '' inside a literal toggles twice: still inside
         if char == "?" and not quoted:
             parts.append("".join(current))
             current = []
@@ -61,6 +50,12 @@ def literal_parts(sql: str) -> tuple[bytes, ...]:
             current.append(char)
     parts.append("".join(current))
     return tuple(part.encode() for part in parts)
+
+
+@functools.lru_cache(maxsize=512)
+def placeholders(sql: str) -> str:
+    """`?` outside string literals -> `%s`, and every `%` doubled, for psycopg."""
+    return "%s".join(part.decode().replace("%", "%%") for part in literal_parts(sql))
 
 
 # An INSERT of one VALUES tuple that may become one statement of many tuples (its ON CONFLICT clause
@@ -233,15 +228,7 @@ class PostgresTx:
                 self._conn.execute(_rows_statement(insert, len(chunk)), args)
             return
         for row in rows:
-            self._statement(sql, tuple(row))
-
-    def _statement(self, sql: str, args: tuple[Any, ...]) -> None:
-        """A statement whose result nobody reads."""
-        if self._later and all(type(a) in _LITERAL_TYPES for a in args):
-            self._hold(self._quoted(sql, args))
-            return
-        self.flush()
-        self._conn.execute(placeholders(sql), args)
+            self.execute(sql, row)
 
     def script(self, script: str) -> None:
         self.flush(script.encode())  # no parameters: several statements in one message
