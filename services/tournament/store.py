@@ -182,6 +182,8 @@ class _Postgres:
         return sql.replace("%", "%%").replace("?", "%s")
 
     def write(self, work: Callable[[Tx], T]) -> T:
+        from servicekit.postgres import whole_statements
+
         with self._pool.connection() as conn, conn.transaction():
             outer = self
 
@@ -192,8 +194,8 @@ class _Postgres:
                     return conn.execute(outer._sql(sql), tuple(args))
 
                 def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-                    with conn.cursor() as cursor:
-                        cursor.executemany(outer._sql(sql), rows)
+                    for statement, args in whole_statements(sql, rows):  # never a pipeline: see there
+                        conn.execute(statement, args)
 
             return work(_Tx())
 
@@ -319,7 +321,7 @@ class TournamentStore:
                     "(SELECT epoch FROM tn_leases WHERE kind = 'tournament' AND tournament_id = ?), 0))",
                     (tid, *change.command, tid),
                 )
-            # One statement each, whatever the number of rows (psycopg pipelines executemany): a big
+            # A statement of many rows (servicekit.postgres.whole_statements), not one per row: a big
             # field's start writes ~10,000 events and seating steps, and a statement per row kept the
             # transaction, and the lease row it share-locks, open for tens of seconds under load.
             if change.events:
@@ -329,8 +331,8 @@ class TournamentStore:
                 )
             if change.outbox:
                 tx.executemany(
-                    "INSERT INTO tn_outbox (tournament_id, n, step, done) VALUES (?, ?, ?, 0)",
-                    [(tid, n, step) for n, step in change.outbox],
+                    "INSERT INTO tn_outbox (tournament_id, n, step, done) VALUES (?, ?, ?, ?)",
+                    [(tid, n, step, 0) for n, step in change.outbox],
                 )
             if change.snapshot is not None:
                 tx.execute(

@@ -10,19 +10,24 @@ connection is StoreUnavailable (the write may have committed: the caller's idemp
 from __future__ import annotations
 
 import contextlib
-import functools
 import random
-import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import psycopg
 from psycopg import errors as pg_errors
 from psycopg.adapt import Transformer
 from psycopg_pool import ConnectionPool, PoolTimeout
-from servicekit.postgres import CONNECTION_LOST, configure_session
+from servicekit.postgres import (
+    CONNECTION_LOST,
+    ROWS_PER_STATEMENT,
+    configure_session,
+    literal_parts,
+    placeholders,
+    row_insert,
+    rows_statement,
+)
 from servicekit.sqlstore import FENCE_SQLSTATE, FenceBroken
 
 from services.table.storage.database import Dialect, Row, StoreUnavailable, Tx
@@ -31,75 +36,6 @@ T = TypeVar("T")
 _RETRYABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
 _MAX_ATTEMPTS = 20
 POOL_WAIT_SECONDS = 30.0
-
-
-@functools.lru_cache(maxsize=512)
-def literal_parts(sql: str) -> tuple[bytes, ...]:
-    """`sql` cut at its `?` placeholders outside string literals: the text around the values of a
-    statement (quoted here by `PostgresTx._quoted`, or given to psycopg by `placeholders`)."""
-    parts: list[str] = []
-    current: list[str] = []
-    quoted = False
-    for char in sql:
-        if char == "'":
-            quoted = not quoted  # a doubled '' inside a literal toggles twice: still inside
-        if char == "?" and not quoted:
-            parts.append("".join(current))
-            current = []
-        else:
-            current.append(char)
-    parts.append("".join(current))
-    return tuple(part.encode() for part in parts)
-
-
-@functools.lru_cache(maxsize=512)
-def placeholders(sql: str) -> str:
-    """`?` outside string literals -> `%s`, and every `%` doubled, for psycopg."""
-    return "%s".join(part.decode().replace("%", "%%") for part in literal_parts(sql))
-
-
-# An INSERT of one VALUES tuple that may become one statement of many tuples (its ON CONFLICT clause
-# kept): a plain one, DO NOTHING, or DO UPDATE when no two rows share the conflict's key (PostgreSQL refuses
-# a statement that would update a row twice).
-_ROW_INSERT = re.compile(
-    r"^(?P<head>INSERT INTO [^()]+\((?P<columns>[^()]*)\) VALUES )(?P<row>\((?:\?, )*\?\))"
-    r"(?P<tail>(?: ON CONFLICT(?: \((?P<key>[^()]*)\))? DO (?:NOTHING|UPDATE SET [^()?]*))?)$"
-)
-ROWS_PER_STATEMENT = 500  # PostgreSQL takes up to 65,535 parameters in a statement
-
-
-@dataclass(frozen=True)
-class _RowInsert:
-    head: str
-    row: str
-    tail: str
-    key: tuple[int, ...] | None  # DO UPDATE: the positions of the conflict's key in a row
-
-    def fits(self, rows: Sequence[Sequence[Any]]) -> bool:
-        """Whether `rows` may go in one statement."""
-        if self.key is None:
-            return True
-        keys = {tuple(row[i] for i in self.key) for row in rows}
-        return len(keys) == len(rows)
-
-
-@functools.lru_cache(maxsize=256)
-def _row_insert(sql: str) -> _RowInsert | None:
-    match = _ROW_INSERT.match(sql)
-    if match is None:
-        return None
-    key = None
-    if "DO UPDATE" in match["tail"]:
-        if match["key"] is None:
-            return None
-        columns = [c.strip() for c in match["columns"].split(",")]
-        key = tuple(columns.index(c.strip()) for c in match["key"].split(","))
-    return _RowInsert(match["head"], match["row"], match["tail"], key)
-
-
-@functools.lru_cache(maxsize=512)
-def _rows_statement(insert: _RowInsert, count: int) -> str:
-    return placeholders(insert.head + ", ".join([insert.row] * count) + insert.tail)
 
 
 # Values psycopg's client-side quoting turns into literals (ClientCursor.mogrify): a statement of only
@@ -215,7 +151,7 @@ class PostgresTx:
         # its row locks (a table's lease: no takeover) stay held.
         # A plain INSERT goes as one statement of many rows: a round trip per commit instead of one per
         # row (a table's events: most of the statements of a hand, bench/RESULTS.md, issue 24).
-        insert = _row_insert(sql)
+        insert = row_insert(sql)
         if insert is not None and isinstance(rows, list | tuple) and len(rows) > 1 and insert.fits(rows):
             for start in range(0, len(rows), ROWS_PER_STATEMENT):
                 chunk = rows[start : start + ROWS_PER_STATEMENT]
@@ -225,7 +161,7 @@ class PostgresTx:
                     continue
                 self.flush()
                 args = tuple(value for row in chunk for value in row)
-                self._conn.execute(_rows_statement(insert, len(chunk)), args)
+                self._conn.execute(rows_statement(insert, len(chunk)), args)
             return
         for row in rows:
             self.execute(sql, row)

@@ -144,7 +144,7 @@ def test_inviting_a_hundred_players_writes_their_rows_once(
         assert not any("xxxx" in body for body in snapshots)
         assert all(table.visible_to(p) for p in players)
     finally:
-        store._db.close()
+        store.close()
     again, store = _runtime(data_dir, deps)  # the invitations outlive the process
     try:
         assert all(again.visible_to(p) for p in players) and not again.visible_to("stranger")

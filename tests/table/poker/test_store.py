@@ -27,7 +27,7 @@ def test_commits_leave_checkpoints_to_the_background_thread(tmp_path: Path) -> N
             frames, copied = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[1:]
         assert copied == frames > 1_000  # everything was still waiting for a checkpoint
     finally:
-        store._db.close()
+        store.close()
 
 
 def test_the_background_checkpoint_copies_the_wal_and_events_read_back(tmp_path: Path) -> None:
