@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import json
 import os
 import statistics
@@ -120,7 +121,16 @@ async def _serve_aio(port: int, feeds: list[Feed], interval: float) -> None:
     handler = grpc.unary_stream_rpc_method_handler(
         watch, request_deserializer=pb.WatchTableRequest.FromString, response_serializer=lambda b: b
     )
-    server = grpc.aio.server()
+    # gRPC core cancels calls that arrive while more than max_pending_requests (1,000; hard limit 3,000)
+    # wait for the server to ask for them: thousands of streams opened at once, as here, met it (CANCELLED
+    # before the handler ever ran, 2026-12-07). Room for a whole step's streams arriving together.
+    pending = max(10_000, 2 * len(feeds))
+    server = grpc.aio.server(
+        options=[
+            ("grpc.server.max_pending_requests", pending),
+            ("grpc.server.max_pending_requests_hard_limit", 3 * pending),
+        ]
+    )
     server.add_generic_rpc_handlers(
         [grpc.method_handlers_generic_handler("poker.table.v1.TableService", {"WatchTable": handler})]
     )
@@ -249,6 +259,8 @@ def _step(args: argparse.Namespace, port: int, pid: int, watchers: int, base: fl
         disorder = sum(r["out_of_order"] for r in results)
         time.sleep(3)  # the streams closed
         rss_mid = statistics.median(rss)
+        kinds = collections.Counter(e[:120] for e in errors)
+        print(f"{watchers} watchers: errors by status and detail: {dict(kinds.most_common(5))}", flush=True)
         return (f"| {args.server} | {watchers} | {len(latencies)} | {_pct(latencies, 0.5):.1f} / "
                 f"{_pct(latencies, 0.99):.1f} / {max(latencies, default=float('nan')):.0f} | {disorder} | "
                 f"{missed} of {checked} | {len(errors)} | {rss_mid:.0f} | {(rss_mid - base) * 1024 / watchers:.0f} | "
