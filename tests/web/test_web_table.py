@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 from dealing import verifier
 from felt import verification
-from felt.commands.up import shard_ports
+from felt.commands.up import SHARD_PORT_OFFSET, shard_ports
 from google.protobuf import json_format
 from poker.table.v1 import casino_service_pb2 as cpb
 from poker.table.v1 import casino_service_pb2_grpc as cpb_grpc
@@ -152,15 +152,18 @@ def felt_up(
 ) -> Iterator[Stack]:
     """`felt up` on free ports (its doors and page too) with `tables`, until the test is over."""
     _needs()
-    metrics, web, page_port = free_ports(5)[0], free_ports(5)[0], free_ports(1)[0]
+    # Each block spans the shards' ports too (table-k on base + SHARD_PORT_OFFSET + k, metrics and web
+    # likewise): a block of 5 let a CI run's table-1 metrics port fall on the gRPC block picked next.
+    span = SHARD_PORT_OFFSET + shards + 1
+    metrics, web, page_port = free_ports(span)[0], free_ports(span)[0], free_ports(1)[0]
     # Each service also listens on its port + 1000 (internal): that block must miss the others, and be free
     # (this machine's RabbitMQ listens on 25672: a CI run lost a shard's internal port to it).
-    taken = {*range(metrics, metrics + 10), *range(web, web + 10), page_port}
-    base = free_ports(5)[0]
+    taken = {*range(metrics, metrics + span), *range(web, web + span), page_port}
+    base = free_ports(span)[0]
     while taken & _internal_ports(base, shards) or not all(
         map(testing.bindable, _internal_ports(base, shards))
     ):
-        base = free_ports(5)[0]
+        base = free_ports(span)[0]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FELT_", "TABLE_DATABASE_URL"))}
     env |= {"FELT_TABLE_POKER_TABLES": tables, "FELT_TABLE_POKER_BOT_PACING": "0", **settings}
     env["FELT_SHUTDOWN_GRACE_SECONDS"] = "2"
