@@ -177,21 +177,16 @@ class _Postgres:
             open=True,
         )
 
-    @staticmethod
-    def _sql(sql: str) -> str:
-        return sql.replace("%", "%%").replace("?", "%s")
-
     def write(self, work: Callable[[Tx], T]) -> T:
-        from servicekit.postgres import whole_statements
+        from servicekit.postgres import placeholders, whole_statements
 
         with self._pool.connection() as conn, conn.transaction():
-            outer = self
 
             class _Tx:
                 dialect: Dialect = "postgres"
 
                 def execute(self, sql: str, args: Sequence[Any] = ()) -> Any:
-                    return conn.execute(outer._sql(sql), tuple(args))
+                    return conn.execute(placeholders(sql), tuple(args))
 
                 def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
                     for statement, args in whole_statements(sql, rows):  # never a pipeline: see there
@@ -201,15 +196,16 @@ class _Postgres:
 
     def read(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         import psycopg
+        from servicekit.postgres import placeholders
 
         try:
             with self._pool.connection() as conn:
-                return list(conn.execute(self._sql(sql), tuple(args)).fetchall())
+                return list(conn.execute(placeholders(sql), tuple(args)).fetchall())
         except psycopg.OperationalError:
             # A pooled connection the server closed meanwhile (this process was stopped past the
             # session's idle-in-transaction timeout): the pool drops it; a read is safe to ask again.
             with self._pool.connection() as conn:
-                return list(conn.execute(self._sql(sql), tuple(args)).fetchall())
+                return list(conn.execute(placeholders(sql), tuple(args)).fetchall())
 
     def close(self) -> None:
         self._pool.close()

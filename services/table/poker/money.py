@@ -21,14 +21,21 @@ def escrow_owner(table_id: str) -> str:
 
 BOT_PREFIX = "bot:"  # reserved: no person plays under a player id starting with it
 
+# A buy-in's capture follows its hold at once, so the hold needs no long life; but a Hold delayed in the
+# network past the table's deadline and past the undo's lookup (which found no hold and counted it as never
+# made) would land afterwards and, without a TTL, keep the player's chips reserved for good. With one the
+# wallet frees them on its own.
+BUY_IN_HOLD_TTL_MS = 10 * 60 * 1000
+
 
 def bot_owner(table_id: str, seat: int) -> str:
     return f"{BOT_PREFIX}{table_id}:{seat}"
 
 
 class Escrow:
-    def __init__(self, wallet: WalletCalls) -> None:
+    def __init__(self, wallet: WalletCalls, hold_ttl_ms: int = BUY_IN_HOLD_TTL_MS) -> None:
         self.wallet = wallet
+        self.hold_ttl_ms = hold_ttl_ms
 
     def escrow(self, table_id: str) -> str:
         return self.wallet.account(wpb.ACCOUNT_KIND_TABLE_ESCROW, escrow_owner(table_id), create=True)
@@ -39,15 +46,20 @@ class Escrow:
     def escrow_balance(self, table_id: str) -> int:
         return self.wallet.balance(self.escrow(table_id))
 
-    def buy_in(self, table_id: str, hold_id: str, player_id: str, amount: int) -> None:
-        """Player -> escrow: a hold then its capture. INSUFFICIENT_FUNDS as FAILED_PRECONDITION."""
-        hold = wpb.HoldRequest(
+    def buy_in_hold(self, table_id: str, hold_id: str, player_id: str, amount: int) -> wpb.HoldRequest:
+        """The hold a buy-in starts with: player -> escrow, expiring on its own if never captured."""
+        return wpb.HoldRequest(
             request_id=hold_id,
             from_account_id=self.player(player_id),
             to_account_id=self.escrow(table_id),
             amount=amount,
+            ttl_ms=self.hold_ttl_ms,
             memo=f"buy-in at table {table_id}",
         )
+
+    def buy_in(self, table_id: str, hold_id: str, player_id: str, amount: int) -> None:
+        """Player -> escrow: a hold then its capture. INSUFFICIENT_FUNDS as FAILED_PRECONDITION."""
+        hold = self.buy_in_hold(table_id, hold_id, player_id, amount)
         self.wallet.hold(hold, "not enough free chips in the wallet for this buy-in")
         capture = wpb.CaptureRequest(request_id=f"{hold_id}-c", hold_request_id=hold_id, amount=amount)
         self.wallet.call(lambda: self.wallet.stub.Capture(capture))

@@ -14,10 +14,11 @@ from servicekit.clients.wallet import WalletCalls
 from servicekit.testing import RunningService
 
 from services.table.poker.cards import Dealer
-from services.table.poker.money import Escrow
+from services.table.poker.money import BUY_IN_HOLD_TTL_MS, Escrow
 from services.table.poker.runtime import Options, PokerTable
 from services.table.poker.store import TableStore
 from services.table.poker.tables import parse_tables
+from tests.table.conftest import wait_until
 from tests.table.poker.conftest import MsClock
 
 HU = parse_tables("hu:NLHE:50/100:2000-10000:6")[0]
@@ -104,3 +105,38 @@ def test_a_table_between_hands_comes_back_from_its_snapshot(
     assert again.info().seats[0].seat == 3
     assert again.info().settings.game == pb.GAME_NO_LIMIT_HOLDEM
     store.close()
+
+
+def test_a_buy_in_hold_landing_after_its_undo_expires_and_frees_the_chips(
+    deps: tuple[Path, RunningService, RunningService],
+) -> None:
+    """The table gave up on a buy-in and its undo found no hold; the Hold, delayed in the network, lands
+    afterwards. It must not keep the player's chips reserved for good: buy-in holds carry a TTL."""
+    data_dir, _, wallet = deps
+    ops = _fund(wallet, "bea", 10_000)
+    token = auth.issue_token(auth.load_keys(data_dir), "table", auth.Role.SERVICE)
+    calls = WalletCalls(testing.channel(wallet.address, token), prefix="poker")
+    escrow = Escrow(calls, hold_ttl_ms=300)
+    escrow.undo_buy_in("hu", "late-hold", "bea")  # nothing to undo: the Hold has not arrived yet
+    calls.hold(escrow.buy_in_hold("hu", "late-hold", "bea", 4_000), "refused")  # ...and now it does
+
+    def available() -> int:
+        found = ops.ListAccounts(wpb.ListAccountsRequest(kind=wpb.ACCOUNT_KIND_PLAYER, owner="bea"))
+        return int(found.accounts[0].available)
+
+    assert available() == 6_000
+    wait_until(lambda: available() == 10_000)
+    hold = calls.stub.GetHold(wpb.GetHoldRequest(hold_request_id="late-hold")).hold  # ids are per caller
+    assert hold.status == wpb.HOLD_STATUS_EXPIRED
+    assert _balance(ops, wpb.ACCOUNT_KIND_TABLE_ESCROW, "table:hu") == 0
+    assert ops.GetLedgerSummary(wpb.GetLedgerSummaryRequest()).invariants_hold
+
+
+def test_a_buy_in_hold_expires_on_its_own_by_default(
+    deps: tuple[Path, RunningService, RunningService],
+) -> None:
+    data_dir, _, wallet = deps
+    _fund(wallet, "cy", 10_000)
+    token = auth.issue_token(auth.load_keys(data_dir), "table", auth.Role.SERVICE)
+    escrow = Escrow(WalletCalls(testing.channel(wallet.address, token), prefix="poker"))
+    assert escrow.buy_in_hold("hu", "h", "cy", 100).ttl_ms == BUY_IN_HOLD_TTL_MS > 0
