@@ -67,6 +67,14 @@ def positive_int(raw: str) -> int:
     return value
 
 
+def non_negative_int(raw: str) -> int:
+    """Parser for settings that must be a whole number, 0 or more (0 turns the thing off)."""
+    value = int(raw)
+    if value < 0:
+        raise ValueError("must not be negative")
+    return value
+
+
 def positive_float(raw: str) -> float:
     """Parser for settings that must be a positive number (seconds, ratios)."""
     value = float(raw)
@@ -198,6 +206,9 @@ class ServerConfig:
     # Unary calls one player (or anonymous peer) may have running at once (servicekit.interceptor
     # CallsInFlight); on with the rate limits, so one caller cannot hold the server's pool of threads.
     max_calls_per_caller: int = 8
+    # A refusal for its caller's rate is answered once its retry delay has passed, at most this long
+    # (servicekit.pacing; 0: at once).
+    refusal_hold_ms: int = 250
     # Rate settings by group (players) and "platform:<group>" (services, operators); None lifts a limit.
     rate_overrides: Mapping[str, Rate | None] = field(default_factory=dict)
     rate_limits: bool = True  # False lifts every rate limit (benchmarks at saturation, functional tests)
@@ -298,6 +309,7 @@ def load_server_config(
             prefix + "MAX_STREAMS_PER_CALLER", None, parse=positive_int, environ=environ
         ),
         max_calls_per_caller=setting(prefix + "MAX_CALLS_PER_CALLER", 8, parse=positive_int, environ=environ),
+        refusal_hold_ms=setting(prefix + "REFUSAL_HOLD_MS", 250, parse=non_negative_int, environ=environ),
         rate_overrides=rate_settings(service, environ),
         rate_limits=setting("FELT_RATE_LIMITS", True, parse=on_off, environ=environ),
         redis_url=setting("FELT_REDIS_URL", None, environ=environ),

@@ -33,7 +33,8 @@ from refusal import Kind
 from servicekit import auth, errors, metrics, tls
 from servicekit.caps import ID_LENGTH, RequestCaps
 from servicekit.logging import bind_ids, get_logger
-from servicekit.ratelimit import CallerKey, RateLimiter
+from servicekit.pacing import RefusalPacer
+from servicekit.ratelimit import RATE_LIMITED, CallerKey, RateLimiter
 from servicekit.refusals import RefusalLog
 
 if TYPE_CHECKING:
@@ -231,9 +232,11 @@ class RpcInterceptor(_ServerInterceptor):
         service_tokens_need_certificate: bool = True,
         calls_in_flight: CallsInFlight | None = None,
         refusals: RefusalLog | None = None,
+        pacer: RefusalPacer | None = None,
     ) -> None:
         self._service = service
         self._calls_in_flight = calls_in_flight
+        self._pacer = pacer  # None: every refusal answered at once
         self.refusals = refusals if refusals is not None else RefusalLog(service)
         # The status of each refusal object met again, kept with it (its id is only unique while it lives).
         self._statuses: dict[int, tuple[errors.DomainError, grpc.Status]] = {}
@@ -354,6 +357,8 @@ class RpcInterceptor(_ServerInterceptor):
                 "request_id": _request_id(request, context) if refused.checked else uuid.uuid4().hex,
             },
         )
+        if self._pacer is not None and error.reason == RATE_LIMITED:
+            self._pacer.hold(refused.who, error.retry_after_seconds)
         context.abort_with_status(self._status_of(error))
 
     def _status_of(self, error: errors.DomainError) -> grpc.Status:

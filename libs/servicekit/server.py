@@ -26,6 +26,7 @@ from servicekit.dependencies import Dependency
 from servicekit.handlers import HandlerRecorder
 from servicekit.interceptor import CallsInFlight, RpcInterceptor, StreamSlots
 from servicekit.logging import configure_logging, get_logger
+from servicekit.pacing import RefusalPacer
 from servicekit.ratelimit import RateLimit, RateLimiter
 from servicekit.refusals import RefusalLog
 from servicekit.shared_limits import SharedRateLimiter, SharedStreamLeases
@@ -187,6 +188,13 @@ class Service:
                 CallsInFlight(config.max_calls_per_caller) if self.rate_limiter is not None else None
             ),
             refusals=RefusalLog(spec.name, clock=config.extra.get("rate_clock") or time.monotonic),
+            pacer=(
+                RefusalPacer(
+                    spec.name, config.refusal_hold_ms / 1000, max_held=max(1, config.max_workers // 2)
+                )
+                if self.rate_limiter is not None and config.refusal_hold_ms > 0
+                else None
+            ),
         )
         self.interceptor = interceptor
         self.server = grpc.server(

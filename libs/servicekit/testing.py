@@ -174,7 +174,9 @@ class RunningService:
 
 def config_for_tests(service: str, data_dir: Path, **overrides: Any) -> ServerConfig:
     """A service on free ports over `data_dir`. Its per-caller rate limits are lifted (a test calls
-    faster than any person); a test of the limits passes `rate_limits=True` (and a `rate_clock`)."""
+    faster than any person); a test of the limits passes `rate_limits=True` (and a `rate_clock`). Its
+    refusals are answered at once (their retry delay is the virtual rate clock's); a test of the late
+    refusals passes `refusal_hold_ms`."""
     session_ca_dir()
     defaults: dict[str, Any] = {
         "host": "127.0.0.1",
@@ -184,6 +186,7 @@ def config_for_tests(service: str, data_dir: Path, **overrides: Any) -> ServerCo
         "data_dir": data_dir,
         "shutdown_grace_seconds": 2.0,
         "rate_limits": False,
+        "refusal_hold_ms": 0,
     }
     defaults.update(overrides)
     return load_server_config(service, **defaults)
