@@ -81,7 +81,7 @@ THINK = (0.3, 1.5)
 CASINO_THINK = (0.3, 1.0)
 CASINO_GAMES = ("TEXAS_HOLDEM_BONUS", "THREE_CARD_POKER")
 TARGET_P99_MS = 50.0
-FLOOD_THREADS = 4
+FLOOD_THREADS = 4  # --flood-threads; the flooder's process reads it from FELT_BENCH_FLOOD_THREADS
 # What the flooder sends (--flood-rpc): a write that is almost all refused, or a read (issue 24).
 FLOOD_RPCS = ("Act", "GetTableView", "GetHandHistory")
 VIEW_PROBE_SECONDS = 0.2  # one person also asks GetTableView 5 times a second: the others' read latency
@@ -179,6 +179,7 @@ def _flood_call(stub: Any, rpc: str, table_id: str, name: str) -> Any:
 
 def _flood(address: str, token: str, table_id: str, seconds: float, rpc: str, out: Any) -> None:
     """The flooder, in a process of its own: `rpc` as fast as FLOOD_THREADS threads can send it."""
+    flood_threads = int(os.environ.get("FELT_BENCH_FLOOD_THREADS", FLOOD_THREADS))
     channel = testing.channel(address, token)
     stub = pb_grpc.TableServiceStub(channel)  # type: ignore[no-untyped-call]
     codes: Counter[str] = Counter()
@@ -197,7 +198,7 @@ def _flood(address: str, token: str, table_id: str, seconds: float, rpc: str, ou
             with lock:
                 codes[code] += 1
 
-    threads = [threading.Thread(target=send, args=(k,)) for k in range(FLOOD_THREADS)]
+    threads = [threading.Thread(target=send, args=(k,)) for k in range(flood_threads)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -440,11 +441,13 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--flood", action="store_true")
     parser.add_argument("--flood-rpc", choices=FLOOD_RPCS, default="Act", help="what the flooder sends")
+    parser.add_argument("--flood-threads", type=int, default=FLOOD_THREADS, help="the flooder's threads")
     parser.add_argument("--find", action="store_true", help="double the level while it holds; then flood")
     parser.add_argument("--compare", action="store_true", help="--level without and with a flooder, in turns")
     parser.add_argument("--max-level", type=int, default=32)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "load.md")
     args = parser.parse_args()
+    os.environ["FELT_BENCH_FLOOD_THREADS"] = str(args.flood_threads)  # the flooder runs in its own process
     command = "make load LOAD_ARGS='" + " ".join(sys.argv[1:]) + "'"
     if args.compare:
         rows = compare(args.level, args)

@@ -14,7 +14,7 @@ from pathlib import Path
 import grpc
 import pytest
 from servicekit import errors
-from servicekit.pacing import RefusalPacer
+from servicekit.pacing import MIN_HOLD_SECONDS, RefusalPacer
 from servicekit.ratelimit import Rate, RateLimit
 from servicekit.testing import RunningService, config_for_tests, running
 
@@ -48,15 +48,16 @@ def _until(check: object, timeout: float = 5.0) -> None:
         time.sleep(0.005)
 
 
-def test_a_refusal_is_held_until_its_retry_delay_at_most_the_hold() -> None:
+def test_a_refusal_is_held_until_its_retry_delay_from_the_floor_to_the_hold() -> None:
     gate = Gate()
     gate.release.set()
     pacer = RefusalPacer("t", hold_seconds=0.25, max_held=8, sleep=gate)
-    pacer.hold(ALICE, 0.1)
+    pacer.hold(ALICE, 0.15)
     pacer.hold(ALICE, 3.0)
+    pacer.hold(ALICE, 0.02)  # a generous budget's short delay: held the floor
     pacer.hold(ALICE, 0)  # nothing to wait for
     pacer.hold(ALICE, None)
-    assert gate.waits == [0.1, 0.25]
+    assert gate.waits == [0.15, 0.25, MIN_HOLD_SECONDS]
     assert pacer.held() == 0
 
 
