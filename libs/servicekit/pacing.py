@@ -57,7 +57,7 @@ class RefusalPacer:
     def hold(self, caller: CallerKey, retry_after_seconds: float | None) -> None:
         """Wait until the caller may retry (at least MIN_HOLD_SECONDS, at most `hold_seconds`), if there is
         room for one more hold."""
-        if not retry_after_seconds or retry_after_seconds <= 0:
+        if retry_after_seconds is None or retry_after_seconds <= 0:
             return
         wait = min(max(retry_after_seconds, MIN_HOLD_SECONDS), self.hold_seconds)
         with self._lock:

@@ -21,15 +21,16 @@ def escrow_owner(table_id: str) -> str:
 
 BOT_PREFIX = "bot:"  # reserved: no person plays under a player id starting with it
 
+
+def bot_owner(table_id: str, seat: int) -> str:
+    return f"{BOT_PREFIX}{table_id}:{seat}"
+
+
 # A buy-in's capture follows its hold at once, so the hold needs no long life; but a Hold delayed in the
 # network past the table's deadline and past the undo's lookup (which found no hold and counted it as never
 # made) would land afterwards and, without a TTL, keep the player's chips reserved for good. With one the
 # wallet frees them on its own.
 BUY_IN_HOLD_TTL_MS = 10 * 60 * 1000
-
-
-def bot_owner(table_id: str, seat: int) -> str:
-    return f"{BOT_PREFIX}{table_id}:{seat}"
 
 
 class Escrow:
